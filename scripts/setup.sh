@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sets up everything tablesense needs on a fresh machine (Python, pip and
+# Node.js present): a virtual environment with the package and its test
+# extras, the Node.js packages (real MicroPython as WebAssembly, pyright), the
+# MicroPython stubs for type-checking the firmware, and Debian's Chromium for
+# the browser tests. Safe to run again: each step is skipped when done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-dev}"   # dev (tests and checks) or run (just the package)
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=".venv/.installed-$what-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  if [ "$what" = dev ]; then
+    .venv/bin/python -m pip install -q -e ".[dev]"
+  else
+    .venv/bin/python -m pip install -q -e .
+  fi
+  touch "$stamp"
+fi
+
+if [ "$what" = dev ]; then
+  if [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ]; then
+    if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; else npm install --no-audit --no-fund --silent; fi
+  fi
+  if [ ! -d typings/machine ] && [ ! -f typings/machine.pyi ] && [ ! -d typings/machine.pyi ]; then
+    .venv/bin/python -m pip install -q --no-deps --target typings "micropython-rp2-stubs==1.27.*" || \
+      .venv/bin/python -m pip install -q --no-deps --target typings micropython-rp2-stubs
+  fi
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+    else
+      echo "setup: Debian's chromium is not installed (sudo apt-get install chromium); browser tests will be skipped" >&2
+    fi
+  fi
+  if ! command -v mosquitto >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto) >/dev/null
+    else
+      echo "setup: mosquitto is not installed (sudo apt-get install mosquitto); broker tests will be skipped" >&2
+    fi
+  fi
+fi
