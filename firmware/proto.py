@@ -190,6 +190,14 @@ class FrameDecoder:
         self.version_errors = 0
         self.oversize = 0
 
+    def reset(self):
+        """Drop a partly received frame (the sender went quiet mid-frame);
+        returns True when something was dropped."""
+        dropped = bool(self._buf) or self._discarding
+        self._buf[:] = b""
+        self._discarding = False
+        return dropped
+
     @property
     def errors(self):
         return self.crc_errors + self.framing_errors + self.version_errors + self.oversize
@@ -239,6 +247,15 @@ def _str8(text):
     return bytes([len(raw)]) + raw
 
 
+def _utf8(raw):
+    """Decode UTF-8 text from the wire; bad bytes are a ProtocolError (never
+    a UnicodeError escaping to the caller)."""
+    try:
+        return bytes(raw).decode("utf-8")
+    except (UnicodeError, ValueError):
+        raise ProtocolError("text is not valid UTF-8")
+
+
 def _read_str8(payload, i):
     if i >= len(payload):
         raise ProtocolError("string length missing")
@@ -246,7 +263,7 @@ def _read_str8(payload, i):
     end = i + 1 + n
     if end > len(payload):
         raise ProtocolError("string runs past the payload")
-    return bytes(payload[i + 1 : end]).decode("utf-8"), end
+    return _utf8(payload[i + 1 : end]), end
 
 
 def encode_cell_state(state):
@@ -332,7 +349,7 @@ def encode_leds(colors):
 def decode_leds(payload):
     if len(payload) < 2:
         raise ProtocolError("short LEDS")
-    count = struct.unpack("<H", payload[:2])[0]
+    count = payload[0] | (payload[1] << 8)
     if len(payload) != 2 + 3 * count:
         raise ProtocolError("LEDS payload length does not match its count")
     return [tuple(payload[2 + 3 * k : 5 + 3 * k]) for k in range(count)]
@@ -355,7 +372,7 @@ def encode_nak(ack_seq, code, message=""):
 def decode_nak(payload):
     if len(payload) < 2:
         raise ProtocolError("short NAK")
-    return payload[0], payload[1], bytes(payload[2:]).decode("utf-8")
+    return payload[0], payload[1], _utf8(payload[2:])
 
 
 def encode_identity(ack_seq, uid, fw_version, cells, leds, caps, config_hash):
@@ -372,16 +389,17 @@ def encode_identity(ack_seq, uid, fw_version, cells, leds, caps, config_hash):
 
 def decode_identity(payload):
     """-> dict(ack_seq, protocol, uid, fw_version, cells, leds, caps, config_hash)"""
-    try:
-        ack_seq, protocol, n = payload[0], payload[1], payload[2]
-        uid = bytes(payload[3 : 3 + n])
-        fw, i = _read_str8(payload, 3 + n)
-        cells, leds, caps = struct.unpack("<BHB", payload[i : i + 4])
-        config_hash = bytes(payload[i + 4 : i + 8])
-    except (IndexError, ValueError) as exc:
-        raise ProtocolError("bad IDENTITY: %s" % exc)
-    if len(uid) != n or len(config_hash) != 4 or i + 8 != len(payload):
+    if len(payload) < 3:
+        raise ProtocolError("short IDENTITY")
+    ack_seq, protocol, n = payload[0], payload[1], payload[2]
+    if 3 + n > len(payload):
+        raise ProtocolError("IDENTITY uid runs past the payload")
+    uid = bytes(payload[3 : 3 + n])
+    fw, i = _read_str8(payload, 3 + n)
+    if i + 8 != len(payload):
         raise ProtocolError("bad IDENTITY length")
+    cells, leds, caps = struct.unpack("<BHB", bytes(payload[i : i + 4]))
+    config_hash = bytes(payload[i + 4 : i + 8])
     return {
         "ack_seq": ack_seq,
         "protocol": protocol,
@@ -483,4 +501,4 @@ def encode_log(level, message):
 def decode_log(payload):
     if not payload:
         raise ProtocolError("empty LOG")
-    return payload[0], bytes(payload[1:]).decode("utf-8")
+    return payload[0], _utf8(payload[1:])

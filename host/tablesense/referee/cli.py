@@ -1,9 +1,385 @@
-"""Commands of the ``referee`` room (filled in by the issue that owns this room)."""
+"""Commands of the referee room: ``tablesense play`` and ``tablesense demo``.
+
+``play`` referees a match on a real table (or on ``tablesense sim boards``
+started in another terminal); ``demo`` plays a whole match on the virtual
+table with computer seats and serves the display page. Heavy imports stay
+inside the commands so that ``tablesense --help`` stays fast.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
 import typer
+
+DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
+
+
+def _err(message: str, code: int = 2) -> typer.Exit:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def default_journal() -> Path:
+    env = os.environ.get("TABLESENSE_JOURNAL")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "tablesense" / "journal.sqlite"
+
+
+def _variant_for(game: str, seats: int) -> str:
+    if game == "kems":
+        return "classic"
+    return {2: "pips-two-player", 3: "brazilian-points"}.get(seats, "pairs-pips")
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    def handler(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # not the main thread (tests)
+            signal.signal(sig, handler)
 
 
 def register(app: typer.Typer) -> None:
     """Add this room's commands to the root ``tablesense`` app."""
+
+    @app.command()
+    def play(
+        table: str = typer.Option(
+            ..., "--table", help="Table geometry file (or a shipped layout name)."
+        ),
+        seats: str | None = typer.Option(
+            None,
+            "--seats",
+            help='Players in seat order, "bot" for a computer seat: "Ana,Bia,bot,Caio".',
+        ),
+        game: str | None = typer.Option(
+            None, "--game", help="dominoes or kems (default: the table's first game)."
+        ),
+        variant: str | None = typer.Option(
+            None, "--variant", help="pairs-pips, pips-two-player, brazilian-points, classic."
+        ),
+        ports: list[str] = typer.Option(
+            [],
+            "--ports",
+            "--port",
+            help="Board serial ports (repeat, or comma-separated); default: find by USB id.",
+        ),
+        journal: Path = typer.Option(
+            None,
+            "--journal",
+            help="Journal file (SQLite); default ~/.local/share/tablesense/journal.sqlite.",
+        ),
+        tags: str = typer.Option(
+            "virtual",
+            "--tags",
+            help="Tag registry file, or 'virtual' for the virtual table's tags.",
+        ),
+        web: bool = typer.Option(True, "--web/--no-web", help="Serve the display page."),
+        web_port: int = typer.Option(
+            8080, "--web-port", help="Port of the display page (0: any free port)."
+        ),
+        host: str = typer.Option("0.0.0.0", "--host", help="Address the display page listens on."),
+        seed: int | None = typer.Option(
+            None, "--seed", help="Seed for computer players and virtual tags."
+        ),
+        target: float | None = typer.Option(None, "--target", help="Match target (points)."),
+        new: bool = typer.Option(
+            False, "--new", help="Start a new match even if the journal holds a running one."
+        ),
+        deal: str = typer.Option(
+            "table",
+            "--deal",
+            help="table: read each deal from the racks; host: the host deals and lights where each piece goes.",
+        ),
+        keys: bool = typer.Option(
+            True,
+            "--keys/--no-keys",
+            help="Also read buttons from the keyboard: 'p N' seat N, 'c N' call N, 'r' referee.",
+        ),
+    ) -> None:
+        """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
+        from rich.console import Console
+
+        from tablesense.journal.store import Journal, JournalError
+        from tablesense.outputs.events import EventBus
+        from tablesense.referee.core import MatchSpec, Referee, RefereeError
+        from tablesense.referee.session import Session, domino_bot, kems_bot
+        from tablesense.table.geometry import GeometryError, TableGeometry
+        from tablesense.table.tags import TagRegistry, TagRegistryError
+
+        console = Console(stderr=True)
+        try:
+            geometry = TableGeometry.load(table)
+        except (GeometryError, FileNotFoundError) as exc:
+            raise _err(str(exc)) from None
+        chosen_game = game or geometry.games[0]
+        n = len(geometry.seats)
+        names = [s.strip() for s in seats.split(",")] if seats else [s.name for s in geometry.seats]
+        if len(names) != n:
+            raise _err(f"table {geometry.name} has {n} seats; --seats names {len(names)}")
+        kinds = ["bot" if x.lower() == "bot" else "human" for x in names]
+        names = [
+            f"Bot {i + 1}" if k == "bot" else x
+            for i, (x, k) in enumerate(zip(names, kinds, strict=True))
+        ]
+        try:
+            registry = (
+                TagRegistry.virtual(seed or 0) if tags == "virtual" else TagRegistry.load(tags)
+            )
+        except TagRegistryError as exc:
+            raise _err(str(exc)) from None
+        options: dict[str, Any] = {}
+        if target is not None:
+            options["target"] = int(target) if float(target).is_integer() else target
+        spec = MatchSpec(
+            game=chosen_game,
+            variant=variant or _variant_for(chosen_game, n),
+            options=options,
+            seat_names=names,
+            seat_kinds=kinds,
+            seed=seed,
+            table=geometry.name,
+        )
+        port_list = [p for item in ports for p in item.split(",") if p]
+        try:
+            jour = Journal(journal or default_journal())
+        except JournalError as exc:
+            raise _err(str(exc)) from None
+        bus = EventBus(history_size=2000)
+        running = None if new else jour.running()
+        if running is not None and running.spec.get("table") != geometry.name:
+            running = None
+        if running is not None:
+            spec = MatchSpec.from_json(running.spec)
+            jour.resume(running.id)
+        else:
+            old = jour.running()
+            if old is not None:
+                jour.close_match("abandoned", old.id)
+            jour.begin(spec.to_json())
+        try:
+            referee = Referee(
+                spec,
+                geometry,
+                registry,
+                emit=bus.publish,
+                store=jour.append,
+                deal="engine" if deal == "host" else "table",
+            )
+        except RefereeError as exc:
+            raise _err(str(exc)) from None
+        make = domino_bot if spec.game == "dominoes" else kems_bot
+        bots = {i: make("greedy") for i, k in enumerate(spec.seat_kinds) if k == "bot"}
+
+        from tablesense.link.manager import TableLink
+
+        link = TableLink(geometry, ports=port_list or None)
+        session = Session(referee, link, bus, bots=bots, seed=seed)
+        stop = threading.Event()
+        _stop_on_signals(stop)
+        server = None
+        gpio = None
+        _log_events(bus, console)
+        try:
+            link.start()
+            if web:
+                from tablesense.referee.demo import serve_display
+
+                url, server = serve_display(bus, host, web_port)
+                if url:
+                    console.print(f"display: [bold]{url}[/]")
+            try:
+                from tablesense.outputs.gpio import TableGPIO
+
+                gpio = TableGPIO.from_geometry(geometry)
+                gpio.attach(bus)
+                gpio.on_button(lambda ev: _button(session, ev))
+            except Exception as exc:  # no GPIO on this machine: keyboard only
+                console.print(f"[yellow]seat buttons unavailable ({exc}); use the keyboard[/]")
+            if running is not None:
+                entries = jour.entries()
+                console.print(f"resuming match {running.id}: {len(entries)} journal entries")
+                referee.replay(entries, session.clock())
+            else:
+                referee.start(session.clock())
+            session.attach()
+            if keys and sys.stdin.isatty():
+                threading.Thread(target=_keyboard, args=(session, stop), daemon=True).start()
+            session.run(stop, until=lambda s: referee.phase == "over")
+            if referee.phase == "over":
+                jour.close_match("finished")
+                console.print(json.dumps(referee.record()))
+        except (RefereeError, JournalError) as exc:
+            raise _err(str(exc), 1) from None
+        finally:
+            session.detach()
+            if gpio is not None:
+                gpio.close()
+            if server is not None:
+                server.stop()
+            link.stop()
+            jour.close()
+
+    @app.command()
+    def demo(
+        game: str = typer.Option("dominoes", "--game", help="dominoes or kems."),
+        variant: str | None = typer.Option(
+            None,
+            "--variant",
+            help="pairs-pips, pips-two-player, brazilian-points (dominoes); classic (kems).",
+        ),
+        hands: int | None = typer.Option(
+            None,
+            "--hands",
+            min=1,
+            help="Stop after N hands and print the record (default: the whole match).",
+        ),
+        seed: int = typer.Option(1, "--seed", help="Seed of the deals and the computer players."),
+        speed: float = typer.Option(1.0, "--speed", min=0.05, help="Pace: 2 = twice as fast."),
+        web: bool = typer.Option(True, "--web/--no-web", help="Serve the display page."),
+        link_faults: float = typer.Option(
+            0.0,
+            "--link-faults",
+            min=0.0,
+            max=0.5,
+            help="Rate of link faults (bytes dropped/corrupted...).",
+        ),
+        port: int = typer.Option(
+            8080, "--port", help="Port of the display page (0: any free port)."
+        ),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address of the display page."),
+        seats: int | None = typer.Option(
+            None, "--seats", help="Seats (dominoes 2-4 by variant; kems 4, 6, 8)."
+        ),
+        player: str = typer.Option(
+            "greedy",
+            "--player",
+            help="Computer player: random, greedy (dominoes: montecarlo; kems: tracking).",
+        ),
+        link: str = typer.Option(
+            "virtual",
+            "--link",
+            help="virtual: the virtual boards over pseudo-terminals; direct: no boards (tests).",
+        ),
+        journal: Path | None = typer.Option(
+            None, "--journal", help="Keep a journal (resume the demo after a crash)."
+        ),
+        world_file: Path | None = typer.Option(None, "--world-file", hidden=True),
+        timeout: float | None = typer.Option(None, "--timeout", hidden=True),
+    ) -> None:
+        """Play a whole match on the virtual table, with the display page."""
+        from rich.console import Console
+
+        from tablesense.referee.demo import DemoConfig, run_demo
+
+        console = Console(stderr=True)
+        if game not in DEFAULT_VARIANT:
+            raise _err(f"unknown game {game!r}: use dominoes or kems")
+        if link not in ("virtual", "direct"):
+            raise _err("--link is virtual or direct")
+        cfg = DemoConfig(
+            game=game,
+            variant=variant,
+            hands=hands,
+            seed=seed,
+            speed=speed,
+            web=web,
+            port=port,
+            host=host,
+            link_faults=link_faults,
+            link=link,
+            seats=seats,
+            journal=str(journal) if journal else None,
+            player=player,
+            world_file=str(world_file) if world_file else None,
+            timeout=timeout,
+        )
+        stop = threading.Event()
+        _stop_on_signals(stop)
+        quiet = not web and hands is not None
+
+        def ready(url: str | None) -> None:
+            if url:
+                console.print(f"display page: [bold]{url}[/]  (Ctrl-C stops the demo)")
+            elif web:
+                console.print("[yellow]the display page is not available (web room missing)[/]")
+
+        try:
+            if not quiet:
+                console.print(f"demo: {game} {variant or DEFAULT_VARIANT[game]}, seed {seed}")
+            result = run_demo(cfg, on_ready=ready, stop=stop, log=None if quiet else console)
+        except Exception as exc:  # a clear message, never a traceback
+            raise _err(f"{type(exc).__name__}: {exc}", 1) from None
+        if quiet:
+            sys.stdout.write(json.dumps(result.record, separators=(",", ":")) + "\n")
+        else:
+            score = result.record
+            console.print(f"played {result.hands_played} hands; match over: {result.match_over}")
+            del score
+
+
+def _button(session: Any, ev: Any) -> None:
+    if not ev.pressed:
+        return
+    if ev.button == "referee":
+        session.referee_press()
+    elif ev.seat is not None:
+        session.press(ev.seat, "call" if ev.button == "call" else "main")
+
+
+def _keyboard(session: Any, stop: threading.Event) -> None:
+    """Buttons from the keyboard: ``p N`` (seat N's button, 1-based), ``c N``
+    (seat N's call button), ``r`` (referee button)."""
+    for line in sys.stdin:
+        if stop.is_set():
+            return
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "r":
+            session.referee_press()
+        elif parts[0] in ("p", "c") and len(parts) == 2 and parts[1].isdigit():
+            session.press(int(parts[1]) - 1, "main" if parts[0] == "p" else "call")
+
+
+def _log_events(bus: Any, console: Any) -> None:
+    """Print what the referee decides, one line each."""
+
+    def show(ev: Any) -> None:
+        d = ev.data
+        if ev.kind == "move_accepted":
+            console.print(f"  [green]✓[/] {d.get('text')}", highlight=False)
+        elif ev.kind == "move_rejected":
+            console.print(f"  [red]✗ {d.get('instruction')}[/]", highlight=False)
+        elif ev.kind == "correction_cleared":
+            console.print("  [green]table matches again[/]", highlight=False)
+        elif ev.kind == "hand_started":
+            console.print(f"[bold]hand {d.get('hand_no')}[/]", highlight=False)
+        elif ev.kind == "hand_ended":
+            r = d.get("result") or {}
+            console.print(
+                f"[bold]hand {d.get('hand_no')} over[/]: {r.get('label') or r.get('outcome')} "
+                f"points {r.get('points')} score {d.get('score')}",
+                highlight=False,
+            )
+        elif ev.kind == "match_ended":
+            console.print(
+                f"[bold]match over[/]: winner team {d.get('winner')}, score {d.get('score')}"
+            )
+        elif ev.kind == "board_status":
+            console.print(f"  board {d.get('board')}: {d.get('message')}", highlight=False)
+
+    bus.add_listener(show)

@@ -1,9 +1,336 @@
-"""Commands of the ``tournament`` room (filled in by the issue that owns this room)."""
+"""Commands of the ``tournament`` room: ``tablesense director ...`` and ``tablesense tournament ...``.
+
+Heavy imports (SQLAlchemy, paho, FastAPI, networkx) stay inside the command
+functions so ``tablesense --help`` stays fast. Every failure becomes one
+clear line on stderr and a non-zero exit status, never a traceback.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 import typer
+
+DEFAULT_DB = "sqlite:///tablesense-events.db"
+
+director_app = typer.Typer(help="The tournament director: web pages and the MQTT bridge.", no_args_is_help=True)
+tournament_app = typer.Typer(help="Events: create, register, pair, simulate, export, broker config.", no_args_is_help=True)
+
+DbOpt = typer.Option(DEFAULT_DB, "--db", help="Database URL (sqlite:///FILE or postgresql+psycopg://...).")
+EventOpt = typer.Option(None, "--event", help="Event id (default: the latest event in the database).")
 
 
 def register(app: typer.Typer) -> None:
     """Add this room's commands to the root ``tablesense`` app."""
+    app.add_typer(director_app, name="director")
+    app.add_typer(tournament_app, name="tournament")
+
+
+def _fail(message: str, code: int = 1) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn the room's expected errors into a message and exit status 1."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (ValueError, RuntimeError, OSError, SQLAlchemyError) as exc:
+        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+
+def _open(db_url: str, event: int | None) -> Any:
+    from sqlalchemy import func, select
+
+    from .db import Database, Event
+    from .service import Director
+
+    db = Database(db_url)
+    if event is None:
+        with db.session() as s:
+            event = s.scalar(select(func.max(Event.id)))
+        if event is None:
+            _fail(f"no event in {db_url}; create one with `tablesense tournament create`")
+    assert event is not None
+    return Director(db, event)
+
+
+# ------------------------------------------------------------------ director
+
+
+@director_app.command("serve")
+def serve(
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtt://[director:PASSWORD@]HOST:PORT"),
+    no_broker: bool = typer.Option(False, "--no-broker", help="Serve the pages without the MQTT bridge."),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8080, "--port"),
+    password_env: str = typer.Option("TABLESENSE_DIRECTOR_PASSWORD", "--password-env", help="Environment variable holding the director's password."),
+) -> None:
+    """Serve live standings, pairings, exports and the director's page; ingest table results."""
+    import os
+
+    with _errors():
+        password = os.environ.get(password_env, "")
+        if not password:
+            _fail(f"set the director's password in ${password_env} (the management page needs a login)")
+        import uvicorn
+
+        from .bridge import BrokerURL, DirectorBridge
+        from .web import create_app, hash_password
+
+        director = _open(db, event)
+        bridge = None
+        if not no_broker:
+            bridge = DirectorBridge(director, BrokerURL.parse(broker)).start()
+            if not bridge.wait_connected(10):
+                bridge.stop()
+                _fail(f"cannot connect to the broker at {broker}")
+            bridge.announce_round()
+        app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None)
+        try:
+            uvicorn.run(app, host=host, port=port, log_level="warning")
+        finally:
+            if bridge is not None:
+                bridge.stop()
+
+
+# ------------------------------------------------------------------ tournament
+
+
+@tournament_app.command("create")
+def create(
+    name: str = typer.Argument(..., help="Event name."),
+    db: str = DbOpt,
+    game: str = typer.Option("dominoes", "--game"),
+    variant: str = typer.Option("pairs-pips", "--variant"),
+    format: str = typer.Option("swiss", "--format", help="swiss, round-robin, knockout or groups."),
+    option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE (JSON value), e.g. -o target=150 -o 'tiebreaks=[\"games_won\",\"buchholz\"]'."),
+) -> None:
+    """Create an event; prints its id."""
+    with _errors():
+        from .db import Database
+        from .service import Director
+
+        opts: dict[str, Any] = {}
+        for o in option:
+            if "=" not in o:
+                _fail(f"--option {o!r} is not KEY=VALUE")
+            k, v = o.split("=", 1)
+            try:
+                opts[k] = json.loads(v)
+            except ValueError:
+                opts[k] = v
+        d = Director.create_event(Database(db), name, game=game, variant=variant, format=format, options=opts)
+        typer.echo(d.event_id)
+
+
+@tournament_app.command("register")
+def register_entrant(
+    name: str = typer.Argument(...),
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+    member: list[str] = typer.Option([], "--member", help="A player's name (twice for a pair)."),
+    badge: list[str] = typer.Option([], "--badge", help="A badge tag UID (hex) of one of its players."),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Register an entrant (a pair or an individual); prints its id."""
+    with _errors():
+        typer.echo(_open(db, event).register(name, member, badge, seed))
+
+
+@tournament_app.command("check-in")
+def check_in(entrant: int = typer.Argument(...), db: str = DbOpt, event: int | None = EventOpt) -> None:
+    """Check an entrant in by hand (tables check in by badge taps)."""
+    with _errors():
+        _open(db, event).check_in(entrant)
+
+
+@tournament_app.command("withdraw")
+def withdraw(entrant: int = typer.Argument(...), reason: str = typer.Option(..., "--reason"), db: str = DbOpt, event: int | None = EventOpt) -> None:
+    """Withdraw an entrant from later rounds."""
+    with _errors():
+        _open(db, event).withdraw(entrant, reason)
+
+
+@tournament_app.command("bye")
+def bye(entrant: int = typer.Argument(...), round_no: int = typer.Option(..., "--round"), db: str = DbOpt, event: int | None = EventOpt) -> None:
+    """Record a requested (zero-point) bye for a future round."""
+    with _errors():
+        _open(db, event).request_bye(entrant, round_no)
+
+
+@tournament_app.command("add-table")
+def add_table(
+    number: int = typer.Argument(...),
+    key_dir: Path = typer.Option(Path("."), "--key-dir", help="Where to write the table's private key (table-N.key)."),
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+) -> None:
+    """Provision a table: create its signing key and register the public half."""
+    with _errors():
+        from .security import TableKey
+
+        d = _open(db, event)
+        key = TableKey.generate()
+        key_dir.mkdir(parents=True, exist_ok=True)
+        path = key_dir / f"table-{number}.key"
+        key.save(path)
+        d.add_table(number, key.public)
+        typer.echo(f"table {number}: private key {path}; public key {key.public}")
+
+
+@tournament_app.command("pair")
+def pair(db: str = DbOpt, event: int | None = EventOpt, force: bool = typer.Option(False, "--force")) -> None:
+    """Pair the next round and print its pairings."""
+    with _errors():
+        d = _open(db, event)
+        n = d.pair_next_round(force=force)
+        names = {e.id: e.name for e in d.entrants()}
+        for m in d.matches(n):
+            other = names[m.entrant_b] if m.entrant_b else ("bye" if m.kind == "pairing-bye" else "bye (requested)")
+            typer.echo(f"round {n}  table {m.table_no or '-':>3}  {names[m.entrant_a]} v {other}")
+
+
+@tournament_app.command("standings")
+def standings(db: str = DbOpt, event: int | None = EventOpt) -> None:
+    """Print the standings."""
+    with _errors():
+        from rich.console import Console
+        from rich.table import Table
+
+        d = _open(db, event)
+        names = {e.id: e.name for e in d.entrants()}
+        rows = d.standings()
+        t = Table(title="Standings")
+        for col in ("#", "entrant", "played", "won", "for", "against", *(rows[0].tiebreaks if rows else {})):
+            t.add_column(col)
+        for st in rows:
+            t.add_row(str(st.rank), names.get(st.entrant, "?"), str(st.played), f"{st.games_won:g}", f"{st.points_for:g}",
+                      f"{st.points_against:g}", *[f"{v:g}" for v in st.tiebreaks.values()])
+        Console().print(t)
+
+
+@tournament_app.command("correct")
+def correct(
+    match: int = typer.Argument(...),
+    score: str = typer.Option(..., "--score", help="A-B, e.g. 150-97"),
+    winner: int | None = typer.Option(None, "--winner", help="Entrant id (omit for a draw)."),
+    reason: str = typer.Option(..., "--reason"),
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+) -> None:
+    """Correct a result (with a reason; written to the audit log)."""
+    with _errors():
+        a, _, b = score.partition("-")
+        _open(db, event).correct(match, (float(a), float(b)), winner, reason, "director-cli")
+
+
+@tournament_app.command("export")
+def export(
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the event as one JSON object."),
+    csv: str | None = typer.Option(None, "--csv", help="standings or results: print that CSV."),
+    archive: Path | None = typer.Option(None, "--archive", help="Write a ZIP of every game record and the audit log."),
+) -> None:
+    """Export an event: JSON, CSV, or the archive of its records."""
+    with _errors():
+        from .export import export_event, records_archive, results_csv, standings_csv
+
+        d = _open(db, event)
+        if archive is not None:
+            archive.write_bytes(records_archive(d))
+        if csv is not None:
+            if csv not in ("standings", "results"):
+                _fail("--csv takes standings or results")
+            sys.stdout.write(standings_csv(d) if csv == "standings" else results_csv(d))
+        if as_json or (csv is None and archive is None):
+            sys.stdout.write(json.dumps(export_event(d), indent=1) + "\n")
+
+
+@tournament_app.command("mosquitto-config")
+def mosquitto_config(
+    out: Path = typer.Option(..., "--out", help="Directory for mosquitto.conf, passwd, acl, credentials."),
+    tables: int = typer.Option(..., "--tables"),
+    port: int = typer.Option(1883, "--port"),
+    bind: str = typer.Option("127.0.0.1", "--bind"),
+    run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the broker runs as)."),
+) -> None:
+    """Generate the broker's config: one user per table, ACLs, PBKDF2 password file."""
+    with _errors():
+        from .mosquitto import write_broker_config
+
+        files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as)
+        typer.echo(f"wrote {files.conf}, {files.passwd}, {files.acl} and {out / 'credentials'} (keep it secret)")
+        typer.echo(f"start the broker with: mosquitto -c {files.conf}")
+
+
+@tournament_app.command("table")
+def table(
+    number: int = typer.Argument(...),
+    key: Path = typer.Option(..., "--key", help="The table's private key file (from add-table)."),
+    journal: Path = typer.Option(..., "--journal", help="The table's journal file (created if missing)."),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtt://table-N:PASSWORD@HOST:PORT"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Run a headless table that plays its assigned matches with computer players."""
+    with _errors():
+        import time
+
+        from .bridge import BrokerURL
+        from .security import TableKey
+        from .table_client import HeadlessTable
+
+        t = HeadlessTable(number, TableKey.load(key), journal, BrokerURL.parse(broker), seed=seed).start()
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            t.close()
+
+
+@tournament_app.command("simulate")
+def simulate(
+    entrants: int = typer.Option(12, "--entrants"),
+    rounds: int = typer.Option(3, "--rounds"),
+    format: str = typer.Option("swiss", "--format", help="swiss, round-robin, knockout or groups."),
+    tables: int = typer.Option(4, "--tables"),
+    seed: int = typer.Option(0, "--seed"),
+    db: str = DbOpt,
+    broker: str = typer.Option("spawn", "--broker", help="spawn (own Mosquitto with generated users/ACL) or mqtt://HOST:PORT"),
+    variant: str = typer.Option("pairs-pips", "--variant"),
+    target: float | None = typer.Option(None, "--target", help="Match target (default: the variant's)."),
+    best_of: int = typer.Option(1, "--best-of"),
+    drop_tables: int = typer.Option(0, "--drop-tables", help="Tables that crash mid-match in round 2."),
+    restart_broker: bool = typer.Option(False, "--restart-broker", help="Restart the broker mid round 2 (spawn only)."),
+    attack: bool = typer.Option(False, "--attack", help="Duplicate, forge and replay messages."),
+) -> None:
+    """Run a whole event end to end over the broker and database with headless tables."""
+    with _errors():
+        from rich.console import Console
+
+        from .simulate import Faults, simulate as run
+
+        console = Console(stderr=True)
+        faults = Faults(drop_tables=drop_tables, drop_round=2 if drop_tables else 0,
+                        broker_restart_round=2 if restart_broker else 0, duplicates=attack, forgeries=attack)
+        say: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
+        report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
+                     broker=broker, variant=variant, target=target, best_of=best_of, faults=faults, progress=say)
+        typer.echo(json.dumps(report.to_json()))

@@ -1,0 +1,451 @@
+# The board's step core: scan, debounce, events, commands. Runs on MicroPython
+# (the real board, firmware/main.py) and on CPython (tests, the virtual table),
+# with every device injected:
+#
+#   Board(config, readers, leds, transport, clock, uid, files=...)
+#
+#   config     the board config dict (config.parse() is applied to it)
+#   readers    one MFRC522-like object per cell (read_uid(), init(),
+#              self_test()); None for a cell without a reader
+#   leds       a leds.Strip, leds.NoLeds or None
+#   transport  read() -> bytes (non-blocking, b"" when nothing) and write(bytes)
+#   clock      ticks_ms(), ticks_us(), ticks_diff(a, b) (the time module on
+#              MicroPython)
+#   uid        the board's unique id (machine.unique_id())
+#   files      list of (name, sha256 digest) or a callable returning it
+#   reboot, bootloader   callables run after the ACK was sent (None: refused)
+#
+# step() does one bounded slice of work: read what the host sent, answer it,
+# read ONE cell, and send the resulting event. A full sweep is `cells` steps.
+# step() never raises (except KeyboardInterrupt/SystemExit): a failure inside
+# is counted, reported as a LOG frame, and the loop goes on.
+
+try:
+    from . import proto  # the host imports tablesense.firmware.board
+    from . import config as _config
+except ImportError:  # on the board every file sits at the top level
+    import proto
+    import config as _config
+
+FW_VERSION = "1.0.0"
+
+# Maintenance break: at the start of a frame, the bytes 0x0D 0x03 (what
+# mpremote sends) or 0x03 0x03 (Ctrl-C twice) can never begin a version-1
+# frame (its second byte is the version, 0x01), so they ask the board to stop
+# framing and hand USB back to the REPL.
+_BREAK_FIRST = (0x0D, 0x03)
+
+# A frame whose bytes stop arriving for this long is dropped (a host that went
+# away mid-frame must not glue its half frame to the next host's bytes).
+STALE_FRAME_MS = 500
+MAX_READS_PER_STEP = 16
+
+LOG_INFO = 1
+LOG_WARN = 2
+LOG_ERROR = 3
+
+
+class HostClock:
+    """ticks_ms/ticks_us/ticks_diff for CPython (the virtual table, tests),
+    with MicroPython's wrap-around arithmetic (30-bit ticks)."""
+
+    PERIOD = 1 << 30
+
+    def __init__(self):
+        import time
+
+        self._ns = getattr(time, "monotonic_ns")
+
+    def ticks_ms(self):
+        return (self._ns() // 1000000) & (self.PERIOD - 1)
+
+    def ticks_us(self):
+        return (self._ns() // 1000) & (self.PERIOD - 1)
+
+    def ticks_diff(self, a, b):
+        half = self.PERIOD // 2
+        return ((a - b + half) & (self.PERIOD - 1)) - half
+
+    def ticks_add(self, t, delta):
+        return (t + delta) & (self.PERIOD - 1)
+
+
+def _same(a, b):
+    """Two readings agree: same UID, both empty, or both errors (any codes);
+    unscanned (-1) only equals unscanned."""
+    if a is None or b is None:
+        return a is None and b is None
+    ai = isinstance(a, int)
+    bi = isinstance(b, int)
+    if ai or bi:
+        return ai and bi and (a < 0) == (b < 0)
+    return a == b
+
+
+def _identical(a, b):
+    """Exactly the same state (used to decide whether to send an event)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return _same(a, b)
+
+
+class Board:
+    def __init__(
+        self,
+        config,
+        readers,
+        leds,
+        transport,
+        clock,
+        uid,
+        files=None,
+        reboot=None,
+        bootloader=None,
+        reset_cause=proto.BOOT_POWER_ON,
+        fw_version=FW_VERSION,
+    ):
+        cfg = _config.parse(config)
+        self.config = cfg
+        self.board_id = cfg["board"]
+        n = cfg["cells"]
+        self.cells = n
+        readers = list(readers)
+        while len(readers) < n:
+            readers.append(None)
+        self.readers = readers[:n]
+        self.leds = leds
+        self.transport = transport
+        self.clock = clock
+        self.uid = bytes(uid)
+        self.files = files
+        self.reboot = reboot
+        self.bootloader = bootloader
+        self.reset_cause = reset_cause
+        self.fw_version = fw_version
+        deb = cfg["debounce"]
+        self.need_tag = deb["tag"]
+        self.need_empty = deb["empty"]
+        self.need_error = deb["error"]
+        self.need_unstable = deb["unstable"]
+        self.retry_ms = cfg["rfid"]["retry_ms"]
+
+        self.confirmed = [-1] * n  # the reported state (proto cell state values)
+        self.candidate = [-1] * n
+        self.agree = [0] * n  # consecutive reads agreeing with candidate
+        self.disagree = [0] * n  # consecutive reads differing from confirmed
+        self.read_errors = [0] * n
+        self.last_read = [-1] * n  # the raw last reading (diagnostics)
+        self._retry_at = [None] * n
+
+        self.decoder = proto.FrameDecoder()
+        self.seq = 0
+        self.started = False
+        self.maintenance = False  # set by a maintenance break: main.py leaves
+        self.pending_action = None  # "reboot" / "bootloader" after the ACK
+        self.next_cell = 0
+        self.sweeps = 0
+        self.sweep_us = 0
+        self.events = 0
+        self.frames_tx = 0
+        self.errors = 0  # exceptions caught inside step()
+        self.reinits = 0  # readers re-initialised after a timeout
+        self.steps = 0
+        self._sweep_start = None
+        self._start_ms = clock.ticks_ms()
+        self._last_rx_ms = self._start_ms
+        self._run = 0  # bytes since the last 0x00 seen on input
+        self._first = 0  # first byte after that 0x00
+
+    # --- output ---------------------------------------------------------------
+
+    def _send(self, msg_type, payload=b""):
+        frame = proto.encode_frame(msg_type, self.board_id, self.seq, payload)
+        self.seq = (self.seq + 1) & 0xFF
+        self.frames_tx += 1
+        self.transport.write(frame)
+
+    def log(self, level, message):
+        try:
+            self._send(proto.LOG, proto.encode_log(level, message))
+        except Exception:  # noqa: BLE001 - a log must never take the board down
+            pass
+
+    # --- start ------------------------------------------------------------------
+
+    def start(self):
+        """Send BOOT (seq 0) and initialise the readers. step() calls it
+        on the first step; calling it again does nothing."""
+        if self.started:
+            return
+        self.started = True
+        self.seq = 0
+        self._send(proto.BOOT, bytes((self.reset_cause & 0xFF,)))
+        for i in range(self.cells):
+            self._init_reader(i)
+        self._sweep_start = self.clock.ticks_us()
+
+    def _init_reader(self, i):
+        r = self.readers[i]
+        if r is None:
+            return False
+        try:
+            return bool(r.init())
+        except Exception:  # noqa: BLE001 - a dead reader is a cell error, not a crash
+            return False
+
+    # --- the step ---------------------------------------------------------------
+
+    def step(self):
+        """One bounded slice of work. Returns False once the board must stop
+        stepping (maintenance break), True otherwise."""
+        if self.maintenance:
+            return False
+        try:
+            if not self.started:
+                self.start()
+            self._poll_input()
+            if self.maintenance:
+                return False
+            if self.pending_action is not None:
+                self._run_pending()
+            self._scan_one()
+        except Exception as exc:  # noqa: BLE001 - the loop must go on
+            self.errors += 1
+            self.log(LOG_ERROR, "step: %s" % (exc,))
+        self.steps += 1
+        return not self.maintenance
+
+    def _run_pending(self):
+        action = self.pending_action
+        self.pending_action = None
+        fn = self.reboot if action == "reboot" else self.bootloader
+        if fn is not None:
+            fn()
+
+    # --- input -------------------------------------------------------------------
+
+    def _poll_input(self):
+        clock = self.clock
+        for _ in range(MAX_READS_PER_STEP):
+            data = self.transport.read()
+            if not data:
+                break
+            now = clock.ticks_ms()
+            if self._run and clock.ticks_diff(now, self._last_rx_ms) > STALE_FRAME_MS:
+                if self.decoder.reset():
+                    self.decoder.framing_errors += 1
+                self._run = 0
+            self._last_rx_ms = now
+            cut = self._find_break(data)
+            if cut >= 0:
+                self._feed(data[:cut])
+                self.maintenance = True
+                return
+            self._feed(data)
+        if self._run and clock.ticks_diff(clock.ticks_ms(), self._last_rx_ms) > STALE_FRAME_MS:
+            if self.decoder.reset():
+                self.decoder.framing_errors += 1
+            self._run = 0
+
+    def _find_break(self, data):
+        """Index where a maintenance break begins in data (-1: none); keeps
+        track of frame starts across calls."""
+        if 3 not in data:
+            k = data.rfind(b"\x00")
+            if k < 0:
+                if self._run == 0:
+                    self._first = data[0]
+                self._run += len(data)
+            else:
+                self._run = len(data) - k - 1
+                if self._run:
+                    self._first = data[k + 1]
+            return -1
+        run = self._run
+        first = self._first
+        for i in range(len(data)):
+            b = data[i]
+            if b == 0:
+                run = 0
+                continue
+            if b == 3 and run == 1 and first in _BREAK_FIRST:
+                self._run = 0
+                return i - 1 if i > 0 else 0
+            if run == 0:
+                first = b
+            run += 1
+        self._run = run
+        self._first = first
+        return -1
+
+    def _feed(self, data):
+        if not data:
+            return
+        for msg_type, _board, seq, payload in self.decoder.feed(data):
+            self._handle(msg_type, seq, payload)
+
+    def _handle(self, msg_type, seq, payload):
+        try:
+            if msg_type == proto.HELLO:
+                self._send(proto.IDENTITY, self._identity(seq))
+            elif msg_type == proto.SNAPSHOT_REQ:
+                self._send(proto.SNAPSHOT, proto.encode_snapshot(seq, self.confirmed))
+            elif msg_type == proto.PING:
+                self._send(proto.ACK, proto.encode_ack(seq))
+            elif msg_type == proto.LEDS:
+                self._leds(seq, payload)
+            elif msg_type == proto.SELFTEST:
+                self._send(proto.SELFTEST_RESULT, proto.encode_selftest(seq, self.self_test()))
+            elif msg_type == proto.STATS_REQ:
+                self._send(proto.STATS, proto.encode_stats(seq, self.stats(), self.read_errors))
+            elif msg_type == proto.FILES_REQ:
+                files = self.files() if callable(self.files) else (self.files or [])
+                self._send(proto.FILES, proto.encode_files(seq, files))
+            elif msg_type == proto.REBOOT or msg_type == proto.BOOTLOADER:
+                fn = self.reboot if msg_type == proto.REBOOT else self.bootloader
+                if fn is None:
+                    self._send(proto.NAK, proto.encode_nak(seq, proto.NAK_UNSUPPORTED, "not supported here"))
+                else:
+                    self._send(proto.ACK, proto.encode_ack(seq))
+                    if self.pending_action is None:  # the first one wins: the board goes away
+                        self.pending_action = "reboot" if msg_type == proto.REBOOT else "bootloader"
+            else:
+                self._send(
+                    proto.NAK,
+                    proto.encode_nak(seq, proto.NAK_UNKNOWN_TYPE, "unknown message type 0x%02x" % msg_type),
+                )
+        except proto.ProtocolError as exc:
+            self._send(proto.NAK, proto.encode_nak(seq, proto.NAK_BAD_PAYLOAD, str(exc)))
+
+    def _identity(self, seq):
+        leds = self.leds
+        n_leds = leds.count if leds is not None and leds.has_leds else 0
+        caps = 0
+        if n_leds:
+            caps |= proto.CAP_LEDS
+        if self.bootloader is not None:
+            caps |= proto.CAP_BOOTLOADER
+        return proto.encode_identity(
+            seq, self.uid, self.fw_version, self.cells, n_leds, caps, self.config["hash"]
+        )
+
+    def _leds(self, seq, payload):
+        leds = self.leds
+        if leds is None or not leds.has_leds:
+            self._send(proto.NAK, proto.encode_nak(seq, proto.NAK_UNSUPPORTED, "this board has no LEDs"))
+            return
+        colors = proto.decode_leds(payload)
+        if len(colors) > leds.count:
+            raise proto.ProtocolError("%d colours for %d LEDs" % (len(colors), leds.count))
+        leds.apply(colors)
+        self._send(proto.ACK, proto.encode_ack(seq))
+
+    # --- answers ---------------------------------------------------------------
+
+    def self_test(self):
+        out = []
+        for r in self.readers:
+            if r is None:
+                out.append((0, False, False))
+                continue
+            try:
+                out.append(r.self_test())
+            except Exception:  # noqa: BLE001
+                out.append((0, False, False))
+        return out
+
+    def stats(self):
+        d = self.decoder
+        return {
+            "uptime_ms": self.clock.ticks_diff(self.clock.ticks_ms(), self._start_ms),
+            "sweeps": self.sweeps,
+            "sweep_us": self.sweep_us,
+            "frames_rx": d.frames,
+            "frames_tx": self.frames_tx,
+            "crc_errors": d.crc_errors,
+            "framing_errors": d.framing_errors + d.version_errors + d.oversize,
+            "events": self.events,
+        }
+
+    def snapshot(self):
+        return list(self.confirmed)
+
+    # --- scanning -------------------------------------------------------------
+
+    def _scan_one(self):
+        n = self.cells
+        if n == 0:
+            return
+        i = self.next_cell
+        reading = self._read(i)
+        self.observe(i, reading)
+        i += 1
+        if i >= n:
+            i = 0
+            self.sweeps += 1
+            now = self.clock.ticks_us()
+            if self._sweep_start is not None:
+                self.sweep_us = self.clock.ticks_diff(now, self._sweep_start)
+            self._sweep_start = now
+        self.next_cell = i
+
+    def _read(self, i):
+        r = self.readers[i]
+        if r is None:
+            return proto.ERR_TIMEOUT
+        try:
+            reading = r.read_uid()
+        except Exception:  # noqa: BLE001 - a reader fault is that cell's error
+            reading = proto.ERR_TIMEOUT
+        if isinstance(reading, int):
+            self.read_errors[i] += 1
+            if reading == proto.ERR_TIMEOUT and self.retry_ms:
+                # the chip stopped answering (brown-out, loose cable): re-init
+                # it now and then, so the cell recovers by itself
+                now = self.clock.ticks_ms()
+                last = self._retry_at[i]
+                if last is None or self.clock.ticks_diff(now, last) >= self.retry_ms:
+                    self._retry_at[i] = now
+                    self.reinits += 1
+                    self._init_reader(i)
+        return reading
+
+    def observe(self, i, reading):
+        """Debounce one reading of cell i; send CELL when the confirmed state
+        changes. A tag needs `tag` agreeing reads, empty `empty` reads, an
+        error `error` reads; a cell whose reads keep disagreeing with its
+        state for `unstable` reads becomes ERR_UNSTABLE. A read error never
+        counts towards empty."""
+        self.last_read[i] = reading
+        if _same(reading, self.candidate[i]):
+            self.agree[i] += 1
+            self.candidate[i] = reading  # keep the latest error code
+        else:
+            self.candidate[i] = reading
+            self.agree[i] = 1
+        cur = self.confirmed[i]
+        if _same(reading, cur):
+            self.disagree[i] = 0
+            return
+        if reading is None:
+            need = self.need_empty
+        elif isinstance(reading, int):
+            need = self.need_error
+        else:
+            need = self.need_tag
+        if self.agree[i] >= need:
+            self._confirm(i, reading)
+            return
+        self.disagree[i] += 1
+        if self.disagree[i] >= self.need_unstable and not (
+            isinstance(cur, int) and cur == proto.ERR_UNSTABLE
+        ):
+            self._confirm(i, proto.ERR_UNSTABLE)
+
+    def _confirm(self, i, state):
+        self.disagree[i] = 0
+        if _identical(state, self.confirmed[i]):
+            return
+        self.confirmed[i] = state
+        self.events += 1
+        self._send(proto.CELL, proto.encode_cell_event(i, state))

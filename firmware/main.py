@@ -1,0 +1,185 @@
+# The sensor board's program (MicroPython on RP2040): build the real devices
+# from /config.json, then `while board.step()`. Everything that decides
+# anything lives in board.py, which the tests and the virtual table drive
+# directly; this file only wires machine.SPI / machine.Pin / neopixel / USB CDC.
+#
+# USB CDC carries binary frames, and a 0x03 byte would raise KeyboardInterrupt,
+# so the keyboard interrupt is disabled while framing (micropython.kbd_intr(-1))
+# and restored when the loop ends. The loop ends on a maintenance break (the
+# host sends 0x0D 0x03, as mpremote does, or 0x03 0x03, between frames): the
+# program returns and the REPL owns the port, so mpremote can deploy files.
+# A soft reset (Ctrl-D) or REBOOT starts framing again.
+
+import sys
+import time
+
+import machine
+import micropython
+
+try:
+    import select
+except ImportError:  # pragma: no cover
+    select = None
+
+import board
+import config
+import leds
+import mfrc522
+
+FILES_DIR = "/"
+
+if hasattr(time, "ticks_ms"):
+    clock = time
+    sleep_ms = getattr(time, "sleep_ms")
+else:  # CPython, running the firmware in tests
+    clock = board.HostClock()
+
+    def sleep_ms(ms):
+        time.sleep(ms / 1000)
+
+READ_CHUNK = 64
+
+
+class UsbTransport:
+    """Non-blocking byte transport over the USB CDC stdin/stdout.
+
+    read() returns what is waiting (at most READ_CHUNK bytes) and stops right
+    after a 0x03 byte, so that on a maintenance break the bytes that follow
+    (mpremote's Ctrl-A) stay in the USB buffer for the REPL."""
+
+    def __init__(self, stdin=None, stdout=None, poller=None):
+        self.stdin = stdin if stdin is not None else sys.stdin.buffer
+        self.stdout = stdout if stdout is not None else sys.stdout.buffer
+        if poller is None and select is not None:
+            poller = select.poll()
+            poller.register(sys.stdin, select.POLLIN)
+        self.poller = poller
+
+    def read(self):
+        out = bytearray()
+        poller = self.poller
+        stdin = self.stdin
+        while len(out) < READ_CHUNK and poller is not None and poller.poll(0):
+            b = stdin.read(1)
+            if not b:
+                break
+            out.extend(b)
+            if b[0] == 3:
+                break
+        return bytes(out)
+
+    def write(self, data):
+        self.stdout.write(data)
+
+
+def file_hashes(directory=FILES_DIR):
+    """(name, sha256) of every program and config file on the board: what the
+    flasher compares to decide what to upload."""
+    import hashlib
+    import os
+
+    out = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return out
+    for name in names:
+        if not (name.endswith(".py") or name.endswith(".mpy") or name.endswith(".json")):
+            continue
+        h = hashlib.sha256()
+        try:
+            with open(directory.rstrip("/") + "/" + name, "rb") as f:
+                while True:
+                    chunk = f.read(512)
+                    if not chunk:
+                        break
+                    h.update(chunk)
+        except OSError:
+            continue
+        out.append((name, h.digest()))
+    return out
+
+
+def reset_cause():
+    try:
+        cause = machine.reset_cause()
+    except Exception:  # noqa: BLE001
+        return 3
+    if cause == getattr(machine, "PWRON_RESET", -100):
+        return 0
+    if cause == getattr(machine, "WDT_RESET", -100):
+        return 1
+    if cause == getattr(machine, "SOFT_RESET", -100):
+        return 2
+    return 3
+
+
+def build(cfg, transport=None):
+    """The real devices for this config -> a Board."""
+    spi_cfg = cfg["spi"]
+    Pin = machine.Pin
+    spi = machine.SPI(
+        spi_cfg["id"],
+        baudrate=spi_cfg["baudrate"],
+        polarity=0,
+        phase=0,
+        bits=8,
+        firstbit=machine.SPI.MSB,
+        sck=Pin(spi_cfg["sck"]),
+        mosi=Pin(spi_cfg["mosi"]),
+        miso=Pin(spi_cfg["miso"]),
+    )
+    rfid = cfg["rfid"]
+    if rfid["reset_pin"] is not None:
+        rst = Pin(rfid["reset_pin"], Pin.OUT, value=0)  # hard-reset every reader
+        sleep_ms(2)
+        rst.value(1)
+        sleep_ms(50)  # oscillator start-up
+
+    def out_pin(n):
+        return Pin(n, Pin.OUT, value=1)
+
+    def i2c_factory(bus_id, sda, scl, freq):
+        return machine.I2C(bus_id, sda=Pin(sda), scl=Pin(scl), freq=freq)
+
+    selects = config.make_selects(cfg, out_pin, i2c_factory)
+    readers = [mfrc522.MFRC522(spi, cs, rfid["timeout_us"], rfid["max_polls"]) for cs in selects]
+    strip = leds.make_strip(cfg["led_pin"], cfg["leds"]) if cfg["leds"] else leds.NoLeds()
+    return board.Board(
+        cfg,
+        readers,
+        strip,
+        transport if transport is not None else UsbTransport(),
+        clock,
+        machine.unique_id(),
+        files=file_hashes,
+        reboot=machine.reset,
+        bootloader=machine.bootloader,
+        reset_cause=reset_cause(),
+    )
+
+
+def main(config_path=config.CONFIG_PATH, transport=None, max_steps=None):
+    """Run the board until a maintenance break (or max_steps, for tests).
+    Returns the Board (None when the config is unusable: the message is
+    printed as text and the REPL stays available to fix it)."""
+    try:
+        cfg = config.load(config_path)
+    except config.ConfigError as exc:
+        print("tablesense: %s" % exc)
+        return None
+    b = build(cfg, transport)
+    micropython.kbd_intr(-1)  # 0x03 is data while we speak frames
+    try:
+        steps = 0
+        while b.step():
+            steps += 1
+            if max_steps is not None and steps >= max_steps:
+                break
+    finally:
+        micropython.kbd_intr(3)  # Ctrl-C works again at the REPL
+    return b
+
+
+if __name__ == "__main__":
+    main()

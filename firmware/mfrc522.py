@@ -1,0 +1,393 @@
+# MFRC522 reader driver (ISO/IEC 14443 A), written from the NXP MFRC522
+# datasheet (rev. 3.9) and ISO/IEC 14443-3. Runs on MicroPython and CPython.
+#
+# Why our own driver: the widely copied MicroPython driver waits for a card in
+# a loop that only exits on RxIRq/IdleIRq or after ~2000 polls; it ignores
+# TimerIRq, so an empty cell costs far more than the timer it programmed.
+# This driver programs the chip's timer (TAuto: it starts when the frame has
+# been sent) to a short timeout and stops polling as soon as TimerIRq is set,
+# so an empty cell costs one short-frame exchange (~1 ms), and a missing or
+# dead chip is bounded by `max_polls` register reads.
+#
+# read_uid() returns the cell's state in the same shape as proto's cell state:
+#   None        no tag answered (the timer expired)
+#   bytes       the tag's UID (4, 7 or 10 bytes)
+#   int         a read error code (proto.ERR_*); never confused with empty.
+#
+# The chip select is any object with value(v): a machine.Pin, or a decoder /
+# expander output from config.py. It is driven low for one SPI transaction.
+
+# Registers (datasheet section 9)
+CommandReg = 0x01
+ComIEnReg = 0x02
+DivIEnReg = 0x03
+ComIrqReg = 0x04
+DivIrqReg = 0x05
+ErrorReg = 0x06
+Status1Reg = 0x07
+Status2Reg = 0x08
+FIFODataReg = 0x09
+FIFOLevelReg = 0x0A
+WaterLevelReg = 0x0B
+ControlReg = 0x0C
+BitFramingReg = 0x0D
+CollReg = 0x0E
+ModeReg = 0x11
+TxModeReg = 0x12
+RxModeReg = 0x13
+TxControlReg = 0x14
+TxASKReg = 0x15
+CRCResultRegH = 0x21
+CRCResultRegL = 0x22
+ModWidthReg = 0x24
+RFCfgReg = 0x26
+TModeReg = 0x2A
+TPrescalerReg = 0x2B
+TReloadRegH = 0x2C
+TReloadRegL = 0x2D
+TCounterValRegH = 0x2E
+TCounterValRegL = 0x2F
+VersionReg = 0x37
+
+# Commands (CommandReg bits 3..0)
+CMD_IDLE = 0x00
+CMD_MEM = 0x01
+CMD_GENERATE_RANDOM_ID = 0x02
+CMD_CALC_CRC = 0x03
+CMD_TRANSMIT = 0x04
+CMD_NO_CHANGE = 0x07
+CMD_RECEIVE = 0x08
+CMD_TRANSCEIVE = 0x0C
+CMD_MF_AUTHENT = 0x0E
+CMD_SOFT_RESET = 0x0F
+POWER_DOWN = 0x10  # CommandReg bit 4
+
+# ComIrqReg bits
+IRQ_SET = 0x80
+IRQ_TX = 0x40
+IRQ_RX = 0x20
+IRQ_IDLE = 0x10
+IRQ_HI_ALERT = 0x08
+IRQ_LO_ALERT = 0x04
+IRQ_ERR = 0x02
+IRQ_TIMER = 0x01
+# DivIrqReg bits
+DIV_CRC = 0x04
+
+# ErrorReg bits
+ERRREG_WR = 0x80
+ERRREG_TEMP = 0x40
+ERRREG_BUFFER_OVFL = 0x10
+ERRREG_COLL = 0x08
+ERRREG_CRC = 0x04
+ERRREG_PARITY = 0x02
+ERRREG_PROTOCOL = 0x01
+
+# ISO 14443-3 commands
+PICC_REQA = 0x26
+PICC_WUPA = 0x52
+PICC_SEL_CL1 = 0x93
+PICC_SEL_CL2 = 0x95
+PICC_SEL_CL3 = 0x97
+PICC_HLTA = 0x50
+CASCADE_TAG = 0x88
+SAK_CASCADE = 0x04
+
+# Known VersionReg values: 0x91 = v1.0, 0x92 = v2.0, 0x88 = FM17522 clone,
+# 0xB2 = FM17522 clone, 0x12 = counterfeit (works).
+KNOWN_VERSIONS = (0x91, 0x92, 0x88, 0xB2, 0x12)
+
+# Read-error codes (same numbers as proto.ERR_*; repeated here so the driver
+# does not import the codec)
+ERR_TIMEOUT = 1
+ERR_CRC = 2
+ERR_COLLISION = 3
+ERR_PROTOCOL = 4
+
+_NO_ANSWER = -1  # internal: the timer expired with no answer
+_OK = 0
+
+# Timer: prescaler 169 gives f_timer = 13.56 MHz / (2*169+1) = 40 kHz, one tick
+# every 25 us, so the timeout has 25 us resolution (datasheet 8.5).
+_PRESCALER = 169
+_TICK_NS = 25000  # (2 * 169 + 1) / 13.56 MHz = 25.0 us
+
+
+def crc_a(data, crc=0x6363):
+    """ISO/IEC 14443-3 CRC_A (what the chip's CalcCRC computes with
+    ModeReg.CRCPreset = 01); returns the 16-bit value, sent low byte first."""
+    for b in data:
+        b ^= crc & 0xFF
+        b = (b ^ (b << 4)) & 0xFF
+        crc = (crc >> 8) ^ (b << 8) ^ (b << 3) ^ (b >> 4)
+    return crc & 0xFFFF
+
+
+class MFRC522:
+    """One reader on a shared SPI bus, selected by its own chip select.
+
+    spi: a machine.SPI-like object (write, write_readinto), mode 0, MSB first,
+    up to 10 MHz. cs: an object with value(v), idle high.
+    timeout_us: how long to wait for a tag's answer once the frame is sent
+    (ISO 14443 tags answer within ~100 us at 106 kbit/s; 1000 us is generous).
+    max_polls: bound on IRQ register reads per exchange, so a dead chip whose
+    timer never fires still costs a bounded time.
+    """
+
+    def __init__(self, spi, cs, timeout_us=1000, max_polls=200):
+        self.spi = spi
+        self.cs = cs
+        self.timeout_us = timeout_us
+        self.max_polls = max_polls
+        self._w2 = bytearray(2)
+        self._r2 = bytearray(2)
+        self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
+        cs.value(1)
+
+    # --- register access (datasheet 8.1.2) ---------------------------------
+
+    def read_reg(self, reg):
+        w = self._w2
+        r = self._r2
+        w[0] = 0x80 | ((reg << 1) & 0x7E)
+        w[1] = 0
+        self.cs.value(0)
+        try:
+            self.spi.write_readinto(w, r)
+        finally:
+            self.cs.value(1)
+        return r[1]
+
+    def write_reg(self, reg, value):
+        w = self._w2
+        w[0] = (reg << 1) & 0x7E
+        w[1] = value & 0xFF
+        self.cs.value(0)
+        try:
+            self.spi.write(w)
+        finally:
+            self.cs.value(1)
+
+    def write_fifo(self, data):
+        buf = bytearray(1 + len(data))
+        buf[0] = (FIFODataReg << 1) & 0x7E
+        buf[1:] = data
+        self.cs.value(0)
+        try:
+            self.spi.write(buf)
+        finally:
+            self.cs.value(1)
+
+    def read_fifo(self, n):
+        if n <= 0:
+            return b""
+        addr = 0x80 | ((FIFODataReg << 1) & 0x7E)
+        w = bytearray(n + 1)
+        for i in range(n):
+            w[i] = addr
+        r = bytearray(n + 1)
+        self.cs.value(0)
+        try:
+            self.spi.write_readinto(w, r)
+        finally:
+            self.cs.value(1)
+        return bytes(r[1:])
+
+    def set_bits(self, reg, mask):
+        self.write_reg(reg, self.read_reg(reg) | mask)
+
+    def clear_bits(self, reg, mask):
+        self.write_reg(reg, self.read_reg(reg) & ~mask & 0xFF)
+
+    # --- set-up --------------------------------------------------------------
+
+    def init(self):
+        """Soft-reset and configure the chip; returns True when it answers
+        with a known version. Safe to call again to recover a reader."""
+        self.write_reg(CommandReg, CMD_SOFT_RESET)
+        for _ in range(self.max_polls):
+            if not self.read_reg(CommandReg) & POWER_DOWN:
+                break
+        self.write_reg(TxModeReg, 0x00)  # 106 kbit/s, no hardware CRC on send
+        self.write_reg(RxModeReg, 0x00)  # 106 kbit/s, no hardware CRC check
+        self.write_reg(ModWidthReg, 0x26)
+        self.set_timeout(self.timeout_us)
+        self.write_reg(TxASKReg, 0x40)  # force 100% ASK modulation
+        self.write_reg(ModeReg, 0x3D)  # CRC preset 0x6363 (CRC_A)
+        self.antenna_on()
+        return self.version() in KNOWN_VERSIONS
+
+    def set_timeout(self, timeout_us):
+        """Program the timer: TAuto (starts at the end of transmission),
+        40 kHz tick, reload = timeout."""
+        self.timeout_us = timeout_us
+        ticks = (timeout_us * 1000 + _TICK_NS - 1) // _TICK_NS
+        if ticks < 1:
+            ticks = 1
+        if ticks > 0xFFFF:
+            ticks = 0xFFFF
+        self.write_reg(TModeReg, 0x80 | ((_PRESCALER >> 8) & 0x0F))
+        self.write_reg(TPrescalerReg, _PRESCALER & 0xFF)
+        self.write_reg(TReloadRegH, ticks >> 8)
+        self.write_reg(TReloadRegL, ticks & 0xFF)
+
+    def version(self):
+        return self.read_reg(VersionReg)
+
+    def antenna_on(self):
+        if self.read_reg(TxControlReg) & 0x03 != 0x03:
+            self.set_bits(TxControlReg, 0x03)
+
+    def antenna_off(self):
+        self.clear_bits(TxControlReg, 0x03)
+
+    def antenna(self):
+        return self.read_reg(TxControlReg) & 0x03 == 0x03
+
+    def self_test(self):
+        """-> (version register, antenna on, ok): what SELFTEST reports."""
+        try:
+            v = self.version()
+            a = self.antenna()
+        except OSError:
+            return (0, False, False)
+        return (v, a, v in KNOWN_VERSIONS and a)
+
+    # --- chip coprocessor and RF exchange -------------------------------------
+
+    def calc_crc(self, data):
+        """CRC_A of data computed by the chip's CalcCRC command
+        -> (low, high), or None when the chip does not finish."""
+        self.write_reg(CommandReg, CMD_IDLE)
+        self.write_reg(DivIrqReg, DIV_CRC)  # clear CRCIRq (Set2 = 0)
+        self.write_reg(FIFOLevelReg, 0x80)  # flush
+        self.write_fifo(data)
+        self.write_reg(CommandReg, CMD_CALC_CRC)
+        done = False
+        for _ in range(self.max_polls):
+            if self.read_reg(DivIrqReg) & DIV_CRC:
+                done = True
+                break
+        self.write_reg(CommandReg, CMD_IDLE)
+        if not done:
+            return None
+        return (self.read_reg(CRCResultRegL), self.read_reg(CRCResultRegH))
+
+    def transceive(self, data, tx_last_bits=0):
+        """Send data, wait for an answer. -> (status, answer bytes) where
+        status is 0 (answer), -1 (timer expired: nobody answered) or ERR_*."""
+        self.write_reg(CommandReg, CMD_IDLE)
+        self.write_reg(ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
+        self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
+        self.write_fifo(data)
+        self.write_reg(BitFramingReg, tx_last_bits & 0x07)
+        self.write_reg(CommandReg, CMD_TRANSCEIVE)
+        self.write_reg(BitFramingReg, 0x80 | (tx_last_bits & 0x07))  # StartSend
+        irq = 0
+        polls = 0
+        while polls < self.max_polls:
+            polls += 1
+            irq = self.read_reg(ComIrqReg)
+            if irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
+                break
+        self.polls = polls
+        self.write_reg(BitFramingReg, 0)
+        self.write_reg(CommandReg, CMD_IDLE)
+        if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
+            return ERR_TIMEOUT, b""  # the chip never finished: missing or dead
+        err = self.read_reg(ErrorReg)
+        if err == 0xFF:
+            return ERR_TIMEOUT, b""  # MISO floating high: no chip there
+        if not irq & (IRQ_RX | IRQ_IDLE):
+            return _NO_ANSWER, b""
+        if err & ERRREG_COLL:
+            return ERR_COLLISION, b""
+        if err & (ERRREG_CRC | ERRREG_PARITY):
+            return ERR_CRC, b""
+        if err & (ERRREG_PROTOCOL | ERRREG_BUFFER_OVFL):
+            return ERR_PROTOCOL, b""
+        n = self.read_reg(FIFOLevelReg) & 0x7F
+        if n == 0 and irq & IRQ_TIMER:
+            return _NO_ANSWER, b""
+        return _OK, self.read_fifo(n)
+
+    # --- ISO 14443-3 -----------------------------------------------------------
+
+    def wake(self):
+        """WUPA (wakes idle and halted tags) -> (status, ATQA)."""
+        return self.transceive(bytes((PICC_WUPA,)), 7)
+
+    def request(self):
+        """REQA (idle tags only) -> (status, ATQA)."""
+        return self.transceive(bytes((PICC_REQA,)), 7)
+
+    def _with_crc(self, frame):
+        c = self.calc_crc(frame)
+        if c is None:
+            return None
+        return bytes(frame) + bytes(c)
+
+    def halt(self):
+        """HLTA: the tag goes to HALT and does not answer (no answer = ok)."""
+        frame = self._with_crc(bytes((PICC_HLTA, 0)))
+        if frame is not None:
+            self.transceive(frame)
+
+    def select(self):
+        """Anticollision and select through the cascade levels of the one tag
+        that answered WUPA -> UID bytes or an ERR_* int."""
+        uid = bytearray()
+        for sel in (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3):
+            st, ans = self.transceive(bytes((sel, 0x20)))
+            if st == _NO_ANSWER:
+                return ERR_PROTOCOL  # the tag answered WUPA, then went away
+            if st != _OK:
+                return st
+            if len(ans) != 5:
+                return ERR_PROTOCOL
+            if ans[0] ^ ans[1] ^ ans[2] ^ ans[3] != ans[4]:
+                return ERR_CRC  # BCC mismatch
+            frame = self._with_crc(bytes((sel, 0x70)) + ans)
+            if frame is None:
+                return ERR_TIMEOUT
+            st, sak = self.transceive(frame)
+            if st == _NO_ANSWER:
+                return ERR_PROTOCOL
+            if st != _OK:
+                return st
+            if len(sak) != 3:
+                return ERR_PROTOCOL
+            c = self.calc_crc(sak[:1])
+            if c is None:
+                return ERR_TIMEOUT
+            if c[0] != sak[1] or c[1] != sak[2]:
+                return ERR_CRC
+            if sak[0] & SAK_CASCADE:
+                if ans[0] != CASCADE_TAG:
+                    return ERR_PROTOCOL
+                uid.extend(ans[1:4])
+                continue
+            uid.extend(ans[0:4])
+            return bytes(uid)
+        return ERR_PROTOCOL  # more than three cascade levels
+
+    def read_uid(self):
+        """One read of the cell -> None (no tag), UID bytes, or ERR_* int.
+        The tag is halted afterwards; the next WUPA wakes it again."""
+        try:
+            st, atqa = self.wake()
+            if st == _NO_ANSWER:
+                return None
+            if st != _OK or len(atqa) != 2:
+                self.halt()  # a garbled ATQA still left a tag in READY
+                return st if st != _OK else ERR_PROTOCOL
+            uid = self.select()
+            # HLTA in every case: after a good select it parks the tag in
+            # HALT (WUPA wakes it next time); after a failed one it sends a
+            # tag stuck in READY/ACTIVE back to IDLE/HALT, so the next WUPA
+            # is answered instead of silently resetting it (which would read
+            # as an empty cell).
+            self.halt()
+            return uid
+        except OSError:
+            return ERR_TIMEOUT

@@ -1,0 +1,129 @@
+"""Game records (``/work/shared/spec/game-record.md``): read, write, replay.
+
+A record is the evidence of a match: the table archives it after every hand,
+the tournament director stores it and re-checks it. :func:`replay` validates
+the fields every game shares, then hands the record to the game's engine,
+which checks it move by move. The same call backs ``tablesense rules replay``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tablesense.games.common import RecordFormatError, ReplayResult
+
+__all__ = ["FORMAT", "GAMES", "dumps", "load", "loads", "replay", "write"]
+
+FORMAT = "tablesense.record/1"
+"""The value of a record's ``format`` field."""
+
+GAMES: dict[str, str] = {
+    "dominoes": "tablesense.games.dominoes",
+    "kems": "tablesense.games.kems",
+}
+"""Game name -> module exposing ``replay_record(obj) -> ReplayResult``.
+
+Imported lazily, so a record of one game never needs the other's engine."""
+
+_COMMON = ("format", "game", "variant", "options", "hands")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise RecordFormatError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise RecordFormatError(f"{name} is not a JSON number")
+
+
+def loads(text: str | bytes) -> dict[str, Any]:
+    """Parse a record's JSON text (UTF-8). Raises :class:`RecordFormatError`."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordFormatError(f"a record is UTF-8 text: {exc}") from None
+    try:
+        obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise RecordFormatError(
+            f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    if not isinstance(obj, dict):
+        raise RecordFormatError("a game record is one JSON object")
+    return obj
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read a record file. Raises :class:`RecordFormatError` (also when unreadable)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise RecordFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return loads(data)
+
+
+def dumps(record: Mapping[str, Any]) -> str:
+    """A record as JSON text: stable field order, one hand per block, UTF-8."""
+    return json.dumps(record, ensure_ascii=False, indent=1) + "\n"
+
+
+def write(record: Mapping[str, Any], path: str | Path) -> None:
+    """Write a record file atomically (a crash leaves the old file or the new one)."""
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(dumps(record), encoding="utf-8")
+    tmp.replace(target)
+
+
+def check_common(obj: Mapping[str, Any]) -> None:
+    """Validate the fields every game shares; raises :class:`RecordFormatError`."""
+    if not isinstance(obj, Mapping):
+        raise RecordFormatError("a game record is one JSON object")
+    unknown = [k for k in obj if k not in _COMMON and not str(k).startswith("x-")]
+    if unknown:
+        raise RecordFormatError(f"unknown fields {unknown} (writer fields start with 'x-')")
+    missing = [k for k in _COMMON if k not in obj and k != "options"]
+    if missing:
+        raise RecordFormatError(f"missing fields {missing}")
+    if obj["format"] != FORMAT:
+        raise RecordFormatError(f"'format' must be {FORMAT!r}, got {obj['format']!r}")
+    if obj["game"] not in GAMES:
+        raise RecordFormatError(f"'game' is one of {', '.join(GAMES)}; got {obj['game']!r}")
+    if not isinstance(obj["variant"], str):
+        raise RecordFormatError(f"'variant' is a string, got {obj['variant']!r}")
+    if not isinstance(obj.get("options", {}), dict):
+        raise RecordFormatError("'options' is a JSON object")
+    if not isinstance(obj["hands"], list):
+        raise RecordFormatError("'hands' is a list")
+
+
+def _engine(game: str) -> Callable[[Mapping[str, Any]], ReplayResult]:
+    try:
+        module = importlib.import_module(GAMES[game])
+    except ModuleNotFoundError as exc:
+        if exc.name == GAMES[game]:
+            raise RecordFormatError(f"{game} records cannot be checked: no {game} engine") from None
+        raise
+    return module.replay_record
+
+
+def replay(obj: Mapping[str, Any] | str | bytes) -> ReplayResult:
+    """Check a record (a parsed object or its JSON text) and score it.
+
+    Raises :class:`RecordFormatError` (exit status 2) or
+    :class:`~tablesense.games.common.IllegalStepError` (exit status 1).
+    """
+    if isinstance(obj, str | bytes | bytearray):
+        obj = loads(obj)
+    check_common(obj)
+    return _engine(obj["game"])(obj)

@@ -1,0 +1,590 @@
+"""One board's connection: handshake, keep-alive, resync, reconnect, LEDs.
+
+A :class:`BoardConnection` owns one port and one thread. It runs this cycle
+until stopped, and never lets a failure escape to its caller:
+
+``offline`` -> open the port exclusively -> ``handshake`` (HELLO -> IDENTITY:
+board id, cell count, firmware version and config hash checked; a difference
+is ``mismatch`` with a message saying what to do) -> ``syncing`` (SNAPSHOT_REQ
+until a snapshot arrives) -> ``online`` (CELL events applied, PING keep-alive,
+watchdog) -> back to ``offline`` on any port error or silence, then reopen the
+same path (or find the board again by its USB serial) with a growing delay.
+
+Events are hints, the snapshot is the truth. The board numbers every frame it
+sends; on a sequence gap, a CRC or framing error, a reconnect or a board
+restart the connection *freezes* the board's cells (later events are ignored)
+and asks for a snapshot, so the host never shows a mix of stale and new cells
+that never existed on the table. A periodic snapshot (default every 10 s)
+catches anything else.
+
+LED frames are whole strips: :meth:`BoardConnection.send_leds` keeps only the
+latest wanted frame (coalescing), sends it at most every ``led_min_interval``
+seconds, resends it until acknowledged and after every reconnect (frames are
+idempotent), and never sends one to a board whose IDENTITY lacks ``CAP_LEDS``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from tablesense.firmware import proto
+from tablesense.link.serial_link import Frame, FrameLink, LinkError, SerialLink
+from tablesense.table.state import EMPTY, UNSCANNED, ReadError, Reading, Tag
+
+log = logging.getLogger(__name__)
+
+RGB = tuple[int, int, int]
+
+#: The host's protocol version, sent in HELLO.
+HOST_PROTOCOL = proto.VERSION
+
+
+class ConnState(StrEnum):
+    OFFLINE = "offline"  # port closed or failed; retrying
+    HANDSHAKE = "handshake"  # port open, waiting for IDENTITY
+    SYNCING = "syncing"  # identified, waiting for the first snapshot
+    ONLINE = "online"  # in sync: cells are live
+    MISMATCH = "mismatch"  # identified but not what the host expects
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class BoardIdentity:
+    """What a board said in IDENTITY (plus its board id from the frame header)."""
+
+    board: int
+    uid: bytes
+    fw_version: str
+    cells: int
+    leds: int
+    caps: int
+    config_hash: bytes
+    protocol: int
+
+    @property
+    def has_leds(self) -> bool:
+        return bool(self.caps & proto.CAP_LEDS) and self.leds > 0
+
+    @property
+    def usb_serial(self) -> str:
+        """MicroPython on RP2040 reports its unique id in hex as the USB serial number."""
+        return self.uid.hex().upper()
+
+
+@dataclass(frozen=True)
+class BoardStatus:
+    """A connection's state as shown to the user (and sent to subscribers)."""
+
+    port: str
+    board: int | None
+    state: ConnState
+    message: str
+    identity: BoardIdentity | None = None
+
+    @property
+    def online(self) -> bool:
+        return self.state is ConnState.ONLINE
+
+
+@dataclass
+class LinkOptions:
+    """Timing and checks of a board connection (seconds)."""
+
+    ping_interval: float = 0.5
+    watchdog: float = 3.0
+    handshake_timeout: float = 0.3
+    handshake_tries: int = 10
+    snapshot_timeout: float = 0.2
+    snapshot_retry_on_error: float = 0.03  # earliest re-request after a CRC error
+    resync_interval: float = 10.0
+    led_min_interval: float = 0.02
+    led_ack_timeout: float = 0.25
+    reconnect_delay: float = 0.1
+    reconnect_max_delay: float = 1.0
+    mismatch_retry: float = 5.0
+    read_timeout: float = 0.01
+    expected_fw: str | None = None  # None: any firmware version is accepted
+    check_config: bool = True
+
+
+@dataclass
+class ConnStats:
+    """Counters for diagnostics and benchmarks."""
+
+    sessions: int = 0
+    gaps: int = 0
+    duplicates: int = 0
+    rx_errors: int = 0
+    snapshots: int = 0
+    snapshot_requests: int = 0
+    events: int = 0
+    events_ignored: int = 0
+    boots: int = 0
+    led_frames: int = 0
+    led_deferred: int = 0
+    led_skipped: int = 0
+    pings: int = 0
+    resync_reasons: dict[str, int] = field(default_factory=dict)
+
+
+class ConnListener(Protocol):
+    """Where a connection reports (the table link's merger and status fan-out)."""
+
+    def board_identified(self, conn: BoardConnection, identity: BoardIdentity) -> str | None:
+        """Check an identity; return a mismatch message, or None to accept it."""
+        ...
+
+    def board_cells(self, board: int, readings: dict[int, Reading], full: bool, received_at: float) -> None:
+        """Channel readings from an event (``full=False``) or a snapshot (``full=True``)."""
+        ...
+
+    def board_status(self, status: BoardStatus) -> None: ...
+
+
+def reading_from_proto(state: None | bytes | int) -> Reading:
+    """Turn a proto cell state (None / uid bytes / error code / -1) into a reading."""
+    if state is None:
+        return EMPTY
+    if isinstance(state, bytes):
+        return Tag(state)
+    if state < 0:
+        return UNSCANNED
+    return ReadError(state)
+
+
+class _SessionEnd(Exception):
+    """End this session (close the port, report offline, retry later)."""
+
+
+class _Mismatch(Exception):
+    pass
+
+
+class BoardConnection:
+    """Keeps one board connected and in sync; see the module docstring.
+
+    ``link`` is a :class:`~tablesense.link.serial_link.SerialLink` by default;
+    tests may give any :class:`FrameLink`. ``locate(identity)`` may return a
+    new path for a board that vanished from its old one (rediscovery by USB
+    serial); ``retire_when_gone`` ends the connection instead of retrying
+    forever when its path no longer exists (discovery mode finds it again).
+    """
+
+    def __init__(
+        self,
+        port: str,
+        listener: ConnListener,
+        options: LinkOptions | None = None,
+        *,
+        link_factory: Callable[[str], FrameLink] | None = None,
+        locate: Callable[[BoardIdentity], str | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.port = port
+        self.listener = listener
+        self.options = options or LinkOptions()
+        self._link_factory = link_factory or (lambda p: SerialLink(p, read_timeout=self.options.read_timeout))
+        self._locate = locate
+        self._clock = clock
+        self._link: FrameLink | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._lock = threading.RLock()  # tx seq, LED state, link swap
+        self.stats = ConnStats()
+        self.identity: BoardIdentity | None = None
+        self._status = BoardStatus(port, None, ConnState.OFFLINE, "not started")
+        self._tx_seq = 0
+        # session state (reset per session)
+        self._state = ConnState.OFFLINE
+        self._rx_seq: int | None = None
+        self._frozen = True
+        self._hello_seq: int | None = None
+        self._hello_at = 0.0
+        self._hello_tries = 0
+        self._snap_inflight: int | None = None
+        self._snap_at = 0.0
+        self._snap_ok_at = 0.0
+        self._last_rx = 0.0
+        self._last_ping = 0.0
+        self._broken: str | None = None
+        # LEDs (shared with caller threads, under _lock)
+        self._led_wanted: tuple[RGB, ...] | None = None
+        self._led_confirmed: tuple[RGB, ...] | None = None
+        self._led_inflight: tuple[int, tuple[RGB, ...], float] | None = None
+        self._led_last_sent = -1e9
+        self._leds_disabled = False
+
+    # --- public API ----------------------------------------------------------
+
+    @property
+    def status(self) -> BoardStatus:
+        return self._status
+
+    @property
+    def board(self) -> int | None:
+        return self.identity.board if self.identity else None
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"board-conn {self.port}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread and close the port; idempotent."""
+        self._stop.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
+        self._thread = None
+        with self._lock:
+            if self._link is not None:
+                self._link.close()
+        self._set_status(ConnState.STOPPED, "stopped")
+
+    def send_leds(self, colors: Sequence[RGB]) -> bool:
+        """Want this whole LED frame on the board. Latest wins; returns True when
+        the frame was written right now (False: deferred by the rate limit, not
+        connected, unchanged, or the board has no LEDs). Never raises."""
+        frame = tuple((int(r) & 0xFF, int(g) & 0xFF, int(b) & 0xFF) for r, g, b in colors)
+        with self._lock:
+            self._led_wanted = frame
+            return self._maybe_send_leds(self._clock())
+
+    # --- the thread ----------------------------------------------------------
+
+    def _run(self) -> None:
+        delay = self.options.reconnect_delay
+        while not self._stop.is_set():
+            link = self._link_factory(self.port)
+            try:
+                link.open()
+            except LinkError as exc:
+                self._set_status(ConnState.OFFLINE, str(exc))
+                if self._try_relocate():
+                    continue
+                self._stop.wait(delay)
+                delay = min(delay * 2, self.options.reconnect_max_delay)
+                continue
+            with self._lock:
+                self._link = link
+            self.stats.sessions += 1
+            retry_after = delay
+            try:
+                self._session(link)
+                delay = self.options.reconnect_delay
+            except _Mismatch as exc:
+                self._set_status(ConnState.MISMATCH, str(exc))
+                retry_after = self.options.mismatch_retry
+            except (LinkError, _SessionEnd) as exc:
+                delay = self.options.reconnect_delay
+                retry_after = delay
+                self._set_status(ConnState.OFFLINE, str(exc))
+            except Exception as exc:  # a bug must not kill the table: report and retry
+                log.exception("board connection %s crashed", self.port)
+                self._set_status(ConnState.OFFLINE, f"internal error: {exc!r}")
+            finally:
+                with self._lock:
+                    self._link = None
+                    self._led_inflight = None
+                    self._led_confirmed = None
+                link.close()
+            if not self._stop.is_set():
+                self._stop.wait(retry_after)
+
+    def _try_relocate(self) -> bool:
+        if self._locate is None or self.identity is None:
+            return False
+        try:
+            path = self._locate(self.identity)
+        except Exception:  # discovery trouble is just "not found yet"
+            log.exception("locating board %s failed", self.identity.board)
+            return False
+        if path and path != self.port:
+            log.info("board %d moved from %s to %s", self.identity.board, self.port, path)
+            self.port = path
+            return True
+        return False
+
+    def _session(self, link: FrameLink) -> None:
+        now = self._clock()
+        self._rx_seq = None
+        self._frozen = True
+        self._snap_inflight = None
+        self._snap_ok_at = now
+        self._last_rx = now
+        self._last_ping = now
+        self._broken = None
+        self._begin_handshake(now)
+        while not self._stop.is_set():
+            frames = link.receive()
+            now = self._clock()
+            received_at = time.perf_counter()
+            if self._broken:
+                raise _SessionEnd(self._broken)
+            for frame in frames:
+                if frame is None:  # a frame lost to noise, at this point of the stream
+                    self.stats.rx_errors += 1
+                    if self._state in (ConnState.SYNCING, ConnState.ONLINE):
+                        self._resync("crc", now, urgent=True)
+                else:
+                    self._handle(frame, now, received_at)
+            self._timers(now)
+
+    # --- handshake -------------------------------------------------------------
+
+    def _begin_handshake(self, now: float) -> None:
+        self._state = ConnState.HANDSHAKE
+        self._hello_tries = 0
+        self._frozen = True
+        self._send_hello(now)
+        self._set_status(ConnState.HANDSHAKE, f"handshake on {self.port}")
+
+    def _send_hello(self, now: float) -> None:
+        self._hello_tries += 1
+        self._hello_seq = self._send(proto.HELLO, bytes([HOST_PROTOCOL]))
+        self._hello_at = now
+
+    def _on_identity(self, board: int, payload: bytes, seq: int, now: float) -> None:
+        try:
+            d = proto.decode_identity(payload)
+        except proto.ProtocolError as exc:
+            log.warning("%s: bad IDENTITY (%s); asking again", self.port, exc)
+            return
+        if d["ack_seq"] != self._hello_seq:
+            return  # an answer to an older HELLO: wait for ours
+        ident = BoardIdentity(
+            board=board,
+            uid=d["uid"],
+            fw_version=d["fw_version"],
+            cells=d["cells"],
+            leds=d["leds"],
+            caps=d["caps"],
+            config_hash=d["config_hash"],
+            protocol=d["protocol"],
+        )
+        if d["protocol"] != proto.VERSION:
+            raise _Mismatch(
+                f"board {board} on {self.port} speaks protocol {d['protocol']}, host speaks {proto.VERSION}: "
+                "update the board's firmware (tablesense flash)"
+            )
+        problem = self.listener.board_identified(self, ident)
+        self.identity = ident
+        if problem:
+            raise _Mismatch(problem)
+        self._rx_seq = seq
+        self._state = ConnState.SYNCING
+        self._set_status(ConnState.SYNCING, f"board {board} identified (firmware {ident.fw_version}); syncing")
+        with self._lock:
+            self._led_confirmed = None  # the board's strip is unknown after a (re)connect
+        self._request_snapshot(now)
+
+    # --- frames ------------------------------------------------------------------
+
+    def _handle(self, frame: Frame, now: float, received_at: float) -> None:
+        msg_type, board, seq, payload = frame
+        if msg_type == proto.BOOT:
+            self.stats.boots += 1
+            if self._state is not ConnState.HANDSHAKE:
+                self._go_offline_for_reboot(now)
+            return
+        if self._state is ConnState.HANDSHAKE:
+            if msg_type == proto.IDENTITY:
+                self._last_rx = now
+                self._on_identity(board, payload, seq, now)
+            return
+        ident = self.identity
+        if ident is None or board != ident.board:
+            return  # not from the board we identified: ignore
+        self._last_rx = now
+        # Sequence check: every board frame is numbered.
+        if self._rx_seq is not None:
+            if seq == self._rx_seq:
+                self.stats.duplicates += 1
+                return
+            if seq != (self._rx_seq + 1) & 0xFF:
+                self.stats.gaps += 1
+                self._rx_seq = seq
+                self._resync("gap", now, urgent=True)
+                if msg_type == proto.CELL:
+                    self.stats.events_ignored += 1
+                    return
+        self._rx_seq = seq
+        try:
+            if msg_type == proto.CELL:
+                if self._frozen:
+                    self.stats.events_ignored += 1
+                    return
+                channel, state = proto.decode_cell_event(payload)
+                if channel >= ident.cells:
+                    raise proto.ProtocolError(f"CELL for channel {channel} of {ident.cells}")
+                self.stats.events += 1
+                self.listener.board_cells(board, {channel: reading_from_proto(state)}, False, received_at)
+            elif msg_type == proto.SNAPSHOT:
+                _ack, states = proto.decode_snapshot(payload)
+                if len(states) != ident.cells:
+                    raise proto.ProtocolError(f"SNAPSHOT of {len(states)} cells, board has {ident.cells}")
+                self._on_snapshot(board, states, now, received_at)
+            elif msg_type == proto.ACK:
+                ack_seq, _status = proto.decode_ack(payload)
+                self._on_ack(ack_seq)
+            elif msg_type == proto.NAK:
+                ack_seq, code, message = proto.decode_nak(payload)
+                self._on_nak(ack_seq, code, message)
+            elif msg_type == proto.LOG:
+                level, message = proto.decode_log(payload)
+                log.log(logging.WARNING if level >= 2 else logging.INFO, "board %d: %s", board, message)
+        except proto.ProtocolError as exc:
+            log.warning("board %d: %s; resyncing", board, exc)
+            self._resync("protocol", now, urgent=True)
+
+    def _on_snapshot(self, board: int, states: list, now: float, received_at: float) -> None:
+        self.stats.snapshots += 1
+        self._snap_inflight = None
+        self._snap_ok_at = now
+        self._frozen = False
+        readings = {ch: reading_from_proto(s) for ch, s in enumerate(states)}
+        if any(s == -1 for s in states):
+            # Fresh after a restart: look again soon rather than at the next periodic resync.
+            self._snap_ok_at = now - self.options.resync_interval + 0.1
+        if self._state is ConnState.SYNCING:
+            # Cells first, then status: subscribers see a complete state when told "online".
+            self.listener.board_cells(board, readings, True, received_at)
+            self._state = ConnState.ONLINE
+            self._set_status(ConnState.ONLINE, f"board {board} online on {self.port}")
+            with self._lock:
+                self._maybe_send_leds(now)
+        else:
+            self.listener.board_cells(board, readings, True, received_at)
+
+    def _on_ack(self, ack_seq: int) -> None:
+        with self._lock:
+            inflight = self._led_inflight
+            if inflight is not None and inflight[0] == ack_seq:
+                self._led_confirmed = inflight[1]
+                self._led_inflight = None
+                self._maybe_send_leds(self._clock())
+
+    def _on_nak(self, ack_seq: int, code: int, message: str) -> None:
+        with self._lock:
+            inflight = self._led_inflight
+            if inflight is not None and inflight[0] == ack_seq:
+                self._led_inflight = None
+                if code == proto.NAK_UNSUPPORTED:
+                    self._leds_disabled = True
+                    log.warning("board %s refuses LED frames (%s): LEDs disabled", self.board, message)
+                    return
+        log.warning("board %s: NAK %d for frame %d: %s", self.board, code, ack_seq, message)
+
+    def _go_offline_for_reboot(self, now: float) -> None:
+        board = self.board
+        self._set_status(ConnState.HANDSHAKE, f"board {board} restarted; handshaking again")
+        self._begin_handshake(now)
+
+    # --- timers ------------------------------------------------------------------
+
+    def _timers(self, now: float) -> None:
+        o = self.options
+        if self._state is ConnState.HANDSHAKE:
+            if now - self._hello_at >= o.handshake_timeout:
+                if self._hello_tries >= o.handshake_tries:
+                    raise _SessionEnd(
+                        f"no IDENTITY from {self.port} after {self._hello_tries} HELLOs: "
+                        "is this a tablesense board running its firmware?"
+                    )
+                self._send_hello(now)
+            return
+        if now - self._last_rx > o.watchdog:
+            raise _SessionEnd(f"board {self.board} on {self.port} silent for {o.watchdog:.1f} s")
+        if now - self._last_ping >= o.ping_interval:
+            self._last_ping = now
+            self.stats.pings += 1
+            self._send(proto.PING)
+        if self._snap_inflight is not None:
+            if now - self._snap_at >= o.snapshot_timeout:
+                self._request_snapshot(now)
+        elif now - self._snap_ok_at >= o.resync_interval:
+            self._resync("periodic", now, urgent=False)
+            with self._lock:
+                self._led_confirmed = None  # frames are idempotent: refresh the strip too
+        with self._lock:
+            self._maybe_send_leds(now)
+
+    def _resync(self, reason: str, now: float, urgent: bool) -> None:
+        """Ask for the truth. ``urgent`` (gap, CRC error) also freezes the cells."""
+        self.stats.resync_reasons[reason] = self.stats.resync_reasons.get(reason, 0) + 1
+        if urgent:
+            self._frozen = True
+        if self._snap_inflight is None or (urgent and now - self._snap_at >= self.options.snapshot_retry_on_error):
+            self._request_snapshot(now)
+
+    def _request_snapshot(self, now: float) -> None:
+        self.stats.snapshot_requests += 1
+        self._snap_inflight = self._send(proto.SNAPSHOT_REQ)
+        self._snap_at = now
+
+    # --- sending -------------------------------------------------------------------
+
+    def _send(self, msg_type: int, payload: bytes = b"") -> int:
+        """Send a command; returns its sequence number. A write failure ends the session."""
+        with self._lock:
+            seq = self._tx_seq
+            self._tx_seq = (seq + 1) & 0xFF
+            link = self._link
+            if link is None:
+                return seq
+            board = self.identity.board if self.identity else 0
+            try:
+                link.send(msg_type, board, seq, payload)
+            except LinkError as exc:
+                self._broken = str(exc)
+        return seq
+
+    def _maybe_send_leds(self, now: float) -> bool:
+        """Send the wanted LED frame if allowed now (caller holds _lock)."""
+        wanted = self._led_wanted
+        ident = self.identity
+        if wanted is None or self._link is None or self._state is not ConnState.ONLINE or ident is None:
+            return False
+        if not ident.has_leds or self._leds_disabled:
+            self.stats.led_skipped += 1
+            return False
+        inflight = self._led_inflight
+        if inflight is not None:
+            if inflight[1] == wanted:
+                if now - inflight[2] < self.options.led_ack_timeout:
+                    return False  # already on its way
+            elif now - inflight[2] < self.options.led_ack_timeout and now - self._led_last_sent < self.options.led_min_interval:
+                self.stats.led_deferred += 1
+                return False
+        elif wanted == self._led_confirmed:
+            return False
+        if now - self._led_last_sent < self.options.led_min_interval:
+            self.stats.led_deferred += 1
+            return False
+        frame = list(wanted[: ident.leds]) + [(0, 0, 0)] * max(0, ident.leds - len(wanted))
+        seq = self._send(proto.LEDS, proto.encode_leds(frame))
+        self._led_inflight = (seq, wanted, now)
+        self._led_last_sent = now
+        self.stats.led_frames += 1
+        return True
+
+    def _set_status(self, state: ConnState, message: str) -> None:
+        board = self.identity.board if self.identity else None
+        new = BoardStatus(self.port, board, state, message, self.identity)
+        old = self._status
+        self._status = new
+        if (old.state, old.message, old.board) != (new.state, new.message, new.board):
+            if state in (ConnState.OFFLINE, ConnState.MISMATCH) or state is ConnState.ONLINE:
+                log.info("%s", message)
+            try:
+                self.listener.board_status(new)
+            except Exception:
+                log.exception("board status listener failed")

@@ -1,0 +1,453 @@
+"""``tablesense demo``: a whole match on the virtual table, played by computer
+seats whose virtual hands move the virtual tags.
+
+The pieces of the demo are the product's own: the virtual table (real
+firmware on emulated readers behind pseudo-terminals), the link, the
+referee, the journal and the display page. Only the players are computers:
+the :class:`Session` publishes each computer seat's ``suggestion`` and the
+:class:`VirtualHands` carry it out on the table, the way a person at a real
+table follows the lights (lift the tile, lay it on the lit cell; press the
+seat button to pass or call). In Kems every seat that wants a swap lifts its
+card at the same time; the swaps then land one after the other.
+
+With ``--no-web --hands N --seed S`` the match's game record is printed as
+JSON: the hands wait for each move to be accepted before the next, and every
+decision comes from the seed, so the same seed gives the same record with or
+without link faults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tablesense.outputs.events import EventBus, TableEvent
+from tablesense.table.tags import TagRegistry
+
+#: The layout each game and seat count is demonstrated on.
+DEMO_TABLES = {
+    ("dominoes", 4): "dominoes-4",
+    ("dominoes", 3): "dominoes-3",
+    ("dominoes", 2): "dominoes-2",
+    ("kems", 4): "kems-4",
+    ("kems", 6): "kems-6",
+    ("kems", 8): "kems-8",
+}
+
+#: Seats per dominoes variant in the demo.
+VARIANT_SEATS = {"pairs-pips": 4, "pips-two-player": 2, "brazilian-points": 4}
+
+
+class HandsStopped(Exception):
+    """The demo is stopping: the hands put down what they hold and leave."""
+
+
+class VirtualHands:
+    """Computer players' hands: carry out ``suggestion`` events on the world.
+
+    ``world`` has ``place(cell, uid)`` and ``remove(cell)`` (the virtual table
+    or a :class:`~tablesense.referee.direct.DirectTable`); ``press(seat,
+    button)`` reaches the session's seat buttons; ``accepted()`` tells how
+    many moves the referee has accepted (the hands wait for it between steps);
+    ``pace`` is the pause between two physical steps, in seconds.
+    """
+
+    def __init__(
+        self,
+        bus: EventBus,
+        world: Any,
+        registry: TagRegistry,
+        press: Callable[[int, str], None],
+        accepted: Callable[[], int],
+        *,
+        pace: float = 0.5,
+        initial: dict[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.bus = bus
+        self.world = world
+        self.registry = registry
+        self.press = press
+        self.accepted = accepted
+        self.pace = pace
+        self.timeout = timeout
+        self.cells: dict[str, str] = dict(initial or {})
+        self.held: set[str] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sub = bus.subscribe(
+            ["suggestion", "move_rejected", "hand_ended"], replay=False, maxsize=10000
+        )
+        self._groups: dict[str, list[dict[str, Any]]] = {}
+        self.errors: list[str] = []
+
+    # -- thread ---------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="virtual-hands", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._sub.close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            ev = self._sub.get(timeout=0.1)
+            if ev is None:
+                continue
+            try:
+                self.handle(ev)
+            except HandsStopped:
+                return
+            except Exception as exc:  # keep the demo going; the referee will ask again
+                self.errors.append(f"{ev.kind}: {exc!r}")
+
+    # -- physical steps ------------------------------------------------------------
+    def _pause(self, factor: float = 1.0) -> None:
+        if self._stop.wait(self.pace * factor):
+            raise HandsStopped
+
+    def lift(self, cell: str) -> str | None:
+        piece = self.cells.pop(cell, None)
+        if piece is None:
+            return None
+        with contextlib.suppress(KeyError, ValueError):
+            self.world.remove(cell)
+        self.held.add(piece)
+        return piece
+
+    def lay(self, piece: str, cell: str) -> None:
+        if cell in self.cells:
+            if self.cells[cell] == piece:
+                return
+            self.lift(cell)
+        old = self.where(piece)
+        if old is not None:
+            self.lift(old)
+        self.world.place(cell, self.registry.uid_of(piece))
+        self.cells[cell] = piece
+        self.held.discard(piece)
+
+    def where(self, piece: str) -> str | None:
+        return next((c for c, p in self.cells.items() if p == piece), None)
+
+    def wait_accepted(self, count: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        while self.accepted() < count:
+            if self._stop.wait(0.01):
+                raise HandsStopped
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the referee did not accept move {count} in {self.timeout} s")
+
+    # -- suggestions -------------------------------------------------------------------
+    def handle(self, ev: TableEvent) -> None:
+        d = ev.data
+        if ev.kind == "move_rejected":
+            fix = d.get("fix")
+            if fix:
+                self._pause(0.5)
+                piece, to = fix["piece"], fix.get("to")
+                if to is None:
+                    cell = self.where(piece)
+                    if cell is not None:
+                        self.lift(cell)
+                elif self.cells.get(to) != piece:
+                    self.lay(piece, to)
+            return
+        if ev.kind != "suggestion":
+            return
+        kind = d.get("kind")
+        base = self.accepted()
+        if kind == "setup":
+            self.setup(d["cells"])
+        elif kind in ("play", "draw"):
+            self._pause()
+            if d.get("from_cell"):
+                self.lift(d["from_cell"])
+            self._pause(0.6)
+            if d.get("to_cell"):
+                self.lay(d["piece"], d["to_cell"])
+            self.wait_accepted(base + 1)
+        elif kind == "pass":
+            self._pause()
+            self.press(d["seat"], "main")
+            self.wait_accepted(base + 1)
+        elif kind == "announce":
+            self._pause()
+            self.press(d["seat"], "call")
+            self._pause(0.5)
+            cell = d.get("from_cell")
+            if cell:
+                self.lift(cell)
+                self.wait_accepted(base + 1)
+                self._pause(0.5)
+                self.lay(d["piece"], cell)
+        elif kind == "call":
+            self._pause()
+            if d["call"] == "contre":
+                self.press(d["seat"], "call")
+                self._pause(0.4)
+                self.press(d["target"], "main")
+            else:
+                self.press(d["seat"], "main")
+            self.wait_accepted(base + 1)
+        elif kind == "refresh":
+            self._pause()
+            for cell in d["slots"]:
+                self.lift(cell)
+                self.held.clear()  # the old board goes under the stock
+            self._pause(0.5)
+            for cell, card in zip(d["slots"], d["cards"], strict=True):
+                self.lay(card, cell)
+                self._pause(0.2)
+            self.wait_accepted(base + 1)
+        elif kind == "swap":
+            group = self._groups.setdefault(d["group"], [])
+            group.append(d)
+            if len(group) == d["size"]:
+                del self._groups[d["group"]]
+                self.swaps(sorted(group, key=lambda s: s["index"]), base)
+
+    def setup(self, cells: dict[str, str]) -> None:
+        """Lay out a deal: clear what is not where it belongs, then deal."""
+        self._pause()
+        wanted_pieces = set(cells.values())
+        for cell, piece in sorted(self.cells.items()):
+            if cells.get(cell) != piece:
+                self.lift(cell)
+                self._pause(0.05)
+        self.held.clear()
+        for cell, piece in cells.items():
+            if self.cells.get(cell) != piece:
+                self.lay(piece, cell)
+                self._pause(0.08)
+        del wanted_pieces
+
+    def swaps(self, group: list[dict[str, Any]], base: int) -> None:
+        """Several seats swap at once: all lift their card, then each lays it on
+        its slot and takes the slot's card, one after the other."""
+        self._pause()
+        for sw in group:
+            self.lift(sw["from_cell"])
+            self._pause(0.15)
+        for i, sw in enumerate(group):
+            self._pause(0.4)
+            self.lift(sw["take_cell"])
+            self.lay(sw["piece"], sw["to_cell"])
+            self._pause(0.3)
+            self.lay(sw["take"], sw["from_cell"])
+            self.wait_accepted(base + i + 1)
+
+
+@dataclass
+class DemoConfig:
+    game: str = "dominoes"
+    variant: str | None = None
+    hands: int | None = None
+    seed: int = 1
+    speed: float = 1.0
+    web: bool = True
+    port: int = 0
+    host: str = "127.0.0.1"
+    link_faults: float = 0.0
+    link: str = "virtual"
+    seats: int | None = None
+    journal: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    player: str = "greedy"
+    table: str | None = None
+    world_file: str | None = None
+    timeout: float | None = None
+
+
+def demo_variant(cfg: DemoConfig) -> str:
+    if cfg.variant:
+        return cfg.variant
+    return "pairs-pips" if cfg.game == "dominoes" else "classic"
+
+
+def demo_table(cfg: DemoConfig, variant: str) -> str:
+    if cfg.table:
+        return cfg.table
+    seats = cfg.seats or (VARIANT_SEATS.get(variant, 4) if cfg.game == "dominoes" else 4)
+    key = (cfg.game, seats)
+    if key not in DEMO_TABLES:
+        raise ValueError(f"no demo table for {cfg.game} with {seats} seats")
+    return DEMO_TABLES[key]
+
+
+@dataclass
+class DemoResult:
+    record: dict[str, Any]
+    hands_played: int
+    url: str | None
+    match_over: bool
+    errors: list[str]
+
+
+def run_demo(
+    cfg: DemoConfig,
+    *,
+    on_ready: Callable[[str | None], None] | None = None,
+    stop: threading.Event | None = None,
+    log: Any = None,
+) -> DemoResult:
+    """Play the demo match; returns the record (of the hands played)."""
+    from tablesense.journal.store import Journal
+    from tablesense.referee.core import MatchSpec, Referee, Timing
+    from tablesense.referee.session import Session, domino_bot, kems_bot
+    from tablesense.table.geometry import TableGeometry
+
+    stop = stop or threading.Event()
+    variant = demo_variant(cfg)
+    geometry = TableGeometry.load(demo_table(cfg, variant))
+    registry = TagRegistry.virtual(cfg.seed)
+    n = len(geometry.seats)
+    spec = MatchSpec(
+        game=cfg.game,
+        variant=variant,
+        options=dict(cfg.options),
+        seat_names=[s.name for s in geometry.seats],
+        seat_kinds=["bot"] * n,
+        seed=cfg.seed,
+        table=geometry.name,
+    )
+    bus = EventBus(history_size=2000)
+    if log is not None:
+        from tablesense.referee.cli import _log_events
+
+        _log_events(bus, log)
+    fast = cfg.hands is not None and not cfg.web
+    pace = 0.0 if fast else 0.6 / max(cfg.speed, 0.01)
+    timing = Timing().scaled(0.5) if fast else Timing().scaled(1.0 / max(cfg.speed, 0.01))
+    journal = Journal(cfg.journal) if cfg.journal else None
+    resumed_entries: list[dict[str, Any]] | None = None
+    if journal is not None:
+        row = journal.running()
+        if (
+            row is not None
+            and row.spec.get("game") == spec.game
+            and row.spec.get("seed") == spec.seed
+        ):
+            journal.resume(row.id)
+            resumed_entries = journal.entries()
+        else:
+            journal.begin(spec.to_json())
+    referee = Referee(
+        spec,
+        geometry,
+        registry,
+        emit=bus.publish,
+        store=journal.append if journal is not None else None,
+        timing=timing,
+        deal="engine",
+    )
+    make = domino_bot if cfg.game == "dominoes" else kems_bot
+    bots = {i: make(cfg.player) for i in range(n)}
+
+    vtable: Any = None
+    link: Any = None
+    if cfg.link == "direct":
+        from tablesense.referee.direct import DirectTable
+
+        world = DirectTable(geometry, path=cfg.world_file)
+        source = world
+    else:
+        from tablesense.link.manager import TableLink
+        from tablesense.sim.faults import FaultPlan
+        from tablesense.sim.virtual_table import VirtualTable
+
+        faults = (
+            FaultPlan.from_rate(cfg.link_faults, seed=cfg.seed) if cfg.link_faults > 0 else None
+        )
+        vtable = VirtualTable(geometry, seed=cfg.seed, faults=faults)
+        paths = vtable.start()
+        ports = list(vtable.stable_paths().values()) or list(paths.values())
+        link = TableLink(geometry, ports=ports)
+        link.start()
+        world = vtable
+        source = link
+    session = Session(referee, source, bus, bots=bots, seed=cfg.seed)
+    initial: dict[str, str] = {}
+    if cfg.link == "direct":
+        for cell, uid in world.contents().items():
+            piece = registry.piece(uid)
+            initial[cell] = str(piece)
+    hands = VirtualHands(
+        bus,
+        world,
+        registry,
+        session.press,
+        lambda: referee.accepted,
+        pace=pace,
+        initial=initial,
+        timeout=60.0,
+    )
+    server: Any = None
+    url: str | None = None
+    try:
+        if link is not None and not link.wait_online(20.0):
+            raise RuntimeError("the virtual boards did not come online in 20 s")
+        if cfg.web:
+            url, server = serve_display(bus, cfg.host, cfg.port)
+        hands.start()
+        if resumed_entries:
+            referee.replay(resumed_entries, time.monotonic())
+        else:
+            referee.start(time.monotonic())
+        session.attach()
+        if on_ready is not None:
+            on_ready(url)
+        deadline = None if cfg.timeout is None else time.monotonic() + cfg.timeout
+
+        def done(s: Session) -> bool:
+            if referee.match.is_over:
+                return True
+            if cfg.hands is not None and len(referee.finished_hands()) >= cfg.hands:
+                return True
+            return deadline is not None and time.monotonic() > deadline
+
+        session.run(stop, until=done)
+        if referee.match.is_over and cfg.web and not stop.is_set():
+            stop.wait(5.0 / max(cfg.speed, 0.01))
+        record = referee.record(limit=cfg.hands)
+        if journal is not None and referee.match.is_over:
+            journal.close_match("finished")
+        return DemoResult(record, len(record["hands"]), url, referee.match.is_over, hands.errors)
+    finally:
+        hands.stop()
+        session.detach()
+        if server is not None:
+            with contextlib.suppress(Exception):
+                server.stop()
+        if link is not None:
+            link.stop()
+        if vtable is not None:
+            vtable.stop()
+        if journal is not None:
+            journal.close()
+
+
+def serve_display(bus: EventBus, host: str, port: int) -> tuple[str | None, Any]:
+    """Serve the display page for ``bus`` (the outputs+web room's app)."""
+    try:
+        from tablesense.web.app import create_app
+        from tablesense.web.server import serve_in_thread
+    except ImportError:  # the web room is optional for headless tables
+        return None, None
+    app = create_app(bus, title="tablesense demo")
+    server = serve_in_thread(app, host=host, port=port)
+    url = getattr(server, "url", None)
+    if url is None:
+        real_port = getattr(server, "port", port)
+        url = f"http://{host}:{real_port}/"
+    return str(url), server
+
+
+__all__ = ["DemoConfig", "DemoResult", "VirtualHands", "run_demo", "serve_display"]

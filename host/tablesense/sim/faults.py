@@ -1,0 +1,185 @@
+"""Seeded link faults for the virtual table.
+
+Two kinds:
+
+- **Byte faults** on each direction of a board's link (:class:`ByteFaults`):
+  each byte is dropped, corrupted (XOR with a random non-zero value) or
+  duplicated with the given probabilities, and a write may be held back for a
+  random delay (later writes queue behind it, as on a congested USB bus:
+  order is kept).
+- **Events** (:class:`ScheduledFault`): unplug a board (its device path
+  vanishes, the host's pyserial raises as on a real unplug), replug it (a new
+  pseudo-terminal, the same board identity, a fresh boot), or reboot it
+  (the firmware restarts and sends BOOT on the same port), at a given time
+  or at a rate (:class:`FaultPlan.unplug_every` / ``reboot_every``).
+
+Everything is drawn from ``random.Random`` instances seeded from the plan's
+seed, the board id and the direction, so a run is repeatable as far as the
+threads' timing allows.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Literal
+
+FaultKind = Literal["unplug", "replug", "reboot"]
+
+
+@dataclass(frozen=True)
+class ScheduledFault:
+    """``kind`` happens to ``board`` at ``at`` seconds after the table started.
+    An unplug with ``duration`` is followed by a replug that much later."""
+
+    at: float
+    kind: FaultKind
+    board: int
+    duration: float | None = None
+
+
+@dataclass
+class FaultPlan:
+    """Every fault of a virtual table run.
+
+    ``drop``, ``corrupt``, ``duplicate``: per-byte probabilities; ``delay``:
+    per-write probability of holding the write back ``delay_ms`` (a range);
+    ``directions``: which way the byte faults apply ("to_host", "to_board").
+    ``unplug_every`` / ``reboot_every``: mean seconds between such events per
+    board (exponential), ``unplug_for``: how long an unplug lasts.
+    """
+
+    seed: int = 0
+    drop: float = 0.0
+    corrupt: float = 0.0
+    duplicate: float = 0.0
+    delay: float = 0.0
+    delay_ms: tuple[float, float] = (1.0, 20.0)
+    directions: tuple[str, ...] = ("to_host", "to_board")
+    events: list[ScheduledFault] = field(default_factory=list)
+    unplug_every: float | None = None
+    unplug_for: float = 0.5
+    reboot_every: float | None = None
+
+    @classmethod
+    def from_rate(cls, rate: float, seed: int = 0) -> FaultPlan:
+        """The ``--faults RATE`` plan: a fraction ``rate`` of bytes hit, split
+        evenly between drops and corruption, a quarter as many duplications,
+        and ``rate`` of writes delayed."""
+        if not 0.0 <= rate < 0.5:
+            raise ValueError(f"fault rate {rate} is outside 0..0.5")
+        return cls(seed=seed, drop=rate / 2, corrupt=rate / 2, duplicate=rate / 4, delay=rate)
+
+    @property
+    def has_byte_faults(self) -> bool:
+        return any(p > 0 for p in (self.drop, self.corrupt, self.duplicate, self.delay))
+
+    def byte_faults(self, board: int, direction: str, generation: int = 0) -> ByteFaults | None:
+        """The byte-fault filter for one direction of one board's link (None: no faults)."""
+        if not self.has_byte_faults or direction not in self.directions:
+            return None
+        rng = random.Random(f"{self.seed}:{board}:{direction}:{generation}")
+        return ByteFaults(rng, self.drop, self.corrupt, self.duplicate, self.delay, self.delay_ms)
+
+    def timeline(self, boards: list[int], horizon: float) -> list[ScheduledFault]:
+        """Scheduled events plus the rate-driven ones up to ``horizon`` seconds, sorted."""
+        out = list(self.events)
+        for b in boards:
+            rng = random.Random(f"{self.seed}:{b}:events")
+            if self.unplug_every:
+                t = rng.expovariate(1 / self.unplug_every)
+                while t < horizon:
+                    out.append(ScheduledFault(t, "unplug", b, self.unplug_for))
+                    t += self.unplug_for + rng.expovariate(1 / self.unplug_every)
+            if self.reboot_every:
+                t = rng.expovariate(1 / self.reboot_every)
+                while t < horizon:
+                    out.append(ScheduledFault(t, "reboot", b))
+                    t += rng.expovariate(1 / self.reboot_every)
+        return sorted(out, key=lambda f: f.at)
+
+
+@dataclass
+class FaultCounts:
+    dropped: int = 0
+    corrupted: int = 0
+    duplicated: int = 0
+    delayed: int = 0
+
+
+class ByteFaults:
+    """Applies byte faults to one direction of a stream. Not thread-safe: one
+    writer (the virtual board's thread) owns it."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        drop: float,
+        corrupt: float,
+        duplicate: float,
+        delay: float,
+        delay_ms: tuple[float, float],
+    ) -> None:
+        self.rng = rng
+        self.drop = drop
+        self.corrupt = corrupt
+        self.duplicate = duplicate
+        self.delay = delay
+        self.delay_ms = delay_ms
+        self.counts = FaultCounts()
+        self._held: deque[tuple[float, bytes]] = deque()
+        self._any = drop + corrupt + duplicate
+
+    def mangle(self, data: bytes) -> bytes:
+        """The bytes as they come out of the faulty wire (no delay applied)."""
+        if not self._any:
+            return data
+        rng = self.rng
+        p_drop = self.drop
+        p_corrupt = p_drop + self.corrupt
+        p_dup = p_corrupt + self.duplicate
+        out = bytearray()
+        for b in data:
+            r = rng.random()
+            if r >= p_dup:
+                out.append(b)
+            elif r < p_drop:
+                self.counts.dropped += 1
+            elif r < p_corrupt:
+                out.append(b ^ rng.randrange(1, 256))
+                self.counts.corrupted += 1
+            else:
+                out.append(b)
+                out.append(b)
+                self.counts.duplicated += 1
+        return bytes(out)
+
+    def push(self, data: bytes, now: float) -> bytes:
+        """Mangle ``data`` and return what may be delivered now; a delayed write
+        (and everything queued behind it) waits for :meth:`due`."""
+        data = self.mangle(data)
+        if self.delay and self.rng.random() < self.delay:
+            self.counts.delayed += 1
+            lo, hi = self.delay_ms
+            release = now + self.rng.uniform(lo, hi) / 1000.0
+            self._held.append((max(release, self._held[-1][0] if self._held else 0.0), data))
+            return b""
+        if self._held:
+            self._held.append((self._held[-1][0], data))
+            return b""
+        return data
+
+    def due(self, now: float) -> bytes:
+        """Held bytes whose delay is over."""
+        out = bytearray()
+        while self._held and self._held[0][0] <= now:
+            out.extend(self._held.popleft()[1])
+        return bytes(out)
+
+    @property
+    def next_release(self) -> float | None:
+        return self._held[0][0] if self._held else None
+
+    def clear(self) -> None:
+        self._held.clear()

@@ -1,0 +1,420 @@
+"""One virtual sensor board: the real firmware on a pseudo-terminal.
+
+A :class:`VirtualBoard` runs the firmware's step core
+(:class:`tablesense.firmware.board.Board`) with the firmware's own MFRC522
+driver talking SPI to emulated chips (:mod:`tablesense.sim.mfrc522_emu`) and an
+emulated WS2812 strip, and connects it to the host through a pseudo-terminal
+(``os.openpty``, raw mode): the host opens the slave path with pyserial
+exactly as it opens ``/dev/ttyACM0``.
+
+- ``unplug()`` closes the pty: the path vanishes and the host's pyserial
+  raises as on a real unplug; the board is unpowered.
+- ``replug()`` opens a new pty (a new path, reported through ``on_path``),
+  powers the board up again: a fresh firmware boot with the same identity.
+- ``reboot()`` restarts the firmware on the same port (BOOT frame, cells
+  unscanned until read again), as after a watchdog reset.
+- Byte faults (:mod:`tablesense.sim.faults`) apply between the firmware and the pty.
+
+The readers and tags belong to the world (they survive reboots); the board's
+thread steps the firmware one cell every ``scan_interval`` seconds (a real
+board spends a millisecond or two per empty cell) and at once when the host
+sends something.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import select
+import threading
+import time
+import tty
+from collections.abc import Callable
+from pathlib import Path
+
+from tablesense.firmware import board as fw_board
+from tablesense.firmware import leds as fw_leds
+from tablesense.firmware import mfrc522 as fw_mfrc522
+from tablesense.firmware import proto
+from tablesense.sim.faults import ByteFaults, FaultPlan
+from tablesense.sim.mfrc522_emu import EmulatedMFRC522, EmulatedPin, EmulatedSPIBus
+from tablesense.table.geometry import TableGeometry
+
+FIRMWARE_DIR = Path(fw_board.__file__).resolve().parent
+
+RGB = tuple[int, int, int]
+
+
+class MonotonicClock:
+    """The MicroPython ``time`` tick API over the host's monotonic clock."""
+
+    def ticks_ms(self) -> int:
+        return time.monotonic_ns() // 1_000_000
+
+    def ticks_us(self) -> int:
+        return time.monotonic_ns() // 1_000
+
+    def ticks_diff(self, a: int, b: int) -> int:
+        return a - b
+
+
+class EmulatedNeoPixel:
+    """The ``neopixel.NeoPixel`` API the firmware's Strip drives; records each write."""
+
+    def __init__(self, n: int, on_write: Callable[[list[RGB]], None] | None = None) -> None:
+        self.n = n
+        self.pixels: list[RGB] = [(0, 0, 0)] * n
+        self.shown: list[RGB] = [(0, 0, 0)] * n
+        self.writes = 0
+        self._on_write = on_write
+
+    def __setitem__(self, i: int, color: RGB) -> None:
+        self.pixels[i] = (int(color[0]), int(color[1]), int(color[2]))
+
+    def __getitem__(self, i: int) -> RGB:
+        return self.pixels[i]
+
+    def write(self) -> None:
+        self.shown = list(self.pixels)
+        self.writes += 1
+        if self._on_write is not None:
+            self._on_write(self.shown)
+
+
+class _Pty:
+    """The board's end of a pseudo-terminal (the master) plus its slave path."""
+
+    def __init__(self, link_path: Path | None) -> None:
+        self.master, self._slave = os.openpty()
+        tty.setraw(self._slave)  # no echo, no line discipline: binary frames pass untouched
+        os.set_blocking(self.master, False)
+        self.path = os.ttyname(self._slave)
+        self.link_path = link_path
+        if link_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                link_path.unlink()
+            link_path.symlink_to(self.path)
+        self.closed = False
+
+    def read(self) -> bytes:
+        try:
+            return os.read(self.master, 4096)
+        except BlockingIOError:
+            return b""
+        except OSError as exc:
+            if exc.errno == errno.EIO:
+                return b""  # nobody has the slave open
+            raise
+
+    def write(self, data: bytes) -> int:
+        """Write what fits; a host that does not read loses the rest (like USB CDC)."""
+        sent = 0
+        while sent < len(data):
+            try:
+                sent += os.write(self.master, data[sent:])
+            except BlockingIOError:
+                return sent
+            except OSError:
+                return sent
+        return sent
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.link_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.link_path.unlink()
+        for fd in (self._slave, self.master):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class _Transport:
+    """The firmware's transport: pty bytes through the fault filters."""
+
+    def __init__(self, vb: VirtualBoard) -> None:
+        self.vb = vb
+
+    def read(self) -> bytes:
+        vb = self.vb
+        pty = vb._pty
+        if pty is None:
+            return b""
+        data = pty.read()
+        f = vb._to_board
+        if f is not None:
+            now = time.monotonic()
+            data = (f.due(now) + f.push(data, now)) if data else f.due(now)
+        vb.bytes_rx += len(data)
+        return data
+
+    def write(self, data: bytes) -> None:
+        vb = self.vb
+        if vb.on_frame_out is not None:
+            vb.on_frame_out(bytes(data))
+        pty = vb._pty
+        if pty is None:
+            return  # unpowered
+        f = vb._to_host
+        if f is not None:
+            data = f.push(bytes(data), time.monotonic())
+        if data:
+            vb.bytes_tx += pty.write(data)
+
+
+class VirtualBoard:
+    """The real firmware Board for one board of a table, on its own pty."""
+
+    def __init__(
+        self,
+        geometry: TableGeometry,
+        board_id: int,
+        *,
+        seed: int = 0,
+        faults: FaultPlan | None = None,
+        link_dir: Path | None = None,
+        scan_interval: float = 0.004,
+        on_path: Callable[[int, str], None] | None = None,
+        config: dict | None = None,
+        with_leds: bool = True,
+        fw_version: str | None = None,
+    ) -> None:
+        self.geometry = geometry
+        self.board_id = board_id
+        self.spec = geometry.board(board_id)
+        self.seed = seed
+        self.plan = faults or FaultPlan()
+        self.link_dir = link_dir
+        self.scan_interval = scan_interval
+        self.on_path = on_path
+        self.config = config if config is not None else geometry.board_config(board_id)
+        self.with_leds = with_leds and self.spec.leds > 0
+        self.fw_version = fw_version or fw_board.FW_VERSION
+        self.uid = hashlib.sha256(f"tablesense-sim:{geometry.name}:{board_id}:{seed}".encode()).digest()[:8]
+        self.chips: list[EmulatedMFRC522] = []
+        self._buses: list[EmulatedSPIBus] = []
+        self._selects: list[EmulatedPin] = []
+        for ch in range(self.spec.channels):
+            bus = EmulatedSPIBus()
+            pin, chip = bus.add_reader(pin_id=ch, seed=(seed * 1000 + board_id * 64 + ch) or 1)
+            self._buses.append(bus)
+            self._selects.append(pin)
+            self.chips.append(chip)
+        self.neopixel = EmulatedNeoPixel(self.spec.leds, self._led_written)
+        self.on_frame_out: Callable[[bytes], None] | None = None
+        self.on_leds: Callable[[list[RGB]], None] | None = None
+        self.bytes_rx = 0
+        self.bytes_tx = 0
+        self.boots = 0
+        self.firmware: fw_board.Board | None = None
+        self._pty: _Pty | None = None
+        self._to_host: ByteFaults | None = None
+        self._to_board: ByteFaults | None = None
+        self._generation = 0
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._thread: threading.Thread | None = None
+        self._pending_reboot = False
+        self._files = self._firmware_files()
+
+    # --- public API -------------------------------------------------------------
+
+    @property
+    def path(self) -> str | None:
+        """The current device path (``/dev/pts/N``), None while unplugged."""
+        pty = self._pty
+        return pty.path if pty is not None else None
+
+    @property
+    def stable_path(self) -> str | None:
+        """The symlink in ``link_dir`` that follows the board across replugs (like a udev name)."""
+        return str(self.link_dir / f"board-{self.board_id}") if self.link_dir is not None else None
+
+    @property
+    def plugged(self) -> bool:
+        return self._pty is not None
+
+    def start(self) -> str:
+        """Plug the board in and start its firmware; returns the device path."""
+        with self._lock:
+            if self._pty is None:
+                self._plug()
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name=f"virtual-board {self.board_id}", daemon=True)
+            self._thread.start()
+        path = self.path
+        assert path is not None
+        return path
+
+    def stop(self) -> None:
+        """Unplug and stop the thread; idempotent."""
+        self._stop.set()
+        self._wake()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(2.0)
+        self._thread = None
+        with self._lock:
+            self._unplug()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+
+    def unplug(self) -> None:
+        """Pull the USB cable: the device path vanishes and the board loses power."""
+        with self._lock:
+            self._unplug()
+        self._wake()
+
+    def replug(self) -> str:
+        """Plug it back: a new pty (new path), a fresh boot, the same identity."""
+        with self._lock:
+            if self._pty is None:
+                self._plug()
+            path = self.path
+        self._wake()
+        assert path is not None
+        return path
+
+    def reboot(self, cause: int = proto.BOOT_WATCHDOG) -> None:
+        """Restart the firmware on the same port (BOOT frame, cells unscanned)."""
+        with self._lock:
+            if self._pty is not None:
+                self._boot(cause)
+        self._wake()
+
+    def leds(self) -> list[RGB]:
+        """What the strip shows now."""
+        return list(self.neopixel.shown)
+
+    def fault_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name, f in (("to_host", self._to_host), ("to_board", self._to_board)):
+            if f is not None:
+                c = f.counts
+                out[f"{name}_dropped"] = c.dropped
+                out[f"{name}_corrupted"] = c.corrupted
+                out[f"{name}_duplicated"] = c.duplicated
+                out[f"{name}_delayed"] = c.delayed
+        return out
+
+    # --- internals -----------------------------------------------------------------
+
+    def _plug(self) -> None:
+        link = self.link_dir / f"board-{self.board_id}" if self.link_dir is not None else None
+        self._pty = _Pty(link)
+        self._generation += 1
+        self._to_host = self.plan.byte_faults(self.board_id, "to_host", self._generation)
+        self._to_board = self.plan.byte_faults(self.board_id, "to_board", self._generation)
+        self._boot(proto.BOOT_POWER_ON)
+        if self.on_path is not None:
+            self.on_path(self.board_id, self._pty.path)
+
+    def _unplug(self) -> None:
+        pty, self._pty = self._pty, None
+        self.firmware = None
+        if pty is not None:
+            pty.close()
+
+    def _boot(self, cause: int) -> None:
+        self.boots += 1
+        strip = (
+            fw_leds.Strip(self.neopixel, self.spec.leds) if self.with_leds else fw_leds.NoLeds()
+        )
+        if self.with_leds:
+            self.neopixel.pixels = [(0, 0, 0)] * self.spec.leds
+            self.neopixel.write()  # the strip goes dark at power-up
+        rfid = self.config.get("rfid", {}) if isinstance(self.config.get("rfid"), dict) else {}
+        readers = [
+            fw_mfrc522.MFRC522(
+                self._buses[ch],
+                self._selects[ch],
+                timeout_us=int(rfid.get("timeout_us", 500)),
+                max_polls=int(rfid.get("max_polls", 200)),
+            )
+            for ch in range(self.spec.channels)
+        ]
+        self.firmware = fw_board.Board(
+            self.config,
+            readers,
+            strip,
+            _Transport(self),
+            MonotonicClock(),
+            self.uid,
+            files=self._files,
+            reboot=self._request_reboot,
+            bootloader=None,
+            reset_cause=cause,
+            fw_version=self.fw_version,
+        )
+
+    def _request_reboot(self) -> None:
+        self._pending_reboot = True
+
+    def _firmware_files(self) -> list[tuple[str, bytes]]:
+        out = []
+        for p in sorted(FIRMWARE_DIR.glob("*.py")):
+            if p.name == "__init__.py":
+                continue
+            out.append((p.name, hashlib.sha256(p.read_bytes()).digest()))
+        return out
+
+    def _led_written(self, frame: list[RGB]) -> None:
+        if self.on_leds is not None:
+            self.on_leds(frame)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._wake_w, b"!")
+
+    def _run(self) -> None:
+        next_scan = time.monotonic()
+        while not self._stop.is_set():
+            now = time.monotonic()
+            timeout = max(0.0, next_scan - now)
+            with self._lock:
+                pty = self._pty
+                fds = [self._wake_r] + ([pty.master] if pty is not None else [])
+                release = self._to_host.next_release if self._to_host is not None else None
+                if release is not None:
+                    timeout = min(timeout, max(0.0, release - now))
+                if self._to_board is not None and self._to_board.next_release is not None:
+                    timeout = min(timeout, max(0.0, self._to_board.next_release - now))
+            if pty is None:
+                timeout = 0.5
+            try:
+                ready, _, _ = select.select(fds, [], [], timeout)
+            except (OSError, ValueError):
+                ready = []  # the pty was closed under us (unplug): go round again
+            if self._wake_r in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_r, 64)
+            with self._lock:
+                fw = self.firmware
+                if fw is None or self._pty is None:
+                    continue
+                try:
+                    running = fw.step()
+                except Exception:  # the firmware's step never raises; a bug here must not kill the sim
+                    running = True
+                if self._to_host is not None and self._pty is not None:
+                    held = self._to_host.due(time.monotonic())
+                    if held:
+                        self.bytes_tx += self._pty.write(held)
+                if self._pending_reboot:
+                    self._pending_reboot = False
+                    self._boot(proto.BOOT_SOFT)
+                elif not running:
+                    # A maintenance break (mpremote's Ctrl-C) stops the step loop; a real
+                    # board would sit in the REPL. The virtual one soft-resets instead.
+                    self._boot(proto.BOOT_SOFT)
+            now = time.monotonic()
+            if now >= next_scan:
+                next_scan = now + self.scan_interval

@@ -1,0 +1,212 @@
+"""The director's side of MQTT: ingest table outboxes, acknowledge, announce rounds.
+
+paho-mqtt's network thread only queues what arrives; one worker thread turns
+messages into :meth:`Director.ingest` calls and publishes the acknowledgement
+*after* the database transaction committed, so the director never
+acknowledges what it has not stored ("acts only on what it acknowledged").
+On every (re)connection the bridge re-subscribes and re-publishes the retained
+round assignments, so a broker restarted without its persistence file still
+ends up with the current round.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import paho.mqtt.client as mqtt
+
+from . import protocol as proto
+from .service import Ack, Director
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BrokerURL:
+    """``mqtt://user:password@host:port`` split into its parts."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    username: str | None = None
+    password: str | None = None
+
+    @classmethod
+    def parse(cls, url: str) -> BrokerURL:
+        if "://" not in url:
+            url = "mqtt://" + url
+        u = urlparse(url)
+        if u.scheme not in ("mqtt", "tcp"):
+            raise ValueError(f"broker URL must start with mqtt://, not {u.scheme}://")
+        return cls(u.hostname or "127.0.0.1", u.port or 1883, u.username, u.password)
+
+    def with_user(self, username: str, password: str) -> BrokerURL:
+        return BrokerURL(self.host, self.port, username, password)
+
+
+def make_client(client_id: str, broker: BrokerURL, *, clean: bool = False) -> mqtt.Client:
+    """A paho client (MQTT 3.1.1, persistent session unless ``clean``) with auto-reconnect."""
+    c = mqtt.Client(
+        callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        clean_session=clean,
+        protocol=mqtt.MQTTv311,
+    )
+    if broker.username is not None:
+        c.username_pw_set(broker.username, broker.password)
+    c.reconnect_delay_set(min_delay=0.1, max_delay=1.0)
+    c.max_queued_messages_set(0)
+    c.max_inflight_messages_set(100)
+    return c
+
+
+@dataclass
+class BridgeStats:
+    received: int = 0
+    accepted: int = 0
+    duplicates: int = 0
+    refused: int = 0
+    refusals: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+class DirectorBridge:
+    """Connects a :class:`Director` to the broker. ``start()`` / ``stop()``; a context manager."""
+
+    def __init__(
+        self,
+        director: Director,
+        broker: BrokerURL,
+        *,
+        client_id: str = "tablesense-director",
+        on_ack: Callable[[int, Ack], None] | None = None,
+    ) -> None:
+        self.director = director
+        self.broker = broker
+        self.stats = BridgeStats()
+        self._on_ack = on_ack
+        self._queue: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
+        self._client = make_client(client_id, broker)
+        self._client.on_connect = self._on_connect
+        self._client.on_message = self._on_message
+        self._worker = threading.Thread(target=self._work, name="director-ingest", daemon=True)
+        self._connected = threading.Event()
+        self._assignments: dict[int, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    # --------------------------------------------------------------- life
+
+    def start(self) -> DirectorBridge:
+        self._worker.start()
+        self._client.connect_async(self.broker.host, self.broker.port, keepalive=5)
+        self._client.loop_start()
+        return self
+
+    def wait_connected(self, timeout: float = 10.0) -> bool:
+        return self._connected.wait(timeout)
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        self._worker.join(timeout=10)
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    def __enter__(self) -> DirectorBridge:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def idle(self) -> bool:
+        """True when every received message has been processed."""
+        return self._queue.unfinished_tasks == 0
+
+    # --------------------------------------------------------------- rounds
+
+    def announce_round(self) -> None:
+        """Publish (retained) every table's matches of the current round."""
+        with self._lock:
+            self._assignments = self.director.assignments()
+            for table, payload in self._assignments.items():
+                self._client.publish(proto.assign_topic(table), json.dumps(payload), qos=1, retain=True)
+
+    # --------------------------------------------------------------- MQTT
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
+        if getattr(rc, "is_failure", False):
+            log.warning("director: broker refused the connection: %s", rc)
+            return
+        client.subscribe([
+            (f"{proto.TOPIC_ROOT}/tables/+/out", 1),
+            (f"{proto.TOPIC_ROOT}/tables/+/status", 1),
+            (f"{proto.TOPIC_ROOT}/tables/+/heartbeat", 0),
+        ])
+        with self._lock:
+            for table, payload in self._assignments.items():
+                client.publish(proto.assign_topic(table), json.dumps(payload), qos=1, retain=True)
+        self._connected.set()
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        self._queue.put((msg.topic, bytes(msg.payload)))
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                self._handle(*item)
+            except Exception:  # one bad message must never stop ingestion
+                log.exception("director: failed to handle a message")
+            finally:
+                self._queue.task_done()
+
+    def _handle(self, topic: str, payload: bytes) -> None:
+        table = proto.table_from_topic(topic)
+        if table is None:
+            return
+        leaf = topic.rsplit("/", 1)[-1]
+        if leaf == "status":
+            text = payload.decode(errors="replace").strip()
+            self.director.table_seen(table, online=(text == proto.STATUS_ONLINE))
+            return
+        if leaf == "heartbeat":
+            self.director.table_seen(table)
+            return
+        if leaf != "out":
+            return
+        self.stats.received += 1
+        try:
+            message = json.loads(payload)
+            if not isinstance(message, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            ack = self.director.ingest(table, {"kind": "?", "error": str(exc)})
+        else:
+            ack = self.director.ingest(table, message)
+        if ack.status == "accepted":
+            self.stats.accepted += 1
+        elif ack.status == "duplicate":
+            self.stats.duplicates += 1
+        else:
+            self.stats.refused += 1
+            self.stats.refusals.append((table, ack.key, ack.reason))
+        self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
+        if self._on_ack is not None:
+            self._on_ack(table, ack)
+
+
+def wait_until(pred: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    """Poll ``pred`` until true or ``timeout`` seconds pass."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(interval)
+    return pred()

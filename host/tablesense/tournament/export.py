@@ -1,0 +1,121 @@
+"""Exports of an event: one JSON object, CSV standings and results, a ZIP of records.
+
+The JSON object is what ``tablesense tournament export --json`` prints:
+``entrants`` (id, name), ``rounds`` (number, matches with table, entrants,
+score, winner, records), ``standings`` (rank order: rank, entrant,
+games_won, points_for, points_against, tiebreaks) and ``audit`` (the whole
+append-only log, hash chain included), plus the event's settings.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+from typing import Any
+
+from sqlalchemy import select
+
+from .db import Result
+from .service import Director
+
+
+def _num(x: float | None) -> int | float | None:
+    if x is None:
+        return None
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def export_event(director: Director) -> dict[str, Any]:
+    with director.db.session() as s:
+        ev = director.event(s)
+        event = {"id": ev.id, "name": ev.name, "game": ev.game, "variant": ev.variant, "format": ev.format,
+                 "status": ev.status, "options": ev.options}
+        results = {r.id: r.payload for r in s.scalars(select(Result).where(Result.event_id == director.event_id))}
+    entrants = director.entrants()
+    names = {e.id: e.name for e in entrants}
+    rounds: dict[int, dict[str, Any]] = {}
+    for m in director.matches():
+        rnd = rounds.setdefault(m.round_no, {"number": m.round_no, "matches": []})
+        payload = results.get(m.result_id) if m.result_id is not None else None
+        rnd["matches"].append({
+            "id": m.id,
+            "number": m.number,
+            "table": m.table_no,
+            "kind": m.kind,
+            "group": m.group_no,
+            "best_of": m.best_of,
+            "entrants": [m.entrant_a, m.entrant_b],
+            "score": [_num(m.score_a), _num(m.score_b)] if m.score_a is not None else None,
+            "games": m.games,
+            "winner": m.winner_id,
+            "status": m.status,
+            "confirmed": m.confirmed,
+            "revision": payload.get("revision") if payload else None,
+            "records": [_strip(r) for r in payload.get("records", [])] if payload else [],
+        })
+    standings = [
+        {
+            "rank": st.rank, "entrant": st.entrant, "name": names.get(st.entrant, "?"), "played": st.played,
+            "games_won": _num(st.games_won), "wins": st.wins, "draws": st.draws, "losses": st.losses,
+            "points_for": _num(st.points_for), "points_against": _num(st.points_against),
+            "tiebreaks": {k: _num(v) for k, v in st.tiebreaks.items()},
+        }
+        for st in director.standings()
+    ]
+    return {
+        "format": "tablesense.event/1",
+        "event": event,
+        "entrants": [{"id": e.id, "name": e.name, "members": e.members, "seed": e.seed, "status": e.status} for e in entrants],
+        "rounds": [rounds[k] for k in sorted(rounds)],
+        "standings": standings,
+        "audit": director.audit_log(),
+        "audit_chain_ok": director.verify_audit_chain(),
+    }
+
+
+def _strip(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as archived: our own ``x-`` bookkeeping keys removed."""
+    return {k: v for k, v in record.items() if not k.startswith("x-")}
+
+
+def standings_csv(director: Director) -> str:
+    data = export_event(director)
+    tb_names = list(data["standings"][0]["tiebreaks"]) if data["standings"] else []
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["rank", "entrant", "name", "played", "wins", "draws", "losses", "games_won", "points_for", "points_against", *tb_names])
+    for st in data["standings"]:
+        w.writerow([st["rank"], st["entrant"], st["name"], st["played"], st["wins"], st["draws"], st["losses"],
+                    st["games_won"], st["points_for"], st["points_against"], *[st["tiebreaks"][n] for n in tb_names]])
+    return out.getvalue()
+
+
+def results_csv(director: Director) -> str:
+    data = export_event(director)
+    names = {e["id"]: e["name"] for e in data["entrants"]}
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["round", "match", "table", "kind", "entrant_a", "name_a", "entrant_b", "name_b", "score_a", "score_b", "winner", "confirmed"])
+    for rnd in data["rounds"]:
+        for m in rnd["matches"]:
+            a, b = m["entrants"]
+            sc = m["score"] or [None, None]
+            w.writerow([rnd["number"], m["number"], m["table"], m["kind"], a, names.get(a, ""), b, names.get(b, "") if b else "",
+                        sc[0], sc[1], m["winner"], m["confirmed"]])
+    return out.getvalue()
+
+
+def records_archive(director: Director) -> bytes:
+    """A ZIP of every game record (one file per game), the event JSON and the audit log."""
+    data = export_event(director)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("event.json", json.dumps(data, indent=1))
+        z.writestr("audit.json", json.dumps(data["audit"], indent=1))
+        for rnd in data["rounds"]:
+            for m in rnd["matches"]:
+                for gi, rec in enumerate(m["records"], start=1):
+                    z.writestr(f"records/round-{rnd['number']:02d}/match-{m['number']:03d}-game-{gi}.json", json.dumps(rec, indent=1))
+    return buf.getvalue()

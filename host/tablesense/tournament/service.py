@@ -1,0 +1,709 @@
+"""The director's logic over the database: events, entrants, rounds, results, audit.
+
+Transport-free: the MQTT bridge (``bridge.py``), the web pages and the CLI all
+call these methods. Every write goes through one lock and one transaction,
+and every change a person or a table makes is written to the append-only,
+hash-chained audit log in the same transaction, so the log and the data can
+never disagree.
+
+Result ingestion (:meth:`Director.ingest`) is idempotent: a result is keyed by
+(event, round, table, revision); the same key with the same content is a
+duplicate (acknowledged again, nothing changes), the same key with other
+content is refused as a replay, and so are results that are forged (bad
+signature), out of turn (not this table's match of the current round, or the
+match already confirmed) or whose records do not replay to the reported score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from . import pairing as pr
+from .db import AuditEntry, Database, Entrant, Event, Match, Result, Round, Table
+from .protocol import message_key
+from .security import SignatureError, digest, verify
+from .standings import DEFAULT_TIEBREAKS, MatchOutcome, Standing, compute_standings, validate_tiebreaks
+
+FORMATS = ("swiss", "round-robin", "knockout", "groups")
+GAMES = {"dominoes": ("pairs-pips", "pips-two-player", "brazilian-points"), "kems": ("classic",)}
+
+
+class DirectorError(ValueError):
+    """A director action that cannot be done (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The director's answer to one outbox message."""
+
+    key: str
+    status: str  # "accepted", "duplicate", "refused"
+    reason: str = ""
+    digest: str = ""
+    """Digest of the message answered (without its signature): a table drops
+    an outbox entry only on an ack that names its own content, so a refusal
+    of a forged message under the same key cannot cancel the real one."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "status": self.status, "reason": self.reason, "digest": self.digest}
+
+
+def team_size(game: str, variant: str, seats: int) -> int:
+    """Players per entrant: pairs for 4-seat partnership games, else individuals."""
+    if game == "kems":
+        return 2
+    if variant == "pips-two-player":
+        return 1
+    return 2 if seats == 4 else 1
+
+
+def default_options(game: str, variant: str) -> dict[str, Any]:
+    target = {"pairs-pips": 100, "pips-two-player": 100, "brazilian-points": 4, "classic": 5}[variant]
+    return {
+        "target": target,
+        "time_limit_s": None,
+        "rounds": 5,
+        "seats": 2 if variant == "pips-two-player" else 4,
+        "best_of": 1,
+        "tiebreaks": list(DEFAULT_TIEBREAKS),
+        "first_round": "drawn",
+        "group_size": 4,
+        "advance": 2,
+        "bye_points": [0, 0],
+        "lots_seed": "",
+        "quiet_after_s": 10.0,
+    }
+
+
+class Director:
+    """One event's director: every state change of the event goes through here."""
+
+    def __init__(self, db: Database, event_id: int) -> None:
+        self.db = db
+        self.event_id = event_id
+        self._lock = threading.RLock()
+        with db.session() as s:
+            if s.get(Event, event_id) is None:
+                raise DirectorError(f"no event {event_id} in this database")
+
+    # ------------------------------------------------------------ creation
+
+    @staticmethod
+    def create_event(
+        db: Database,
+        name: str,
+        *,
+        game: str = "dominoes",
+        variant: str = "pairs-pips",
+        format: str = "swiss",
+        options: dict[str, Any] | None = None,
+    ) -> Director:
+        if game not in GAMES:
+            raise DirectorError(f"unknown game {game!r}; choose from {', '.join(GAMES)}")
+        if variant not in GAMES[game]:
+            raise DirectorError(f"{game} has no variant {variant!r}; choose from {', '.join(GAMES[game])}")
+        if format not in FORMATS:
+            raise DirectorError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
+        opts = default_options(game, variant)
+        for k, v in (options or {}).items():
+            if k not in opts:
+                raise DirectorError(f"unknown event option {k!r}; known: {', '.join(sorted(opts))}")
+            opts[k] = v
+        validate_tiebreaks(opts["tiebreaks"])
+        if not opts["lots_seed"]:
+            opts["lots_seed"] = hashlib.sha256(f"{name}:{time.time()}".encode()).hexdigest()[:16]
+        if opts["best_of"] < 1 or opts["best_of"] % 2 == 0:
+            raise DirectorError("best_of must be an odd number (1, 3, 5, ...)")
+        with db.session() as s:
+            ev = Event(name=name, game=game, variant=variant, format=format, options=opts, status="registration")
+            s.add(ev)
+            s.flush()
+            event_id = ev.id
+            _append_audit(s, event_id, "director", "event-created", None, "", {"name": name, "format": format, "options": opts})
+        return Director(db, event_id)
+
+    # ------------------------------------------------------------ helpers
+
+    def event(self, s: Session) -> Event:
+        ev = s.get(Event, self.event_id)
+        assert ev is not None
+        return ev
+
+    def options(self) -> dict[str, Any]:
+        with self.db.session() as s:
+            return dict(self.event(s).options)
+
+    def audit(self, actor: str, action: str, *, match_id: int | None = None, reason: str = "", **detail: Any) -> None:
+        with self._lock, self.db.session() as s:
+            _append_audit(s, self.event_id, actor, action, match_id, reason, detail)
+
+    # ------------------------------------------------------------ entrants
+
+    def register(self, name: str, members: Sequence[str] = (), badges: Sequence[str] = (), seed: int = 0) -> int:
+        name = name.strip()
+        if not name:
+            raise DirectorError("an entrant needs a name")
+        with self._lock, self.db.session() as s:
+            ev = self.event(s)
+            size = team_size(ev.game, ev.variant, ev.options.get("seats", 4))
+            members = list(members) or ([name] if size == 1 else [f"{name} A", f"{name} B"])
+            if len(members) != size:
+                raise DirectorError(f"{ev.variant} entrants have {size} player(s), {name!r} has {len(members)}")
+            if s.scalar(select(Entrant.id).where(Entrant.event_id == self.event_id, Entrant.name == name)):
+                raise DirectorError(f"{name!r} is already registered")
+            taken = {b for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id)) for b in e.badges}
+            dup = taken.intersection(badges)
+            if dup:
+                raise DirectorError(f"badge(s) {', '.join(sorted(dup))} already belong to another entrant")
+            e = Entrant(event_id=self.event_id, name=name, members=members, badges=list(badges), seed=seed, status="registered", bye_rounds=[])
+            s.add(e)
+            s.flush()
+            _append_audit(s, self.event_id, "director", "registered", None, "", {"entrant": e.id, "name": name})
+            return e.id
+
+    def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> None:
+        with self._lock, self.db.session() as s:
+            e = s.get(Entrant, entrant_id)
+            if e is None or e.event_id != self.event_id:
+                raise DirectorError(f"no entrant {entrant_id} in this event")
+            if e.status == status:
+                return
+            if e.status == "withdrawn":
+                raise DirectorError(f"{e.name} has withdrawn")
+            e.status = status
+            _append_audit(s, self.event_id, actor, status.replace("_", "-"), None, reason, {"entrant": entrant_id})
+
+    def check_in(self, entrant_id: int, actor: str = "director") -> None:
+        self._set_status(entrant_id, "checked_in", actor)
+
+    def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> None:
+        if not reason.strip():
+            raise DirectorError("a withdrawal needs a reason")
+        self._set_status(entrant_id, "withdrawn", actor, reason)
+
+    def request_bye(self, entrant_id: int, round_no: int) -> None:
+        """A zero-point bye the entrant asked for (it is left out of that round's pairing)."""
+        with self._lock, self.db.session() as s:
+            e = s.get(Entrant, entrant_id)
+            if e is None or e.event_id != self.event_id:
+                raise DirectorError(f"no entrant {entrant_id} in this event")
+            if round_no <= self.current_round_no(s):
+                raise DirectorError(f"round {round_no} is already paired")
+            e.bye_rounds = sorted({*e.bye_rounds, round_no})
+            _append_audit(s, self.event_id, "director", "bye-requested", None, "", {"entrant": entrant_id, "round": round_no})
+
+    def entrants(self) -> list[Entrant]:
+        with self.db.session() as s:
+            return list(s.scalars(select(Entrant).where(Entrant.event_id == self.event_id).order_by(Entrant.id)))
+
+    # ------------------------------------------------------------ tables
+
+    def add_table(self, number: int, public_key: str) -> None:
+        with self._lock, self.db.session() as s:
+            t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == number))
+            if t is None:
+                s.add(Table(event_id=self.event_id, number=number, public_key=public_key, online=False, last_seen=0.0))
+            else:
+                t.public_key = public_key
+            _append_audit(s, self.event_id, "director", "table-key", None, "", {"table": number, "public_key": public_key})
+
+    def tables(self) -> list[Table]:
+        with self.db.session() as s:
+            return list(s.scalars(select(Table).where(Table.event_id == self.event_id).order_by(Table.number)))
+
+    def table_seen(self, number: int, online: bool | None = None) -> None:
+        with self._lock, self.db.session() as s:
+            t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == number))
+            if t is None:
+                return
+            t.last_seen = time.time()
+            if online is not None and t.online != online:
+                t.online = online
+                _append_audit(s, self.event_id, f"table-{number}", "online" if online else "offline", None, "", {"table": number})
+
+    def quiet_tables(self, now: float | None = None) -> list[int]:
+        """Tables with a match in play that have not been heard from lately (or are offline)."""
+        now = time.time() if now is None else now
+        limit = float(self.options().get("quiet_after_s", 10.0))
+        with self.db.session() as s:
+            rnd = self.current_round_no(s)
+            busy = set(
+                s.scalars(
+                    select(Match.table_no).where(
+                        Match.event_id == self.event_id, Match.round_no == rnd, Match.confirmed.is_(False), Match.table_no.is_not(None)
+                    )
+                )
+            )
+            out = []
+            for t in s.scalars(select(Table).where(Table.event_id == self.event_id)):
+                if t.number in busy and (not t.online or now - t.last_seen > limit):
+                    out.append(t.number)
+            return sorted(out)
+
+    # ------------------------------------------------------------ rounds
+
+    def current_round_no(self, s: Session | None = None) -> int:
+        if s is None:
+            with self.db.session() as s2:
+                return self.current_round_no(s2)
+        return int(s.scalar(select(func.max(Round.number)).where(Round.event_id == self.event_id)) or 0)
+
+    def round_complete(self, round_no: int | None = None) -> bool:
+        with self.db.session() as s:
+            rnd = round_no or self.current_round_no(s)
+            if rnd == 0:
+                return True
+            left = s.scalar(
+                select(func.count(Match.id)).where(
+                    Match.event_id == self.event_id, Match.round_no == rnd, Match.confirmed.is_(False)
+                )
+            )
+            return not left
+
+    def matches(self, round_no: int | None = None) -> list[Match]:
+        with self.db.session() as s:
+            q = select(Match).where(Match.event_id == self.event_id)
+            if round_no is not None:
+                q = q.where(Match.round_no == round_no)
+            return list(s.scalars(q.order_by(Match.round_no, Match.number)))
+
+    def outcomes(self, s: Session, *, stage: str | None = None, round_nos: set[int] | None = None) -> list[MatchOutcome]:
+        q = select(Match, Round.stage).join(Round, Round.id == Match.round_id).where(
+            Match.event_id == self.event_id, Match.status.in_(("reported", "confirmed"))
+        )
+        out = []
+        for m, st in s.execute(q):
+            if stage is not None and st != stage:
+                continue
+            if round_nos is not None and m.round_no not in round_nos:
+                continue
+            out.append(
+                MatchOutcome(m.round_no, m.entrant_a, m.entrant_b, m.score_a or 0.0, m.score_b or 0.0, m.winner_id, m.kind)
+            )
+        return out
+
+    def standings(self, *, stage: str | None = None, members: Sequence[int] | None = None) -> list[Standing]:
+        with self.db.session() as s:
+            ev = self.event(s)
+            ids = list(members) if members is not None else [
+                e for e in s.scalars(select(Entrant.id).where(Entrant.event_id == self.event_id))
+            ]
+            outs = self.outcomes(s, stage=stage)
+            if members is not None:
+                keep = set(ids)
+                outs = [o for o in outs if o.a in keep and (o.b is None or o.b in keep)]
+            return compute_standings(ids, outs, ev.options["tiebreaks"], lots_seed=ev.options["lots_seed"])
+
+    def pair_next_round(self, actor: str = "director", *, force: bool = False) -> int:
+        """Pair and store the next round; returns its number.
+
+        Refuses while the current round has unconfirmed matches (``force``
+        overrides, for a director who accepts a result by other means).
+        """
+        with self._lock:
+            with self.db.session() as s:
+                ev = self.event(s)
+                cur = self.current_round_no(s)
+            if cur and not force and not self.round_complete(cur):
+                raise DirectorError(f"round {cur} still has matches without a confirmed result")
+            nxt = cur + 1
+            stage, pairs, groups = self._plan_round(nxt)
+            with self.db.session() as s:
+                ev = self.event(s)
+                tables = sorted(s.scalars(select(Table.number).where(Table.event_id == self.event_id)))
+                rnd = Round(event_id=self.event_id, number=nxt, stage=stage, status="paired")
+                s.add(rnd)
+                s.flush()
+                best_of = int(ev.options.get("best_of", 1)) if stage == "knockout" else 1
+                byes_requested = [
+                    e.id for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id)) if nxt in e.bye_rounds
+                ]
+                table_i = 0
+                for number, p in enumerate(pairs, start=1):
+                    m = Match(
+                        event_id=self.event_id, round_id=rnd.id, round_no=nxt, number=number,
+                        entrant_a=p.a, entrant_b=p.b, kind="match", best_of=best_of, status="pending",
+                        group_no=groups.get(p.a), games=[], confirmed=False,
+                    )
+                    if p.b is None:
+                        bp = ev.options.get("bye_points", [0, 0])
+                        m.kind = "pairing-bye"
+                        m.score_a, m.score_b = float(bp[0]), float(bp[1])
+                        m.winner_id = p.a
+                        m.status = "confirmed"
+                        m.confirmed = True
+                    else:
+                        m.table_no = tables[table_i % len(tables)] if tables else None
+                        table_i += 1
+                    s.add(m)
+                for i, e in enumerate(byes_requested, start=len(pairs) + 1):
+                    s.add(Match(
+                        event_id=self.event_id, round_id=rnd.id, round_no=nxt, number=i, entrant_a=e, entrant_b=None,
+                        kind="requested-bye", best_of=1, status="confirmed", score_a=0.0, score_b=0.0,
+                        winner_id=None, games=[], confirmed=True,
+                    ))
+                ev.status = "running"
+                _append_audit(s, self.event_id, actor, "round-paired", None, "", {
+                    "round": nxt, "stage": stage, "pairs": [[p.a, p.b] for p in pairs], "requested_byes": byes_requested,
+                })
+            return nxt
+
+    def _plan_round(self, nxt: int) -> tuple[str, list[pr.Pairing], dict[int, int]]:
+        with self.db.session() as s:
+            ev = self.event(s)
+            opts = ev.options
+            entrants = list(s.scalars(select(Entrant).where(Entrant.event_id == self.event_id).order_by(Entrant.seed, Entrant.id)))
+            active = [e for e in entrants if e.status != "withdrawn" and nxt not in e.bye_rounds]
+            seeded_ids = [e.id for e in entrants if e.status != "withdrawn"]
+            history = list(s.execute(select(Match.entrant_a, Match.entrant_b, Match.round_no, Match.kind, Match.winner_id, Match.group_no).where(Match.event_id == self.event_id)))
+            rounds_done = {r.number: r.stage for r in s.scalars(select(Round).where(Round.event_id == self.event_id))}
+            fmt = ev.format
+        rng = random.Random(f"{opts['lots_seed']}:round:{nxt}")
+        if fmt == "swiss":
+            if nxt > int(opts["rounds"]):
+                raise DirectorError(f"the Swiss has {opts['rounds']} rounds; the event is over")
+            if len(active) < 2:
+                raise DirectorError("fewer than two active entrants")
+            if nxt == 1:
+                return "swiss", pr.swiss_first_round([e.id for e in active], seeded=opts["first_round"] == "seeded", rng=rng), {}
+            met = pr.opponents_map((a, b) for a, b, *_ in history)
+            had_bye = {a for a, b, _r, kind, *_ in history if kind == "pairing-bye"}
+            table = self.standings()
+            rank = {st.entrant: i for i, st in enumerate(table)}
+            score = {st.entrant: st.games_won for st in table}
+            players = [
+                pr.SwissPlayer(e.id, score[e.id], rank[e.id], frozenset(met.get(e.id, ())), e.id in had_bye) for e in active
+            ]
+            return "swiss", pr.swiss_pairings(players), {}
+        if fmt == "round-robin":
+            rounds = pr.berger_rounds(seeded_ids)
+            if nxt > len(rounds):
+                raise DirectorError("every round of the round robin has been played")
+            return "round-robin", [p for p in rounds[nxt - 1] if _active(p, active)], {}
+        if fmt == "knockout":
+            return "knockout", self._knockout_round(nxt, seeded_ids, history, rounds_done, 0), {}
+        # groups then knockout
+        groups = pr.snake_groups(seeded_ids, int(opts["group_size"]))
+        group_rounds = pr.group_stage_rounds(groups)
+        group_of = {e: gi + 1 for gi, g in enumerate(groups) for e in g}
+        if nxt <= len(group_rounds):
+            return "group", [p for p in group_rounds[nxt - 1] if _active(p, active)], group_of
+        return "knockout", self._knockout_round(nxt, seeded_ids, history, rounds_done, len(group_rounds), groups), {}
+
+    def _knockout_round(
+        self, nxt: int, seeded_ids: list[int], history: list[Any], rounds_done: dict[int, str], offset: int,
+        groups: list[list[int]] | None = None,
+    ) -> list[pr.Pairing]:
+        ko_rounds = sorted(n for n, st in rounds_done.items() if st == "knockout")
+        if not ko_rounds:
+            if groups is not None:
+                ranked = [[st.entrant for st in self.standings(stage="group", members=g)] for g in groups]
+                seeds = pr.knockout_seeds_from_groups(ranked, int(self.options()["advance"]))
+            else:
+                seeds = seeded_ids
+            return pr.knockout_first_round(seeds)
+        last = ko_rounds[-1]
+        rows = sorted((r for r in history if r[2] == last), key=lambda r: r[0])
+        with self.db.session() as s:
+            ms = list(s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == last).order_by(Match.number)))
+        winners = [m.winner_id for m in ms]
+        if any(w is None for w in winners):
+            raise DirectorError(f"knockout round {last} has a match without a winner")
+        if len(winners) == 1:
+            raise DirectorError("the knockout is decided; the event is over")
+        del rows
+        return pr.knockout_next_round([w for w in winners if w is not None])
+
+    # ------------------------------------------------------------ assignments
+
+    def assignments(self, round_no: int | None = None) -> dict[int, dict[str, Any]]:
+        """What each table must play this round: the payload of its retained ``assign`` topic."""
+        with self.db.session() as s:
+            ev = self.event(s)
+            rnd = round_no or self.current_round_no(s)
+            names = {e.id: e for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id))}
+            out: dict[int, dict[str, Any]] = {}
+            for t in s.scalars(select(Table.number).where(Table.event_id == self.event_id)):
+                out[t] = {"event": self.event_id, "round": rnd, "matches": []}
+            for m in s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == rnd, Match.table_no.is_not(None)).order_by(Match.number)):
+                assert m.entrant_b is not None and m.table_no is not None
+                a, b = names[m.entrant_a], names[m.entrant_b]
+                out.setdefault(m.table_no, {"event": self.event_id, "round": rnd, "matches": []})["matches"].append({
+                    "match": m.id,
+                    "number": m.number,
+                    "game": ev.game,
+                    "variant": ev.variant,
+                    "options": {"target": ev.options["target"]},
+                    "time_limit_s": ev.options.get("time_limit_s"),
+                    "best_of": m.best_of,
+                    "entrants": [
+                        {"id": a.id, "name": a.name, "members": a.members, "badges": a.badges},
+                        {"id": b.id, "name": b.name, "members": b.members, "badges": b.badges},
+                    ],
+                    "seats": _seats(a.members, b.members),
+                    "done": m.confirmed,
+                })
+            return out
+
+    # ------------------------------------------------------------ ingestion
+
+    def ingest(self, topic_table: int, message: dict[str, Any]) -> Ack:
+        """Check, store and acknowledge one outbox message from a table."""
+        ack = self._ingest(topic_table, message)
+        try:
+            d = digest({k: v for k, v in message.items() if k != "sig"})
+        except (TypeError, ValueError):
+            d = ""
+        return Ack(ack.key, ack.status, ack.reason, d)
+
+    def _ingest(self, topic_table: int, message: dict[str, Any]) -> Ack:
+        try:
+            key = message_key(message)
+        except (KeyError, ValueError, TypeError) as exc:
+            return self._refuse("?", topic_table, f"malformed message: {exc}", message)
+        with self._lock:
+            try:
+                if message.get("table") != topic_table:
+                    raise _Refusal(f"table {message.get('table')!r} published on table-{topic_table}'s topic")
+                if message.get("event") != self.event_id:
+                    raise _Refusal(f"message for event {message.get('event')!r}, this is event {self.event_id}")
+                with self.db.session() as s:
+                    t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == topic_table))
+                    if t is None:
+                        raise _Refusal(f"table {topic_table} is not part of this event")
+                    try:
+                        body = verify(t.public_key, message)
+                    except SignatureError as exc:
+                        raise _Refusal(f"forged: {exc}") from exc
+                    kind = body["kind"]
+                    if kind == "result":
+                        return self._ingest_result(s, key, body)
+                    if kind == "confirm":
+                        return self._ingest_confirm(s, key, body)
+                    return self._ingest_checkin(s, key, body)
+            except _Refusal as r:
+                return self._refuse(key, topic_table, str(r), message)
+            except (KeyError, TypeError, ValueError) as exc:
+                return self._refuse(key, topic_table, f"malformed message: {exc}", message)
+
+    def _refuse(self, key: str, table: int, reason: str, message: dict[str, Any]) -> Ack:
+        try:
+            d = digest(message)
+        except (TypeError, ValueError):
+            d = "?"
+        with self._lock, self.db.session() as s:
+            _append_audit(s, self.event_id, f"table-{table}", "refused", None, reason, {"key": key, "digest": d})
+        return Ack(key, "refused", reason)
+
+    def _ingest_result(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+        ev = self.event(s)
+        rnd_no, table_no, revision = int(body["round"]), int(body["table"]), int(body["revision"])
+        d = digest(body)
+        old = s.scalar(select(Result).where(
+            Result.event_id == self.event_id, Result.round_no == rnd_no, Result.table_no == table_no, Result.revision == revision,
+        ))
+        if old is not None:
+            if old.digest == d:
+                return Ack(key, "duplicate")
+            raise _Refusal("replayed key: this (event, round, table, revision) was acknowledged with other content")
+        m = s.get(Match, int(body["match"]))
+        if m is None or m.event_id != self.event_id:
+            raise _Refusal(f"no match {body['match']!r} in this event")
+        if m.round_no != rnd_no or m.table_no != table_no:
+            raise _Refusal(f"out of turn: match {m.id} is round {m.round_no} table {m.table_no}")
+        if rnd_no != self.current_round_no(s):
+            raise _Refusal(f"out of turn: round {rnd_no} is not the current round")
+        if m.confirmed:
+            raise _Refusal(f"out of turn: match {m.id} is already confirmed; corrections go through the director")
+        top = s.scalar(select(func.max(Result.revision)).where(
+            Result.event_id == self.event_id, Result.round_no == rnd_no, Result.table_no == table_no,
+        )) or 0
+        if revision <= top:
+            raise _Refusal(f"stale revision {revision}: table {table_no} already reported revision {top}")
+        if list(body["entrants"]) != [m.entrant_a, m.entrant_b]:
+            raise _Refusal(f"entrants {body['entrants']} are not match {m.id}'s {[m.entrant_a, m.entrant_b]}")
+        score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of)
+        winner = None if winner_side is None else (m.entrant_a if winner_side == 0 else m.entrant_b)
+        if body.get("winner") != winner:
+            raise _Refusal(f"reported winner {body.get('winner')!r} does not follow from the records ({winner!r})")
+        res = Result(event_id=self.event_id, round_no=rnd_no, table_no=table_no, revision=revision, match_id=m.id,
+                     digest=d, payload=body, received_at=time.time())
+        s.add(res)
+        s.flush()
+        m.score_a, m.score_b = score
+        m.winner_id = winner
+        m.games = [list(g) for g in games]
+        m.status = "reported"
+        m.result_id = res.id
+        _append_audit(s, self.event_id, f"table-{table_no}", "result-accepted", m.id, "", {
+            "key": key, "digest": d, "score": list(score), "winner": winner,
+        })
+        return Ack(key, "accepted")
+
+    def _ingest_confirm(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+        rnd_no, table_no, revision = int(body["round"]), int(body["table"]), int(body["revision"])
+        res = s.scalar(select(Result).where(
+            Result.event_id == self.event_id, Result.round_no == rnd_no, Result.table_no == table_no, Result.revision == revision,
+        ))
+        if res is None:
+            raise _Refusal(f"out of turn: no acknowledged result {rnd_no}/{table_no}/{revision} to confirm")
+        m = s.get(Match, res.match_id)
+        assert m is not None
+        if m.confirmed and m.result_id == res.id:
+            return Ack(key, "duplicate")
+        if m.result_id != res.id:
+            raise _Refusal(f"revision {revision} is not the result standing for match {m.id}")
+        taps = set(body.get("badges", []))
+        for eid in (m.entrant_a, m.entrant_b):
+            e = s.get(Entrant, eid)
+            assert e is not None
+            if not taps.intersection(e.badges):
+                raise _Refusal(f"{e.name} has not confirmed (no badge of theirs was tapped)")
+        m.confirmed = True
+        m.status = "confirmed"
+        _append_audit(s, self.event_id, f"table-{table_no}", "result-confirmed", m.id, "", {"key": key, "badges": sorted(taps)})
+        return Ack(key, "accepted")
+
+    def _ingest_checkin(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+        m = s.get(Match, int(body["match"]))
+        if m is None or m.event_id != self.event_id or m.table_no != body["table"]:
+            raise _Refusal(f"out of turn: match {body['match']!r} is not at table {body['table']}")
+        taps = set(body.get("badges", []))
+        changed = []
+        for eid in (m.entrant_a, m.entrant_b):
+            e = s.get(Entrant, eid)
+            if e is not None and e.status == "registered" and taps.intersection(e.badges):
+                e.status = "checked_in"
+                changed.append(eid)
+        if not changed:
+            return Ack(key, "duplicate")
+        _append_audit(s, self.event_id, f"table-{body['table']}", "checked-in", m.id, "", {"entrants": changed})
+        return Ack(key, "accepted")
+
+    # ------------------------------------------------------------ corrections
+
+    def correct(self, match_id: int, score: tuple[float, float], winner: int | None, reason: str, actor: str) -> None:
+        """Change a match's result after the fact: only with a reason, always audited."""
+        if not reason.strip():
+            raise DirectorError("a correction needs a reason")
+        with self._lock, self.db.session() as s:
+            m = s.get(Match, match_id)
+            if m is None or m.event_id != self.event_id:
+                raise DirectorError(f"no match {match_id} in this event")
+            if winner not in (None, m.entrant_a, m.entrant_b):
+                raise DirectorError(f"entrant {winner} did not play match {match_id}")
+            before = {"score": [m.score_a, m.score_b], "winner": m.winner_id}
+            m.score_a, m.score_b = float(score[0]), float(score[1])
+            m.winner_id = winner
+            m.status = "confirmed"
+            m.confirmed = True
+            _append_audit(s, self.event_id, actor, "correction", match_id, reason, {
+                "before": before, "after": {"score": list(score), "winner": winner},
+            })
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        with self.db.session() as s:
+            return [
+                {"id": a.id, "ts": a.ts, "actor": a.actor, "action": a.action, "match": a.match_id,
+                 "reason": a.reason, "detail": a.detail, "hash": a.hash}
+                for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == self.event_id).order_by(AuditEntry.id))
+            ]
+
+    def verify_audit_chain(self) -> bool:
+        """True when no audit entry was altered, removed or reordered."""
+        prev = "0" * 64
+        with self.db.session() as s:
+            for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == self.event_id).order_by(AuditEntry.id)):
+                if a.prev_hash != prev or a.hash != _audit_hash(a.prev_hash, a.ts, a.actor, a.action, a.match_id, a.reason, a.detail):
+                    return False
+                prev = a.hash
+        return True
+
+
+class _Refusal(Exception):
+    pass
+
+
+def _active(p: pr.Pairing, active: Sequence[Entrant]) -> bool:
+    ids = {e.id for e in active}
+    return p.a in ids and (p.b is None or p.b in ids)
+
+
+def _seats(a: list[str], b: list[str]) -> list[dict[str, Any]]:
+    """Seat plan: entrant A holds seats 0 and 2 (team 0), entrant B seats 1 and 3."""
+    if len(a) == 2:
+        return [
+            {"seat": 0, "entrant": 0, "player": a[0]}, {"seat": 1, "entrant": 1, "player": b[0]},
+            {"seat": 2, "entrant": 0, "player": a[1]}, {"seat": 3, "entrant": 1, "player": b[1]},
+        ]
+    return [{"seat": 0, "entrant": 0, "player": a[0]}, {"seat": 1, "entrant": 1, "player": b[0]}]
+
+
+def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int) -> tuple[tuple[float, float], int | None, list[tuple[float, float]]]:
+    """Replay every game record of a result; the reported score must follow from them.
+
+    Returns (match score, winning side 0/1/None, per-game scores). A best-of-N
+    match carries one record per game; its score is the sum of the games and
+    its winner the side that won the majority.
+    """
+    from tablesense.games.record import replay
+
+    records = body.get("records")
+    if not isinstance(records, list) or not records:
+        raise _Refusal("a result must carry the game records of its hands")
+    games: list[tuple[float, float]] = []
+    winners: list[int | None] = []
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict) or rec.get("game") != game or rec.get("variant") != variant:
+            raise _Refusal(f"record {i} is not a {game} {variant} record")
+        try:
+            rr = replay(rec)
+        except Exception as exc:  # RecordFormatError, IllegalStepError: both refuse the result
+            where = f" (hand {exc.hand}, move {exc.move})" if hasattr(exc, "hand") else ""
+            raise _Refusal(f"record {i} does not replay{where}: {exc}") from exc
+        sc = tuple(float(x) for x in rr.score)
+        if len(sc) != 2:
+            raise _Refusal(f"record {i} has {len(sc)} teams; a match is between two entrants")
+        games.append((sc[0], sc[1]))
+        winners.append(rr.winner)
+    reported_games = body.get("games")
+    if reported_games is not None and [list(map(float, g)) for g in reported_games] != [list(g) for g in games]:
+        raise _Refusal(f"reported games {reported_games} do not follow from the records {games}")
+    total = (sum(g[0] for g in games), sum(g[1] for g in games))
+    if [float(x) for x in body.get("score", [])] != list(total):
+        raise _Refusal(f"reported score {body.get('score')} does not follow from the records {list(total)}")
+    if best_of > 1:
+        side = pr.series_winner(games, best_of)
+        if side is None:
+            raise _Refusal(f"the series is not decided after {len(games)} game(s) of best-of-{best_of}")
+        return total, side, games
+    w = winners[0]
+    if w is None and total[0] != total[1]:
+        # A match stopped by its time limit: the side ahead wins.
+        w = 0 if total[0] > total[1] else 1
+    return total, w, games
+
+
+def _audit_hash(prev: str, ts: float, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> str:
+    blob = json.dumps([prev, repr(ts), actor, action, match_id, reason, detail], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _append_audit(s: Session, event_id: int, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> None:
+    last = s.scalar(select(AuditEntry).where(AuditEntry.event_id == event_id).order_by(AuditEntry.id.desc()).limit(1))
+    prev = last.hash if last is not None else "0" * 64
+    ts = time.time()
+    detail = json.loads(json.dumps(detail))
+    s.add(AuditEntry(event_id=event_id, ts=ts, actor=actor, action=action, match_id=match_id, reason=reason,
+                     detail=detail, prev_hash=prev, hash=_audit_hash(prev, ts, actor, action, match_id, reason, detail)))
+    s.flush()

@@ -1,0 +1,442 @@
+"""A headless table: plays its assigned matches with computer players and
+reports them to the director over MQTT, the way a real table's referee would.
+
+It keeps a durable journal (SQLite, one file per table): the round
+assignment, the finished hands of the match in play, and the outbox of
+messages (check-in, result, confirmation) the director has not yet
+acknowledged. A table that crashes and restarts resumes from its journal:
+finished hands are replayed into the engine, the interrupted hand is dealt
+again, and every unacknowledged message is re-sent until the director's
+``ack`` naming that message's digest arrives. The table acts only on the
+director's echo: it starts a match only from the retained assignment, and
+asks the players to confirm (badge taps, simulated) only after the director
+acknowledged the result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from . import protocol as proto
+from .bridge import BrokerURL, make_client
+from .security import TableKey, digest
+
+log = logging.getLogger(__name__)
+
+
+class Crashed(Exception):
+    """Raised inside the play loop when the table is made to drop off."""
+
+
+class Journal:
+    """The table's durable state: a small SQLite file (survives a crash or power cut)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS outbox (key TEXT PRIMARY KEY, digest TEXT, payload TEXT,
+                    created REAL, acked INTEGER DEFAULT 0, ack_status TEXT);
+                CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT);
+                CREATE TABLE IF NOT EXISTS matches (match INTEGER PRIMARY KEY, state TEXT, hands TEXT,
+                    revision INTEGER);
+                """
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def get(self, k: str, default: Any = None) -> Any:
+        with self._lock:
+            row = self._db.execute("SELECT v FROM kv WHERE k=?", (k,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def put(self, k: str, v: Any) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (k, json.dumps(v)))
+
+    def queue(self, key: str, message: dict[str, Any]) -> None:
+        body = {k: v for k, v in message.items() if k != "sig"}
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO outbox (key, digest, payload, created) VALUES (?, ?, ?, ?)",
+                (key, digest(body), json.dumps(message), time.time()),
+            )
+
+    def pending(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self._db.execute("SELECT key, payload FROM outbox WHERE acked=0 ORDER BY created"))
+
+    def acked(self, key: str, dig: str, status: str) -> bool:
+        """Mark ``key`` acknowledged if the ack names our content; True when it did."""
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE outbox SET acked=1, ack_status=? WHERE key=? AND digest=? AND acked=0", (status, key, dig)
+            )
+            return cur.rowcount > 0
+
+    def ack_status(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT ack_status FROM outbox WHERE key=? AND acked=1", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def match(self, match_id: int) -> tuple[str, list[dict[str, Any]], int | None] | None:
+        with self._lock:
+            row = self._db.execute("SELECT state, hands, revision FROM matches WHERE match=?", (match_id,)).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), json.loads(row[1]), row[2]
+
+    def save_match(self, match_id: int, state: str, games: list[dict[str, Any]], revision: int | None = None) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO matches VALUES (?, ?, ?, ?)", (match_id, state, json.dumps(games), revision)
+            )
+
+
+class HeadlessTable:
+    """One simulated table. ``start()`` connects and plays; ``crash()`` drops it
+    off mid-match (no clean disconnect: the broker publishes its last will);
+    ``start()`` again resumes from the journal."""
+
+    def __init__(
+        self,
+        number: int,
+        key: TableKey,
+        journal_path: Path,
+        broker: BrokerURL,
+        *,
+        seed: int = 0,
+        player: str = "greedy",
+        resend_interval: float = 0.5,
+        heartbeat_interval: float = 1.0,
+        move_delay: float = 0.0,
+        on_move: Callable[[HeadlessTable], None] | None = None,
+    ) -> None:
+        self.number = number
+        self.key = key
+        self.broker = broker
+        self.seed = seed
+        self.player = player
+        self.resend_interval = resend_interval
+        self.heartbeat_interval = heartbeat_interval
+        self.move_delay = move_delay
+        self.on_move = on_move
+        self.journal_path = journal_path
+        self.journal = Journal(journal_path)
+        self.display: dict[str, Any] = {}
+        self.sent = 0
+        self._client: mqtt.Client | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._starts = 0
+
+    # --------------------------------------------------------------- life
+
+    def start(self) -> HeadlessTable:
+        self._stop.clear()
+        self._starts += 1
+        c = make_client(f"tablesense-table-{self.number}", self.broker)
+        c.will_set(proto.status_topic(self.number), proto.STATUS_OFFLINE, qos=1, retain=True)
+        c.on_connect = self._on_connect
+        c.on_message = self._on_message
+        self._client = c
+        c.connect_async(self.broker.host, self.broker.port, keepalive=5)
+        c.loop_start()
+        self._threads = [
+            threading.Thread(target=self._guard(self._play_loop), name=f"table-{self.number}-play", daemon=True),
+            threading.Thread(target=self._guard(self._send_loop), name=f"table-{self.number}-send", daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+        return self
+
+    def stop(self) -> None:
+        """Clean stop: publish ``offline`` and disconnect."""
+        self._stop.set()
+        self._wake.set()
+        for t in self._threads:
+            t.join(timeout=10)
+        c = self._client
+        if c is not None:
+            c.publish(proto.status_topic(self.number), proto.STATUS_OFFLINE, qos=1, retain=True)
+            c.disconnect()
+            c.loop_stop()
+        self._client = None
+
+    def crash(self) -> None:
+        """Drop off abruptly: threads stop, the socket closes without DISCONNECT."""
+        self._stop.set()
+        self._wake.set()
+        c = self._client
+        self._client = None
+        if c is not None:
+            c.loop_stop()
+            sock = c.socket()
+            if sock is not None:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+        for t in self._threads:
+            t.join(timeout=10)
+
+    def close(self) -> None:
+        self.stop()
+        self.journal.close()
+
+    def _guard(self, fn: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                fn()
+            except Crashed:
+                pass
+            except Exception:
+                log.exception("table %d: %s failed", self.number, fn.__name__)
+
+        return run
+
+    # --------------------------------------------------------------- MQTT
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
+        if getattr(rc, "is_failure", False):
+            log.warning("table %d: broker refused the connection: %s", self.number, rc)
+            return
+        client.publish(proto.status_topic(self.number), proto.STATUS_ONLINE, qos=1, retain=True)
+        client.subscribe([(proto.assign_topic(self.number), 1), (proto.ack_topic(self.number), 1)])
+        self._wake.set()
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        try:
+            data = json.loads(msg.payload)
+        except ValueError:
+            return
+        if msg.topic == proto.assign_topic(self.number):
+            cur = self.journal.get("assignment")
+            if cur is None or (data.get("event"), data.get("round")) >= (cur.get("event"), cur.get("round")):
+                self.journal.put("assignment", data)
+                self._wake.set()
+        elif msg.topic == proto.ack_topic(self.number) and isinstance(data, dict):
+            if self.journal.acked(str(data.get("key")), str(data.get("digest")), str(data.get("status"))):
+                self._wake.set()
+
+    def _publish_pending(self) -> None:
+        c = self._client
+        if c is None or not c.is_connected():
+            return
+        for _key, payload in self.journal.pending():
+            c.publish(proto.outbox_topic(self.number), payload, qos=1)
+            self.sent += 1
+
+    def _send_loop(self) -> None:
+        last_hb = 0.0
+        while not self._stop.is_set():
+            self._publish_pending()
+            now = time.monotonic()
+            c = self._client
+            if c is not None and c.is_connected() and now - last_hb >= self.heartbeat_interval:
+                c.publish(proto.heartbeat_topic(self.number), b"1", qos=0)
+                last_hb = now
+            self._stop.wait(self.resend_interval)
+
+    def _send(self, message: dict[str, Any]) -> str:
+        signed = self.key.sign(message)
+        key = proto.message_key(signed)
+        self.journal.queue(key, signed)
+        self._publish_pending_one(signed)
+        return key
+
+    def _publish_pending_one(self, signed: dict[str, Any]) -> None:
+        c = self._client
+        if c is not None and c.is_connected():
+            c.publish(proto.outbox_topic(self.number), json.dumps(signed), qos=1)
+            self.sent += 1
+
+    def _wait_ack(self, key: str) -> str:
+        while True:
+            st = self.journal.ack_status(key)
+            if st is not None:
+                return st
+            if self._stop.is_set():
+                raise Crashed()
+            self._wake.wait(0.2)
+            self._wake.clear()
+
+    # --------------------------------------------------------------- play
+
+    def _play_loop(self) -> None:
+        while not self._stop.is_set():
+            a = self.journal.get("assignment")
+            worked = False
+            if a:
+                for m in a.get("matches", []):
+                    if self._stop.is_set():
+                        raise Crashed()
+                    state = self.journal.match(int(m["match"]))
+                    if m.get("done") or (state is not None and state[0] == "done"):
+                        continue
+                    self._run_match(a, m)
+                    worked = True
+            if not worked:
+                self._wake.wait(0.2)
+                self._wake.clear()
+
+    def _run_match(self, a: dict[str, Any], m: dict[str, Any]) -> None:
+        ev, rnd, mid = int(a["event"]), int(a["round"]), int(m["match"])
+        state = self.journal.match(mid)
+        self.display = {
+            "round": rnd, "match": mid, "entrants": [e["name"] for e in m["entrants"]],
+            "seats": m["seats"], "variant": m["variant"], "target": m["options"].get("target"),
+            "time_limit_s": m.get("time_limit_s"),
+        }
+        if state is None:
+            badges = [b for e in m["entrants"] for b in e["badges"]]
+            self._send({"kind": "checkin", "event": ev, "round": rnd, "table": self.number, "match": mid, "badges": badges})
+            self.journal.save_match(mid, "playing", [])
+            state = ("playing", [], None)
+        phase, games, revision = state
+        if phase == "playing":
+            games = self._play(m, games, mid)
+            revision = int(self.journal.get(f"revision/{ev}/{rnd}", 0)) + 1
+            self.journal.put(f"revision/{ev}/{rnd}", revision)
+            self.journal.save_match(mid, "reporting", games, revision)
+            phase = "reporting"
+        assert revision is not None
+        scores = [_score_of(g) for g in games]
+        total = [sum(s[0] for s in scores), sum(s[1] for s in scores)]
+        ids = [int(e["id"]) for e in m["entrants"]]
+        winner_side = _winner_side(games, scores, int(m.get("best_of", 1)))
+        result = {
+            "kind": "result", "event": ev, "round": rnd, "table": self.number, "revision": revision,
+            "match": mid, "entrants": ids, "score": _nums(total), "games": [_nums(s) for s in scores],
+            "winner": None if winner_side is None else ids[winner_side],
+            "records": games,
+        }
+        key = self._send(result) if phase == "reporting" else proto.message_key(result)
+        status = self._wait_ack(key)
+        if status == "refused":
+            log.warning("table %d: result of match %d refused", self.number, mid)
+            self.journal.save_match(mid, "done", games, revision)
+            return
+        # The director acknowledged: ask both sides to tap a badge to confirm.
+        self.journal.save_match(mid, "confirming", games, revision)
+        taps = [e["badges"][0] for e in m["entrants"] if e["badges"]]
+        ckey = self._send({"kind": "confirm", "event": ev, "round": rnd, "table": self.number,
+                           "revision": revision, "match": mid, "badges": taps})
+        self._wait_ack(ckey)
+        self.journal.save_match(mid, "done", games, revision)
+
+    def _play(self, m: dict[str, Any], games: list[dict[str, Any]], mid: int) -> list[dict[str, Any]]:
+        """Play (or resume) the match; returns one game record per game of the series."""
+        from tablesense.games.dominoes import DominoMatch
+
+        best_of = int(m.get("best_of", 1))
+        started = time.monotonic()
+        limit = m.get("time_limit_s")
+        games = list(games)
+        while True:
+            if games and games[-1].get("x-complete"):
+                scores = [_score_of(g) for g in games]
+                if best_of == 1 or _winner_side(games, scores, best_of) is not None:
+                    return games
+                games.append({"x-complete": False})
+            if not games:
+                games.append({"x-complete": False})
+            gi = len(games) - 1
+            match = DominoMatch(m["variant"], {"target": m["options"]["target"]}, seats=len(m["seats"]))
+            _restore(match, games[gi])
+            rng = random.Random(f"{self.seed}:{mid}:{gi}:{len(match.hands)}:{self._starts}")
+            players = _players(self.player, len(m["seats"]))
+            while not match.is_over:
+                hand = match.new_hand(rng=rng)
+                while not hand.is_over:
+                    if self._stop.is_set():
+                        raise Crashed()
+                    seat = hand.to_play
+                    hand.play(players[seat].choose(hand, seat, rng))
+                    if self.on_move is not None:
+                        self.on_move(self)
+                    if self.move_delay:
+                        time.sleep(self.move_delay)
+                match.finish_hand()
+                rec = match.to_record()
+                rec["x-complete"] = bool(match.is_over)
+                games[gi] = rec
+                self.journal.save_match(mid, "playing", games)
+                if limit and time.monotonic() - started >= float(limit) and not match.is_over:
+                    rec["x-complete"] = True
+                    rec["x-stopped"] = "time limit"
+                    games[gi] = rec
+                    self.journal.save_match(mid, "playing", games)
+                    return games
+
+
+def _restore(match: Any, record: dict[str, Any]) -> None:
+    """Replay the finished hands of a journaled record into a fresh match."""
+    from tablesense.games.dominoes import Tile, move_from_json
+
+    for h in record.get("hands", []):
+        deal = [[Tile.parse(t) for t in seat] for seat in h["deal"]]
+        boneyard = [Tile.parse(t) for t in h.get("boneyard", [])] or None
+        hand = match.new_hand(deal=deal, boneyard=boneyard)
+        for mv in h["moves"]:
+            hand.play(move_from_json(mv))
+        match.finish_hand()
+
+
+def _players(kind: str, seats: int) -> list[Any]:
+    """Computer players from games.dominoes_players (CONTRACTS section 1)."""
+    try:
+        from tablesense.games import dominoes_players as dp
+    except ImportError:  # the bots' module is optional for the director: play the heaviest tile
+        return [_HeaviestTile() for _ in range(seats)]
+    cls = {"greedy": dp.GreedyPlayer, "random": dp.RandomPlayer}.get(kind, dp.GreedyPlayer)
+    return [cls() for _ in range(seats)]
+
+
+class _HeaviestTile:
+    """Plays the legal move with the most pips (the classic beginner's rule)."""
+
+    def choose(self, hand: Any, seat: int, rng: random.Random) -> Any:
+        moves = hand.legal_moves(seat)
+        return max(moves, key=lambda mv: (getattr(getattr(mv, "tile", None), "pips", -1), rng.random()))
+
+
+def _score_of(record: dict[str, Any]) -> tuple[float, float]:
+    from tablesense.games.record import replay
+
+    rr = replay(_clean(record))
+    return float(rr.score[0]), float(rr.score[1])
+
+
+def _clean(record: dict[str, Any]) -> dict[str, Any]:
+    return record
+
+
+def _winner_side(games: list[dict[str, Any]], scores: list[tuple[float, float]], best_of: int) -> int | None:
+    from .pairing import series_winner
+
+    if best_of > 1:
+        return series_winner(scores, best_of)
+    a, b = scores[0]
+    return None if a == b else (0 if a > b else 1)
+
+
+def _nums(xs: Any) -> list[int | float]:
+    return [int(x) if float(x).is_integer() else float(x) for x in xs]

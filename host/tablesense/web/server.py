@@ -1,0 +1,133 @@
+"""Serve the display app with uvicorn in a background thread.
+
+``tablesense demo`` and ``tablesense play`` run the referee in the main thread
+and the display beside it: :func:`serve_display` starts uvicorn on its own
+thread and event loop, waits until the socket listens (so the printed address
+works at once) and returns a :class:`DisplayServer` whose ``stop()`` ends the
+live streams and joins the thread. Port 0 picks a free port.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+from tablesense.outputs.events import EventBus
+
+__all__ = ["DisplayServer", "WebServerError", "serve_display", "serve_in_thread"]
+
+
+class WebServerError(RuntimeError):
+    """The web server could not start (port in use, bad host, ...)."""
+
+
+class DisplayServer:
+    """A running uvicorn server on a background thread.
+
+    ``url`` is the address to open (``http://host:port/``). ``stop()`` is
+    idempotent; the object is a context manager.
+    """
+
+    def __init__(self, app: FastAPI, server: uvicorn.Server, thread: threading.Thread) -> None:
+        self.app = app
+        self._server = server
+        self._thread = thread
+        self._stopped = False
+        sockets = [s for srv in getattr(server, "servers", []) for s in srv.sockets]
+        if not sockets:
+            raise WebServerError("the web server started without a listening socket")
+        host, port = sockets[0].getsockname()[:2]
+        self.host: str = server.config.host
+        self.port: int = int(port)
+        shown = self.host if self.host not in ("0.0.0.0", "::") else host
+        if ":" in shown:
+            shown = f"[{shown}]"
+        self.url = f"http://{shown}:{self.port}/"
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End live clients, stop uvicorn and join its thread (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        hub = getattr(self.app.state, "hub", None)
+        if hub is not None:
+            hub.close_clients()
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout)
+
+    def __enter__(self) -> DisplayServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<DisplayServer {self.url} running={self.running}>"
+
+
+def serve_in_thread(
+    app: FastAPI,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    start_timeout: float = 10.0,
+    log_level: str = "warning",
+) -> DisplayServer:
+    """Start ``app`` with uvicorn on a daemon thread; returns once it listens.
+
+    Raises :class:`WebServerError` with the reason when it cannot listen.
+    """
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        ws_ping_interval=20.0,
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run()
+        except BaseException as exc:  # SystemExit from uvicorn on a bind error
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=f"display-web-{port}", daemon=True)
+    thread.start()
+    pause = threading.Event()  # never set: a sleep that reads as a bounded wait
+    for _ in range(max(1, int(start_timeout / 0.02))):
+        if server.started or not thread.is_alive():
+            break
+        pause.wait(0.02)
+    if not server.started:
+        server.should_exit = True
+        thread.join(2)
+        reason = f"{failure[0]!r}" if failure else "it did not start in time"
+        raise WebServerError(f"could not serve the display on {host}:{port}: {reason}")
+    return DisplayServer(app, server, thread)
+
+
+def serve_display(
+    bus: EventBus,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    **app_kwargs: Any,
+) -> DisplayServer:
+    """Build the display app for ``bus`` and serve it; ``.url`` is its address."""
+    from tablesense.web.app import create_app
+
+    return serve_in_thread(create_app(bus, **app_kwargs), host, port)

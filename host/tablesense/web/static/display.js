@@ -1,0 +1,268 @@
+/* The table display: draws the latest `view` event (the whole public display
+ * state) and keeps a live WebSocket to the host, reconnecting on its own.
+ * No framework, no network beyond this host: it must work on a kiosk without
+ * internet. The schema of `view` is in docs/display.md.
+ */
+(function () {
+  "use strict";
+  const $ = (sel) => document.querySelector(sel);
+  const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+  const RANKS = { T: "10", J: "J", Q: "Q", K: "K", A: "A" };
+  const GAME_NAMES = { dominoes: "Dominoes", kems: "Kems" };
+  let lastSeq = 0;
+
+  function text(node, value) {
+    node.textContent = value === undefined || value === null ? "" : String(value);
+  }
+
+  function make(tag, cls, content) {
+    const n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (content !== undefined) text(n, content);
+    return n;
+  }
+
+  function num(x) {
+    if (typeof x !== "number") return String(x);
+    return Number.isInteger(x) ? String(x) : String(Math.round(x * 100) / 100);
+  }
+
+  /* Labels per score entry: team members' names when scores are per team. */
+  function scoreLabels(view) {
+    const seats = view.seats || [];
+    const scores = view.scores || [];
+    if (Array.isArray(view.teams) && view.teams.length === scores.length) {
+      return view.teams.map((t, i) => (t && t.name) || "Team " + (i + 1));
+    }
+    const byTeam = new Map();
+    for (const s of seats) {
+      const team = s.team === undefined || s.team === null ? s.index : s.team;
+      if (!byTeam.has(team)) byTeam.set(team, []);
+      byTeam.get(team).push(s.name || "Seat " + (s.index + 1));
+    }
+    if (byTeam.size === scores.length && byTeam.size !== seats.length) {
+      return scores.map((_, i) => (byTeam.get(i) || ["Team " + (i + 1)]).join(" & "));
+    }
+    return scores.map((_, i) => {
+      const s = seats[i];
+      return s ? s.name || "Seat " + (i + 1) : "Team " + (i + 1);
+    });
+  }
+
+  function cardNode(card, slot) {
+    const div = make("div", "card");
+    div.dataset.slot = String(slot);
+    if (!card) {
+      div.classList.add("empty");
+      div.dataset.card = "";
+      text(div, "");
+      return div;
+    }
+    const code = String(card);
+    const rank = code.slice(0, -1), suit = code.slice(-1).toUpperCase();
+    div.dataset.card = code;
+    if (suit === "H" || suit === "D") div.classList.add("red");
+    const r = RANKS[rank] || rank;
+    div.appendChild(make("span", "rank", r));
+    div.appendChild(make("span", "suit", SUITS[suit] || suit));
+    div.appendChild(make("span", "rank bottom", r));
+    div.setAttribute("aria-label", r + " of " + ({ S: "spades", H: "hearts", D: "diamonds", C: "clubs" }[suit] || suit));
+    return div;
+  }
+
+  function tileKey(t) {
+    const m = /^(\d)\D(\d)$/.exec(String(t));
+    return m ? Math.min(+m[1], +m[2]) + "-" + Math.max(+m[1], +m[2]) : String(t);
+  }
+
+  function seatName(view, seat) {
+    const s = (view.seats || []).find((x) => x.index === seat);
+    return s && s.name ? s.name : seat === undefined || seat === null ? "The table" : "Seat " + (seat + 1);
+  }
+
+  /* The last move as a sentence: a text given by the referee, else built from
+   * the game record's move form (a drawn tile stays secret). */
+  function moveText(view, m) {
+    if (!m) return "";
+    if (typeof m === "string") return m;
+    if (m.text) return m.text;
+    const who = seatName(view, m.seat);
+    if (m.tile) return who + " played " + m.tile + (m.end ? " on the " + m.end : "");
+    if (m.pass) return who + " passed";
+    if (m.draw) return who + " drew a tile";
+    if (m.announce) return who + " announced " + m.announce;
+    if (m.swap) return who + " gave " + m.swap.give + ", took " + m.swap.take;
+    if (m.refresh) return "New board cards";
+    if (m.call) {
+      const target = m.target !== undefined && m.target !== null ? " on " + seatName(view, m.target) : "";
+      return who + " called " + m.call + target;
+    }
+    return "";
+  }
+
+  function resultText(view, labels) {
+    const r = view.result;
+    if (!r) return "";
+    if (typeof r === "string") return r;
+    if (r.text) return r.text;
+    const parts = [];
+    if (r.hand_no !== undefined) parts.push((view.game === "kems" ? "Round " : "Hand ") + r.hand_no + ":");
+    if (r.winner === null || r.winner === undefined) parts.push("no winner");
+    else parts.push((labels[r.winner] || "Team " + (r.winner + 1)) + " won");
+    const how = r.label || r.outcome;
+    if (how) parts.push("(" + how + ")");
+    if (Array.isArray(r.points)) {
+      const pts = r.points.map((p, i) => (labels[i] || "#" + (i + 1)) + " " + (p >= 0 ? "+" : "") + num(p));
+      parts.push("— " + pts.join(", "));
+    }
+    return parts.join(" ");
+  }
+
+  function render(view, seq) {
+    document.body.dataset.game = view.game || "";
+    text($("#game"), GAME_NAMES[view.game] || view.game || "");
+    text($("#variant"), view.variant || "");
+    const handWord = view.game === "kems" ? "Round " : "Hand ";
+    text($("#hand-no"), view.hand_no ? handWord + view.hand_no : "");
+    let target = view.target ? "to " + num(view.target) : "";
+    if (view.match_over) target += (target ? " · " : "") + "match over";
+    text($("#target"), target);
+
+    // Sensor boards: one dot per board.
+    const boards = $("#boards");
+    boards.replaceChildren();
+    for (const b of view.boards || []) {
+      const s = make("span", "board", b.name || "B" + b.id);
+      s.dataset.board = String(b.id);
+      s.dataset.online = b.online ? "true" : "false";
+      s.title = "board " + b.id + (b.online ? " online" : " OFFLINE") + (b.message ? ": " + b.message : "");
+      boards.appendChild(s);
+    }
+    const offline = (view.boards || []).filter((b) => !b.online).length;
+    document.body.dataset.offline = String(offline);
+
+    // Message / instruction.
+    const msg = $("#message");
+    if (view.message && view.message.text) {
+      msg.hidden = false;
+      msg.dataset.level = view.message.level || "info";
+      text(msg, view.message.text);
+    } else {
+      msg.hidden = true;
+      msg.dataset.level = "";
+      text(msg, "");
+    }
+
+    // Table: line of play or Kems board.
+    const line = $("#line"), board = $("#board");
+    const last = view.last_move || null;
+    if (view.game === "kems" || Array.isArray(view.board)) {
+      line.hidden = true;
+      board.hidden = false;
+      board.replaceChildren(...(view.board || []).map((c, i) => cardNode(c, i)));
+    } else {
+      board.hidden = true;
+      line.hidden = false;
+      const lastTile = last && typeof last === "object" && last.tile ? tileKey(last.tile) : undefined;
+      line.replaceChildren(window.DominoSVG.render(view.line || {}, { lastTile, ends: view.ends }));
+    }
+    const ends = view.ends || {};
+    text($("#ends"), ends.left !== undefined && ends.left !== null ? "Ends " + ends.left + " · " + ends.right : "");
+    const stockName = view.game === "kems" ? "Stock" : "Boneyard";
+    text($("#stock"), typeof view.stock === "number" ? stockName + " " + view.stock : "");
+    text($("#last-move"), moveText(view, last));
+    let first = true;
+    for (const span of document.querySelectorAll("#table-info span")) {
+      span.hidden = !span.textContent;
+      span.classList.toggle("sep", !span.hidden && !first);
+      if (!span.hidden) first = false;
+    }
+
+    // Scores.
+    const labels = scoreLabels(view);
+    const scores = $("#scores");
+    scores.replaceChildren();
+    (view.scores || []).forEach((value, i) => {
+      const row = make("div", "score");
+      row.dataset.index = String(i);
+      if (view.winner === i) row.classList.add("winner");
+      row.appendChild(make("span", "label", labels[i]));
+      row.appendChild(make("span", "value", num(value)));
+      scores.appendChild(row);
+    });
+
+    // Seats.
+    const seats = $("#seats");
+    seats.replaceChildren();
+    const unit = view.game === "kems" ? "card" : "tile";
+    const teams = new Set((view.seats || []).map((s) => s.team).filter((t) => t !== undefined && t !== null));
+    const teamed = teams.size > 0 && teams.size < (view.seats || []).length;
+    for (const s of view.seats || []) {
+      const card = make("div", "seat");
+      card.dataset.seat = String(s.index);
+      card.dataset.turn = s.is_turn ? "true" : "false";
+      card.dataset.kind = s.kind || "human";
+      if (s.team !== undefined && s.team !== null) card.dataset.team = String(s.team);
+      const head = make("div", "seat-head");
+      head.appendChild(make("span", "turn", s.is_turn ? "▶" : ""));
+      head.appendChild(make("span", "name", s.name || "Seat " + (s.index + 1)));
+      if (s.kind === "bot" || s.kind === "computer") head.appendChild(make("span", "bot", "computer"));
+      card.appendChild(head);
+      const info = make("div", "seat-info");
+      if (teamed) info.appendChild(make("span", "team", "Team " + (s.team + 1)));
+      const count = make("span", "count", s.count === undefined || s.count === null ? "" : s.count + " " + unit + (s.count === 1 ? "" : "s"));
+      count.dataset.count = s.count === undefined || s.count === null ? "" : String(s.count);
+      info.appendChild(count);
+      card.appendChild(info);
+      seats.appendChild(card);
+    }
+
+    // Last hand's result.
+    const res = $("#result");
+    const rt = resultText(view, labels);
+    res.hidden = !rt;
+    text(res, rt);
+
+    document.title = (GAME_NAMES[view.game] || "tablesense") + (view.hand_no ? " · hand " + view.hand_no : "");
+    lastSeq = seq;
+    document.body.dataset.seq = String(seq);
+  }
+
+  function handle(ev) {
+    if (!ev || typeof ev !== "object") return;
+    if (ev.kind === "view" && ev.data) {
+      if (ev.seq < lastSeq) return; // an older view after a reconnect
+      try {
+        render(ev.data, ev.seq);
+        document.body.dataset.error = "";
+      } catch (err) {
+        document.body.dataset.error = String(err);
+        console.error("display: cannot draw view", err);
+      }
+    }
+  }
+
+  let retry = 500;
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const socket = new WebSocket(proto + "//" + location.host + "/ws");
+    socket.onopen = () => {
+      retry = 500;
+      document.body.dataset.conn = "live";
+    };
+    socket.onmessage = (msg) => {
+      let ev;
+      try { ev = JSON.parse(msg.data); } catch (_) { return; }
+      handle(ev);
+    };
+    socket.onclose = () => {
+      document.body.dataset.conn = "offline";
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 5000);
+    };
+    socket.onerror = () => socket.close();
+  }
+
+  window.TableDisplay = { render, handle };
+  document.addEventListener("DOMContentLoaded", connect);
+})();

@@ -1,0 +1,423 @@
+"""The board step core: frames in, frames out, debounce, never a crash."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from fw_support import ScriptedReader, base_config, emulated_readers, make_board, run_steps
+
+from tablesense.firmware import proto
+from tablesense.firmware.board import Board, HostClock
+from tablesense.firmware.leds import NoLeds, Strip
+from tablesense.sim.fake_machine import NeoPixel
+from tablesense.sim.mfrc522_emu import EmulatedCard
+
+UID7 = bytes.fromhex("04a1b2c3d4e5f6")
+UID4 = bytes.fromhex("11223344")
+
+
+def cell_events(frames: list[tuple[int, int, int, bytes]]) -> list[tuple[int, object]]:
+    return [proto.decode_cell_event(p) for t, _b, _s, p in frames if t == proto.CELL]
+
+
+def test_boot_frame_first_with_seq_zero_then_sequence_increments() -> None:
+    board, t, _ = make_board([ScriptedReader([None])], reset_cause=proto.BOOT_WATCHDOG)
+    board.step()
+    first = t.frames[0]
+    assert first[0] == proto.BOOT and first[2] == 0 and first[3] == bytes([proto.BOOT_WATCHDOG])
+    assert first[1] == 7  # board id from the config
+    run_steps(board, 10)
+    seqs = [f[2] for f in t.frames]
+    assert seqs == list(range(len(seqs)))
+
+
+def test_sequence_wraps_after_255() -> None:
+    board, t, _ = make_board([ScriptedReader([None])])
+    board.step()
+    for k in range(300):
+        t.send(proto.PING, k & 0xFF)
+        board.step()
+    seqs = [f[2] for f in t.frames]
+    assert seqs[255] == 255 and seqs[256] == 0 and seqs[257] == 1
+
+
+def test_hello_answers_identity() -> None:
+    strip = Strip(NeoPixel(None, 12))
+    board, t, _ = make_board([ScriptedReader()] * 3, leds=strip, bootloader=lambda: None)
+    t.send(proto.HELLO, 42, b"\x01")
+    board.step()
+    (ident,) = t.of_type(proto.IDENTITY)
+    info = proto.decode_identity(ident[3])
+    assert info["ack_seq"] == 42
+    assert info["protocol"] == proto.VERSION
+    assert info["uid"] == b"\x01\x02\x03\x04\x05\x06\x07\x08"
+    assert info["fw_version"] == board.fw_version
+    assert info["cells"] == 3 and info["leds"] == 12
+    assert info["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER
+    raw = base_config(cells=3, leds=12)
+    canonical = __import__("json").dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    assert info["config_hash"] == hashlib.sha256(canonical).digest()[:4]
+
+
+def test_identity_without_leds_or_bootloader_says_so() -> None:
+    board, t, _ = make_board([ScriptedReader()], leds=NoLeds())
+    t.send(proto.HELLO, 1, b"\x01")
+    board.step()
+    info = proto.decode_identity(t.of_type(proto.IDENTITY)[0][3])
+    assert info["leds"] == 0 and info["caps"] == 0
+
+
+def test_snapshot_reports_confirmed_states_and_unscanned() -> None:
+    readers = [ScriptedReader([UID7]), ScriptedReader([None]), ScriptedReader([proto.ERR_CRC])]
+    board, t, _ = make_board(readers + [ScriptedReader([None])])
+    t.send(proto.SNAPSHOT_REQ, 5)
+    board.step()
+    ack, states = proto.decode_snapshot(t.of_type(proto.SNAPSHOT)[0][3])
+    assert ack == 5 and states == [-1, -1, -1, -1]  # nothing read yet: unscanned, not empty
+    run_steps(board, 4 * 3)
+    t.send(proto.SNAPSHOT_REQ, 6)
+    board.step()
+    ack, states = proto.decode_snapshot(t.of_type(proto.SNAPSHOT)[-1][3])
+    assert ack == 6 and states == [UID7, None, proto.ERR_CRC, None]
+
+
+def test_ping_ack_and_unknown_type_nak() -> None:
+    board, t, _ = make_board([ScriptedReader()])
+    t.send(proto.PING, 9)
+    t.send(0x55, 10)
+    t.send(proto.CELL, 11, b"\x00\x00")  # a board->host type sent to the board
+    board.step()
+    acks = t.of_type(proto.ACK)
+    assert proto.decode_ack(acks[0][3]) == (9, 0)
+    naks = [proto.decode_nak(f[3]) for f in t.of_type(proto.NAK)]
+    assert [(a, c) for a, c, _m in naks] == [(10, proto.NAK_UNKNOWN_TYPE), (11, proto.NAK_UNKNOWN_TYPE)]
+    assert "0x55" in naks[0][2]
+
+
+def test_leds_frame_applied_and_acked() -> None:
+    np = NeoPixel(None, 4)
+    strip = Strip(np, 4)
+    board, t, _ = make_board([ScriptedReader()], leds=strip)
+    colors = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (9, 9, 9)]
+    t.send(proto.LEDS, 3, proto.encode_leds(colors))
+    board.step()
+    assert proto.decode_ack(t.of_type(proto.ACK)[0][3]) == (3, 0)
+    assert np.written == [colors]
+
+
+def test_leds_too_many_is_nak_bad_payload_and_strip_unchanged() -> None:
+    np = NeoPixel(None, 2)
+    strip = Strip(np, 2)
+    board, t, _ = make_board([ScriptedReader()], leds=strip)
+    t.send(proto.LEDS, 3, proto.encode_leds([(1, 1, 1)] * 3))
+    t.send(proto.LEDS, 4, b"\x05")  # malformed
+    board.step()
+    naks = [proto.decode_nak(f[3])[:2] for f in t.of_type(proto.NAK)]
+    assert naks == [(3, proto.NAK_BAD_PAYLOAD), (4, proto.NAK_BAD_PAYLOAD)]
+    assert np.written == []
+
+
+@pytest.mark.parametrize("leds", [None, NoLeds()])
+def test_leds_on_a_board_without_leds_is_nak_unsupported(leds: object) -> None:
+    board, t, _ = make_board([ScriptedReader()], leds=leds)
+    t.send(proto.LEDS, 8, proto.encode_leds([(1, 2, 3)]))
+    board.step()
+    (nak,) = t.of_type(proto.NAK)
+    assert proto.decode_nak(nak[3])[:2] == (8, proto.NAK_UNSUPPORTED)
+
+
+def test_selftest_reports_each_reader() -> None:
+    bus, chips, drivers = emulated_readers(3)
+    chips[1].dead = True
+    chips[2].version = 0x12
+    board, t, _ = make_board(drivers)
+    t.send(proto.SELFTEST, 77)
+    board.step()
+    ack, readers = proto.decode_selftest(t.of_type(proto.SELFTEST_RESULT)[0][3])
+    assert ack == 77
+    assert readers[0] == (0x92, True, True)
+    assert readers[1][2] is False and readers[1][0] == 0xFF
+    assert readers[2] == (0x12, True, True)
+
+
+def test_stats_count_sweeps_frames_errors() -> None:
+    readers = [ScriptedReader([None]), ScriptedReader([proto.ERR_TIMEOUT])]
+    board, t, clock = make_board(readers)
+    run_steps(board, 10, clock, ms_per_step=2)
+    t.inbox += b"\x05\x01\x02\x03\x04\x00"  # garbage frame: framing or CRC error
+    t.send(proto.STATS_REQ, 12)
+    board.step()
+    ack, stats, cell_errors = proto.decode_stats(t.of_type(proto.STATS)[0][3])
+    assert ack == 12
+    assert stats["sweeps"] == 5
+    assert stats["uptime_ms"] == 20
+    assert stats["sweep_us"] == 4000
+    assert stats["frames_rx"] == 1
+    assert stats["crc_errors"] + stats["framing_errors"] == 1
+    assert stats["frames_tx"] == board.frames_tx - 1  # the STATS frame itself is counted after
+    assert cell_errors == [0, 5]
+
+
+def test_files_reply_lists_names_and_hashes() -> None:
+    files = [("main.py", hashlib.sha256(b"x").digest()), ("config.json", hashlib.sha256(b"y").digest())]
+    board, t, _ = make_board([ScriptedReader()], files=lambda: files)
+    t.send(proto.FILES_REQ, 4)
+    board.step()
+    ack, got = proto.decode_files(t.of_type(proto.FILES)[0][3])
+    assert ack == 4 and got == [(n, d[:8]) for n, d in files]
+
+
+@pytest.mark.parametrize("msg_type, action", [(proto.REBOOT, "reboot"), (proto.BOOTLOADER, "bootloader")])
+def test_reboot_and_bootloader_ack_first_then_act(msg_type: int, action: str) -> None:
+    calls: list[tuple[str, int]] = []
+    board, t, _ = make_board(
+        [ScriptedReader()],
+        reboot=lambda: calls.append(("reboot", len(t.raw))),
+        bootloader=lambda: calls.append(("bootloader", len(t.raw))),
+    )
+    board.step()
+    t.send(msg_type, 30)
+    board.step()
+    assert proto.decode_ack(t.of_type(proto.ACK)[0][3]) == (30, 0)
+    assert len(calls) == 1 and calls[0][0] == action
+    assert calls[0][1] == len(t.raw) or calls[0][1] > 0
+    # the ACK was written before the action ran
+    ack_end = t.raw.index(proto.encode_frame(proto.ACK, 7, t.of_type(proto.ACK)[0][2], proto.encode_ack(30)))
+    assert ack_end < calls[0][1]
+
+
+def test_reboot_without_callable_is_refused() -> None:
+    board, t, _ = make_board([ScriptedReader()])
+    t.send(proto.BOOTLOADER, 2)
+    board.step()
+    assert proto.decode_nak(t.of_type(proto.NAK)[0][3])[:2] == (2, proto.NAK_UNSUPPORTED)
+
+
+# --- debounce -------------------------------------------------------------------
+
+
+def test_tag_confirmed_after_two_reads_and_one_event() -> None:
+    r = ScriptedReader([None])
+    board, t, _ = make_board([r])
+    run_steps(board, 3)
+    assert cell_events(t.frames) == [(0, None)]
+    t.take()
+    r.set(UID7)
+    board.step()
+    assert cell_events(t.frames) == []
+    board.step()
+    assert cell_events(t.frames) == [(0, UID7)]
+    run_steps(board, 5)
+    assert len(cell_events(t.frames)) == 1
+
+
+def test_one_missed_read_does_not_report_empty() -> None:
+    r = ScriptedReader([UID7, UID7, None, UID7, None, None, UID7, UID7])
+    board, t, _ = make_board([r])
+    run_steps(board, 8)
+    assert cell_events(t.frames) == [(0, UID7)]
+
+
+def test_removal_needs_three_empty_reads() -> None:
+    r = ScriptedReader([UID7, UID7, None, None, None])
+    board, t, _ = make_board([r])
+    run_steps(board, 4)
+    assert cell_events(t.frames) == [(0, UID7)]
+    board.step()
+    assert cell_events(t.frames) == [(0, UID7), (0, None)]
+
+
+def test_read_errors_never_reported_as_empty() -> None:
+    r = ScriptedReader([UID7, UID7] + [proto.ERR_CRC, None] * 6 + [proto.ERR_CRC] * 3)
+    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"unstable": 40}))
+    run_steps(board, 2 + 12 + 3)
+    events = cell_events(t.frames)
+    assert events[0] == (0, UID7)
+    assert (0, None) not in events
+    assert events[-1] == (0, proto.ERR_CRC)
+
+
+def test_error_state_needs_three_errors_and_keeps_its_code() -> None:
+    r = ScriptedReader([None, None, None, proto.ERR_TIMEOUT, proto.ERR_COLLISION, proto.ERR_COLLISION])
+    board, t, _ = make_board([r])
+    run_steps(board, 5)
+    assert cell_events(t.frames) == [(0, None)]
+    board.step()
+    assert cell_events(t.frames)[-1] == (0, proto.ERR_COLLISION)
+
+
+def test_flapping_cell_becomes_unstable() -> None:
+    r = ScriptedReader([UID7, UID7] + [UID4, None] * 10)
+    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"unstable": 6}))
+    run_steps(board, 2 + 6)
+    assert cell_events(t.frames) == [(0, UID7), (0, proto.ERR_UNSTABLE)]
+
+
+def test_debounce_thresholds_come_from_config() -> None:
+    r = ScriptedReader([UID7] * 5)
+    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"tag": 4, "unstable": 10}))
+    run_steps(board, 3)
+    assert cell_events(t.frames) == []
+    board.step()
+    assert cell_events(t.frames) == [(0, UID7)]
+
+
+def test_round_robin_one_cell_per_step() -> None:
+    readers = [ScriptedReader([None]) for _ in range(5)]
+    board, _t, _ = make_board(readers)
+    run_steps(board, 11)
+    assert [r.reads for r in readers] == [3, 2, 2, 2, 2]
+    assert board.sweeps == 2
+
+
+# --- robustness -------------------------------------------------------------------
+
+
+def test_reader_exception_is_a_cell_error_and_the_loop_goes_on() -> None:
+    bad = ScriptedReader()
+    bad.fail_with = OSError(5, "EIO")
+    board, t, _ = make_board([bad, ScriptedReader([UID4])])
+    run_steps(board, 8)
+    events = dict(cell_events(t.frames))
+    assert events == {0: proto.ERR_TIMEOUT, 1: UID4}
+
+
+def test_timeout_cell_reinitialises_its_reader_now_and_then() -> None:
+    r = ScriptedReader([proto.ERR_TIMEOUT])
+    board, _t, clock = make_board([r], config=base_config(cells=1, rfid={"retry_ms": 100}))
+    run_steps(board, 50, clock, ms_per_step=10)  # 500 ms
+    assert 5 <= r.inits <= 7  # boot + one retry per 100 ms
+
+
+def test_step_survives_a_handler_failure() -> None:
+    class Exploding:
+        has_leds = True
+        count = 3
+
+        def apply(self, colors: object) -> None:
+            raise RuntimeError("strip on fire")
+
+    board, t, _ = make_board([ScriptedReader()], leds=Exploding())
+    t.send(proto.LEDS, 1, proto.encode_leds([(1, 1, 1)]))
+    assert board.step() is True
+    logs = [proto.decode_log(f[3]) for f in t.of_type(proto.LOG)]
+    assert logs and "strip on fire" in logs[0][1]
+    t.send(proto.PING, 2)
+    board.step()
+    assert t.of_type(proto.ACK)
+
+
+def test_commands_split_across_reads_and_interleaved_with_events() -> None:
+    r = ScriptedReader([UID7])
+    board, t, _ = make_board([r])
+    t.chunk = 3
+    t.send(proto.PING, 1)
+    t.send(proto.SNAPSHOT_REQ, 2)
+    run_steps(board, 6)
+    types = [f[0] for f in t.frames]
+    assert proto.BOOT == types[0] and proto.CELL in types
+    assert proto.decode_ack(t.of_type(proto.ACK)[0][3]) == (1, 0)
+    assert proto.decode_snapshot(t.of_type(proto.SNAPSHOT)[0][3])[0] == 2
+
+
+def test_stale_half_frame_is_dropped_before_new_bytes() -> None:
+    board, t, clock = make_board([ScriptedReader()])
+    frame = proto.encode_frame(proto.PING, 0, 1)
+    t.inbox += frame[:4]
+    board.step()
+    clock.advance_ms(600)
+    t.send(proto.PING, 2)
+    board.step()
+    assert [proto.decode_ack(f[3])[0] for f in t.of_type(proto.ACK)] == [2]
+    assert board.decoder.framing_errors == 1
+
+
+def test_garbage_between_frames_is_counted_and_skipped() -> None:
+    board, t, _ = make_board([ScriptedReader()])
+    t.inbox += b"\x00\x11\x22\x33\x00"
+    t.send(proto.PING, 4)
+    frame = bytearray(proto.encode_frame(proto.PING, 0, 5))
+    frame[3] ^= 0x40  # corrupt: CRC error
+    t.inbox += frame
+    t.send(proto.PING, 6)
+    board.step()
+    assert [proto.decode_ack(f[3])[0] for f in t.of_type(proto.ACK)] == [4, 6]
+    assert board.decoder.crc_errors + board.decoder.framing_errors == 2
+
+
+# --- maintenance break --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("brk", [b"\r\x03", b"\x03\x03"])
+def test_maintenance_break_at_frame_start_stops_the_loop(brk: bytes) -> None:
+    board, t, _ = make_board([ScriptedReader()])
+    t.send(proto.PING, 1)
+    t.inbox += brk + b"\r\x01"
+    assert board.step() is False
+    assert board.maintenance
+    assert proto.decode_ack(t.of_type(proto.ACK)[0][3]) == (1, 0)  # frames before it still answered
+    assert board.step() is False
+
+
+def test_break_split_across_reads_is_still_seen() -> None:
+    board, t, _ = make_board([ScriptedReader()])
+    board.step()
+    t.inbox += b"\r"
+    assert board.step() is True
+    t.inbox += b"\x03"
+    assert board.step() is False
+
+
+def test_ctrl_c_bytes_inside_frames_are_data() -> None:
+    np = NeoPixel(None, 8)
+    board, t, _ = make_board([ScriptedReader()], leds=Strip(np, 8))
+    colors = [(13, 3, 3), (3, 3, 3), (3, 13, 3), (0, 3, 3)] * 2
+    for seq in range(3, 40):
+        t.send(proto.LEDS, seq, proto.encode_leds(colors), board=3)
+    run_steps(board, 10)
+    assert not board.maintenance
+    assert len(t.of_type(proto.ACK)) == 37
+
+
+def test_host_clock_wraps_like_micropython() -> None:
+    c = HostClock()
+    a = c.ticks_ms()
+    assert c.ticks_diff(c.ticks_ms(), a) >= 0
+    assert c.ticks_diff(5, HostClock.PERIOD - 5) == 10
+    assert c.ticks_diff(HostClock.PERIOD - 5, 5) == -10
+
+
+# --- against emulated chips ----------------------------------------------------------
+
+
+def test_board_over_emulated_chips_reports_place_move_remove() -> None:
+    bus, chips, drivers = emulated_readers(4)
+    board, t, _ = make_board(drivers)
+    run_steps(board, 4 * 3)
+    assert sorted(cell_events(t.take())) == [(i, None) for i in range(4)]
+    card = EmulatedCard(UID7)
+    chips[2].place(card)
+    run_steps(board, 4 * 2)
+    assert cell_events(t.take()) == [(2, UID7)]
+    chips[2].remove()
+    chips[0].place(card)
+    run_steps(board, 4 * 3)
+    assert sorted(cell_events(t.take())) == [(0, UID7), (2, None)]
+
+
+def test_board_over_noisy_chips_never_reports_a_present_tag_as_empty() -> None:
+    bus, chips, drivers = emulated_readers(2, noise=0.1, flicker=0.05, seed=3)
+    for i, c in enumerate(chips):
+        c.rng.state ^= i + 1
+        c.place(EmulatedCard(UID7 if i == 0 else UID4))
+    board, t, _ = make_board(drivers, config=base_config(cells=2, debounce={"empty": 4, "unstable": 30}))
+    run_steps(board, 400)
+    events = cell_events(t.frames)
+    assert (0, UID7) in events and (1, UID4) in events
+    assert all(state is not None for _cell, state in events)
+
+
+def test_board_constructor_rejects_bad_config() -> None:
+    with pytest.raises(ValueError, match="board"):
+        Board({"cells": 2}, [], None, object(), HostClock(), b"x")

@@ -1,0 +1,140 @@
+"""Board config parsing and the LED strip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tablesense.firmware import config
+from tablesense.firmware.leds import LedError, NoLeds, Strip
+from tablesense.sim.fake_machine import NeoPixel
+from tablesense.sim.mfrc522_emu import EmulatedPin
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_minimal_config_gets_defaults() -> None:
+    cfg = config.parse({"board": 1, "cells": 8})
+    assert cfg["spi"] == config.DEFAULT_SPI
+    assert cfg["cs"] == config.DEFAULT_CS
+    assert cfg["debounce"] == config.DEFAULT_DEBOUNCE
+    assert cfg["rfid"]["timeout_us"] == 500
+    assert cfg["leds"] == 0 and cfg["channel_leds"] == [-1] * 8
+    assert len(cfg["hash"]) == 4
+    assert config.parse(cfg) is cfg  # idempotent
+
+
+def test_every_problem_is_listed() -> None:
+    with pytest.raises(config.ConfigError) as exc:
+        config.parse(
+            {
+                "board": 0,
+                "cells": 3,
+                "spi": {"sck": 40, "speed": 1},
+                "cs": {"kind": "gpio", "pins": [1, 1]},
+                "debounce": {"tag": 0, "later": 2},
+                "rfid": {"timeout_us": 5},
+            }
+        )
+    msg = str(exc.value)
+    for part in ("board = 0", "spi.sck = 40", "spi.speed", "cs.pins", "debounce.tag", "debounce.later",
+                 "rfid.timeout_us"):
+        assert part in msg, part
+
+
+def test_bad_json_and_missing_file_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(config.ConfigError, match="not valid JSON"):
+        config.loads("{nope")
+    with pytest.raises(config.ConfigError, match="cannot read"):
+        config.load(str(tmp_path / "absent.json"))
+    with pytest.raises(config.ConfigError, match="JSON object"):
+        config.loads("[1, 2]")
+
+
+def test_decoder_needs_enough_outputs_and_led_indices_are_unique() -> None:
+    with pytest.raises(config.ConfigError, match="decoder"):
+        config.parse({"board": 1, "cells": 20, "cs": {"kind": "decoder", "address": [1, 2, 3], "enables": [4, 5]}})
+    with pytest.raises(config.ConfigError, match="LED 1 serves channels 0 and 1"):
+        config.parse({"board": 1, "cells": 2, "leds": 4, "channel_leds": [1, 1]})
+
+
+def test_shipped_table_board_configs_parse_and_hash_like_the_host() -> None:
+    from tablesense.table.geometry import TableGeometry
+
+    for path in sorted((REPO / "hardware" / "tables").glob("*.toml")):
+        geo = TableGeometry.load(path)
+        for b in geo.boards:
+            raw = json.loads(geo.board_config_bytes(b.id))
+            cfg = config.parse(raw)
+            assert cfg["board"] == b.id
+            assert cfg["hash"] == geo.config_hash(b.id), path.name
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_canonical_json_matches_cpython(obj: object) -> None:
+    assert config.canonical_json(obj) == json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def test_make_selects_for_each_wiring() -> None:
+    pins: dict[int, EmulatedPin] = {}
+
+    def factory(n: int) -> EmulatedPin:
+        return pins.setdefault(n, EmulatedPin(n, value=1))
+
+    gpio = config.make_selects(config.parse({"board": 1, "cells": 2, "cs": {"kind": "gpio", "pins": [20, 21]}}),
+                               factory)
+    assert gpio == [pins[20], pins[21]]
+    dec = config.make_selects(config.parse({"board": 1, "cells": 10}), factory)
+    assert isinstance(dec[9], config.DecoderSelect) and dec[9].index == 1 and dec[9].enable_pin is pins[10]
+    dec[9].value(0)
+    assert [pins[6].value(), pins[7].value(), pins[8].value(), pins[10].value()] == [1, 0, 0, 0]
+    dec[9].value(1)
+    assert pins[10].value() == 1
+    with pytest.raises(config.ConfigError, match="I2C"):
+        config.make_selects(config.parse({"board": 1, "cells": 2, "cs": {"kind": "mcp23017"}}), factory)
+
+
+# --- LEDs ------------------------------------------------------------------------
+
+
+def test_strip_applies_whole_frames_with_one_write() -> None:
+    np = NeoPixel(None, 4)
+    s = Strip(np)
+    s.apply([(1, 2, 3), (4, 5, 6)])
+    assert np.written == [[(1, 2, 3), (4, 5, 6), (0, 0, 0), (0, 0, 0)]]
+    assert s.frames == 1
+
+
+def test_bad_frame_changes_nothing() -> None:
+    np = NeoPixel(None, 3)
+    s = Strip(np)
+    s.apply([(9, 9, 9)] * 3)
+    for bad in ([(1, 1, 1)] * 4, [(1, 1, 1), (300, 0, 0)], [(1, 1)]):
+        with pytest.raises(LedError):
+            s.apply(bad)  # type: ignore[arg-type]
+    assert np.written == [[(9, 9, 9)] * 3]
+    assert np.buf == [(9, 9, 9)] * 3
+
+
+def test_max_level_caps_brightness() -> None:
+    np = NeoPixel(None, 1)
+    Strip(np, max_level=51).apply([(255, 100, 0)])
+    assert np.written[-1] == [(51, 20, 0)]
+
+
+def test_no_leds_variant() -> None:
+    n = NoLeds()
+    assert n.count == 0 and not n.has_leds
+    with pytest.raises(LedError):
+        n.apply([(1, 1, 1)])

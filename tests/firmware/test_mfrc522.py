@@ -1,0 +1,310 @@
+"""Our MFRC522 driver against the register-level emulator, and the emulator
+against the datasheet and ISO 14443-3."""
+
+from __future__ import annotations
+
+import pytest
+
+from tablesense.firmware import mfrc522 as drv
+from tablesense.firmware.config import DecoderSelect, ExpanderSelect, MCP23017
+from tablesense.sim.mfrc522_emu import (
+    ACTIVE,
+    HALT,
+    IDLE,
+    READY,
+    Emulated138,
+    EmulatedCard,
+    EmulatedI2C,
+    EmulatedMCP23017,
+    EmulatedMFRC522,
+    EmulatedPin,
+    EmulatedSPIBus,
+    crc_a,
+)
+
+UID4 = bytes.fromhex("11223344")
+UID7 = bytes.fromhex("04a1b2c3d4e5f6")
+UID10 = bytes.fromhex("04a1b2c3d4e5f6070809")
+
+
+def reader(timeout_us: int = 500, **chip_kwargs: object) -> tuple[EmulatedSPIBus, EmulatedMFRC522, drv.MFRC522]:
+    bus = EmulatedSPIBus()
+    pin, chip = bus.add_reader(17, **chip_kwargs)
+    r = drv.MFRC522(bus, pin, timeout_us=timeout_us)
+    assert r.init()
+    return bus, chip, r
+
+
+def test_crc_a_vectors() -> None:
+    # ISO 14443-3 annex: HLTA is 50 00 57 CD; REQA-less frames: 00 00 -> A0 1E
+    assert crc_a(b"\x50\x00") == 0xCD57
+    assert drv.crc_a(b"\x50\x00") == 0xCD57
+    assert crc_a(b"\x00\x00") == 0x1EA0
+    assert drv.crc_a(bytes(range(10))) == crc_a(bytes(range(10)))
+
+
+def test_chip_calc_crc_matches_crc_a() -> None:
+    _bus, _chip, r = reader()
+    data = b"\x93\x70\x88\x04\xa1\xb2\x9f"
+    lo, hi = r.calc_crc(data) or (None, None)
+    assert (hi << 8 | lo) == crc_a(data)
+
+
+@pytest.mark.parametrize("uid", [UID4, UID7, UID10], ids=["4-byte", "7-byte", "10-byte"])
+def test_read_uid_over_cascade_levels(uid: bytes) -> None:
+    _bus, chip, r = reader()
+    card = EmulatedCard(uid)
+    chip.place(card)
+    assert r.read_uid() == uid
+    assert card.state == HALT  # parked after the read
+    assert r.read_uid() == uid  # WUPA wakes it again
+
+
+def test_empty_cell_costs_the_timer_not_the_poll_bound() -> None:
+    bus, chip, r = reader(timeout_us=500)
+    t0 = bus.now_us
+    assert r.read_uid() is None
+    cost = bus.now_us - t0
+    assert r.polls < 60  # stopped on TimerIRq, far below max_polls=200
+    assert 500 < cost < 1500
+    # a longer timeout costs proportionally more: the timer is what ends it
+    r.set_timeout(2000)
+    t0 = bus.now_us
+    assert r.read_uid() is None
+    assert bus.now_us - t0 > 2000
+
+
+def test_timeout_shorter_than_the_tag_answer_reads_empty() -> None:
+    _bus, chip, r = reader(timeout_us=50)  # ISO frame delay is ~91 us
+    chip.place(EmulatedCard(UID4))
+    assert r.read_uid() is None
+
+
+def test_dead_chip_is_a_timeout_error_not_empty_and_bounded() -> None:
+    bus, chip, r = reader()
+    chip.dead = True
+    t0 = bus.now_us
+    assert r.read_uid() == drv.ERR_TIMEOUT
+    assert bus.now_us - t0 < 5000
+    assert r.self_test() == (0xFF, True, False)
+
+
+def test_missing_chip_with_miso_low_is_bounded_by_max_polls() -> None:
+    class SilentBus(EmulatedSPIBus):
+        def _xfer(self, wbuf: bytes, rbuf: bytearray | None) -> None:
+            self.now_us += 10
+            if rbuf is not None:
+                for i in range(len(rbuf)):
+                    rbuf[i] = 0
+
+    bus = SilentBus()
+    r = drv.MFRC522(bus, EmulatedPin(1), max_polls=50)
+    assert r.init() is False
+    assert r.read_uid() == drv.ERR_TIMEOUT
+    assert r.polls == 50
+
+
+def test_two_tags_collide() -> None:
+    _bus, chip, r = reader()
+    chip.place(EmulatedCard(UID7))
+    chip.add(EmulatedCard(bytes.fromhex("04ffeeddccbbaa")))
+    assert r.read_uid() == drv.ERR_COLLISION
+
+
+def test_two_identical_uids_do_not_collide() -> None:
+    _bus, chip, r = reader()
+    chip.place(EmulatedCard(UID4))
+    chip.add(EmulatedCard(UID4))
+    assert r.read_uid() == UID4
+
+
+def test_removal_mid_read_is_an_error_then_empty() -> None:
+    bus, chip, r = reader()
+    card = EmulatedCard(UID7)
+    chip.place(card)
+    st, atqa = r.wake()
+    assert st == 0 and atqa == b"\x44\x00"
+    chip.remove()
+    assert r.select() == drv.ERR_PROTOCOL
+    assert r.read_uid() is None
+
+
+def test_noise_gives_errors_never_a_wrong_uid() -> None:
+    _bus, chip, r = reader(noise=0.3, seed=11)
+    chip.place(EmulatedCard(UID7))
+    results = [r.read_uid() for _ in range(300)]
+    uids = {x for x in results if isinstance(x, bytes)}
+    assert uids == {UID7}
+    assert any(isinstance(x, int) for x in results)
+
+
+def test_flicker_misses_are_empty_reads_but_rare() -> None:
+    _bus, chip, r = reader(flicker=0.1, seed=5)
+    chip.place(EmulatedCard(UID4))
+    results = [r.read_uid() for _ in range(200)]
+    assert results.count(UID4) > 120
+    assert None in results
+
+
+def test_reqa_does_not_wake_a_halted_tag_but_wupa_does() -> None:
+    _bus, chip, r = reader()
+    card = EmulatedCard(UID4)
+    chip.place(card)
+    assert r.read_uid() == UID4
+    assert card.state == HALT
+    st, _ = r.request()
+    assert st == -1
+    st, atqa = r.wake()
+    assert st == 0 and atqa == b"\x04\x00" and card.state == READY
+
+
+def test_antenna_off_powers_the_tag_down() -> None:
+    _bus, chip, r = reader()
+    card = EmulatedCard(UID4)
+    chip.place(card)
+    assert r.read_uid() == UID4
+    r.antenna_off()
+    assert not r.antenna()
+    assert r.read_uid() is None
+    r.antenna_on()
+    assert card.state == IDLE
+    st, _ = r.request()  # fresh from power-up: REQA works again
+    assert st == 0
+
+
+def test_card_state_machine_falls_back_on_a_bad_select() -> None:
+    card = EmulatedCard(UID4)
+    card.power(True)
+    assert card.receive(b"\x26", 7) == b"\x04\x00"
+    bcc = 0x11 ^ 0x22 ^ 0x33 ^ 0x44
+    assert card.receive(b"\x93\x20", 0) == UID4 + bytes([bcc])
+    bad = b"\x93\x70" + UID4 + bytes([bcc]) + b"\x00\x00"
+    assert card.receive(bad, 0) is None and card.state == IDLE
+    card.receive(b"\x26", 7)
+    frame = b"\x93\x70" + UID4 + bytes([bcc])
+    c = crc_a(frame)
+    sak = card.receive(frame + bytes([c & 0xFF, c >> 8]), 0)
+    assert sak is not None and sak[0] == 0x08 and card.state == ACTIVE
+
+
+def test_emulated_card_rejects_bad_uids() -> None:
+    with pytest.raises(ValueError, match="4, 7 or 10"):
+        EmulatedCard(b"\x01\x02\x03")
+    with pytest.raises(ValueError, match="cascade tag"):
+        EmulatedCard(b"\x88\x01\x02\x03")
+
+
+# --- SPI and registers ------------------------------------------------------------
+
+
+def test_spi_address_byte_format_and_streamed_reads() -> None:
+    bus = EmulatedSPIBus()
+    pin, chip = bus.add_reader(3)
+    pin.value(0)
+    out = bytearray(3)
+    # read VersionReg (0x37) then CommandReg (0x01): 1aaaaaa0 bytes, then 00
+    bus.write_readinto(bytes([0x80 | (0x37 << 1), 0x80 | (0x01 << 1), 0x00]), out)
+    pin.value(1)
+    assert out[1] == 0x92 and out[2] == 0x20
+    # write 3 bytes into the FIFO in one transaction: 0aaaaaa0 then data
+    pin.value(0)
+    bus.write(bytes([(0x09 << 1), 1, 2, 3]))
+    pin.value(1)
+    assert chip.read_register(0x0A) == 3
+    chip.write_register(0x0A, 0x80)  # FlushBuffer
+    assert chip.read_register(0x0A) == 0
+
+
+def test_com_irq_set1_rule() -> None:
+    chip = EmulatedMFRC522()
+    chip.write_register(0x04, 0x7F)  # clear all
+    assert chip.read_register(0x04) == 0
+    chip.write_register(0x04, 0x80 | 0x21)  # set RxIRq and TimerIRq
+    assert chip.read_register(0x04) == 0x21
+    chip.write_register(0x04, 0x01)  # clear TimerIRq only
+    assert chip.read_register(0x04) == 0x20
+
+
+def test_fifo_overflow_sets_buffer_ovfl() -> None:
+    chip = EmulatedMFRC522()
+    for i in range(70):
+        chip.write_register(0x09, i)
+    assert chip.read_register(0x0A) == 64
+    assert chip.read_register(0x06) & 0x10
+
+
+def test_unselected_bus_floats_high_and_two_selected_is_contention() -> None:
+    bus = EmulatedSPIBus()
+    p1, _c1 = bus.add_reader(1)
+    p2, _c2 = bus.add_reader(2)
+    assert bus.read(2) == b"\xff\xff"
+    p1.value(0)
+    p2.value(0)
+    bus.read(2)
+    assert bus.contention == 1
+
+
+def test_decoder_chip_selects_route_to_the_right_chip() -> None:
+    bus = EmulatedSPIBus()
+    a = [EmulatedPin(n, value=0) for n in (6, 7, 8)]
+    enables = [EmulatedPin(9, value=1), EmulatedPin(10, value=1)]
+    decoders = [Emulated138(a[0], a[1], a[2], e) for e in enables]
+    chips = []
+    for ch in range(16):
+        chip = EmulatedMFRC522(version=0x80 + ch)
+        bus.attach(decoders[ch // 8].output(ch % 8), chip)
+        chips.append(chip)
+    selects = [DecoderSelect(a, enables[ch // 8], ch % 8) for ch in range(16)]
+    versions = [drv.MFRC522(bus, s).version() for s in selects]
+    assert versions == [0x80 + ch for ch in range(16)]
+    assert bus.contention == 0
+
+
+def test_expander_chip_selects_route_to_the_right_chip() -> None:
+    bus = EmulatedSPIBus()
+    i2c = EmulatedI2C()
+    exp = EmulatedMCP23017()
+    i2c.attach(0x20, exp)
+    chips = []
+    for ch in range(16):
+        chip = EmulatedMFRC522(version=0x40 + ch)
+        bus.attach(exp.output(ch), chip)
+        chips.append(chip)
+    mcp = MCP23017(i2c, 0x20)
+    selects = [ExpanderSelect(mcp, ch) for ch in range(16)]
+    readers = [drv.MFRC522(bus, s) for s in selects]
+    assert [r.version() for r in readers] == [0x40 + ch for ch in range(16)]
+    assert bus.contention == 0
+    with pytest.raises(OSError):
+        MCP23017(i2c, 0x21)  # nobody at that address
+
+
+def test_soft_reset_restores_defaults_and_init_recovers() -> None:
+    _bus, chip, r = reader()
+    chip.place(EmulatedCard(UID4))
+    r.write_reg(drv.TxControlReg, 0x80)  # antenna off, as after a brown-out
+    assert r.read_uid() is None
+    assert r.init()
+    assert r.read_uid() == UID4
+
+
+def test_a_naive_poll_loop_ignoring_the_timer_costs_far_more() -> None:
+    """What the common driver does: poll until RxIRq/IdleIRq or ~2000 reads.
+    It never sees TimerIRq on an empty cell, so it burns the whole bound."""
+    bus, _chip, r = reader(timeout_us=500)
+    t0 = bus.now_us
+    assert r.read_uid() is None
+    ours = bus.now_us - t0
+    r.write_reg(drv.CommandReg, drv.CMD_IDLE)
+    r.write_reg(drv.ComIrqReg, 0x7F)
+    r.write_reg(drv.FIFOLevelReg, 0x80)
+    r.write_fifo(b"\x26")
+    r.write_reg(drv.BitFramingReg, 7)
+    r.write_reg(drv.CommandReg, drv.CMD_TRANSCEIVE)
+    r.write_reg(drv.BitFramingReg, 0x87)
+    t0 = bus.now_us
+    for _ in range(2000):
+        if r.read_reg(drv.ComIrqReg) & 0x30:
+            break
+    naive = bus.now_us - t0
+    assert naive > 10 * ours

@@ -1,0 +1,290 @@
+"""The same firmware logic on real MicroPython: the WebAssembly port under
+Node.js, with the firmware files, the MFRC522 emulator and the fake machine
+module written into its filesystem. Every check compares MicroPython's
+answer with CPython's."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from fw_mpy import firmware_files, run_micropython, wasm_available
+from testsupport import need
+
+from tablesense.firmware import config as host_config
+from tablesense.firmware import proto
+
+pytestmark = pytest.mark.timeout(120)
+
+# Runs inside MicroPython. Prints one "RESULT <json>" line per check.
+CHECKS = r"""
+import json, random
+import proto, board, config, leds, mfrc522, machine
+from mfrc522_emu import EmulatedMFRC522, EmulatedCard
+
+def result(name, value):
+    print("RESULT " + json.dumps([name, value]))
+
+def hx(b):
+    return "".join("%02x" % x for x in b)
+
+# 1. codec round trips and vectors
+result("crc", proto.crc16(b"123456789"))
+frames = [
+    proto.encode_frame(proto.CELL, 1, 9, proto.encode_cell_event(3, b"\x04\xa1\xb2\xc3\xd4\xe5\xf6")),
+    proto.encode_frame(proto.CELL, 1, 10, proto.encode_cell_event(4, None)),
+    proto.encode_frame(proto.CELL, 1, 11, proto.encode_cell_event(5, proto.ERR_CRC)),
+    proto.encode_frame(proto.SNAPSHOT, 2, 0, proto.encode_snapshot(7, [None, b"\x11\x22\x33\x44", -1, 3])),
+    proto.encode_frame(proto.LEDS, 0, 1, proto.encode_leds([(1, 2, 3), (0, 0, 0)])),
+    proto.encode_frame(proto.IDENTITY, 3, 4, proto.encode_identity(1, b"\x01" * 8, "1.0.0", 32, 32, 3, b"\xaa\xbb\xcc\xdd")),
+    proto.encode_frame(proto.STATS, 3, 5, proto.encode_stats(2, {"sweeps": 7, "events": 70000}, [1, 2])),
+    proto.encode_frame(proto.FILES, 3, 6, proto.encode_files(2, [("main.py", b"\x01" * 32)])),
+    proto.encode_frame(proto.NAK, 3, 7, proto.encode_nak(2, 3, "no LEDs")),
+    proto.encode_frame(proto.LOG, 3, 8, proto.encode_log(1, "h\u00e9llo")),
+]
+result("frames", [hx(f) for f in frames])
+d = proto.FrameDecoder()
+got = d.feed(b"".join(frames))
+result("decoded", [[t, b, s, hx(p)] for t, b, s, p in got])
+result("snapshot", [x if not isinstance(x, bytes) else hx(x) for x in proto.decode_snapshot(got[3][3])[1]])
+result("identity_fw", proto.decode_identity(got[5][3])["fw_version"])
+result("log", proto.decode_log(got[9][3])[1])
+
+# 2. random-bytes fuzz: frames or counted errors, never an exception
+random.seed(1234)
+decoders = [proto.decode_cell_event, proto.decode_snapshot, proto.decode_leds, proto.decode_ack,
+            proto.decode_nak, proto.decode_identity, proto.decode_stats, proto.decode_selftest,
+            proto.decode_files, proto.decode_log]
+crashes = 0
+rejected = 0
+d = proto.FrameDecoder(max_frame=200)
+for i in range(400):
+    n = random.getrandbits(8) % 90
+    blob = bytes(random.getrandbits(8) for _ in range(n))
+    if i % 3 == 0:
+        blob = blob.replace(b"\x00", b"\x01")
+    for dec in decoders:
+        try:
+            dec(blob)
+        except proto.ProtocolError:
+            rejected += 1
+        except Exception as e:
+            crashes += 1
+            print("CRASH", dec, repr(e))
+    try:
+        d.feed(blob)
+    except Exception as e:
+        crashes += 1
+        print("CRASH feed", repr(e))
+good = proto.encode_frame(proto.PING, 1, 77)
+after = d.feed(b"\x00" + good)
+result("fuzz", {"crashes": crashes, "rejected": rejected, "errors": d.errors, "recovered": [f[2] for f in after]})
+
+# invalid UTF-8 is a ProtocolError on MicroPython too
+bad_text = []
+for p, dec in ((b"\x01\x02\xff\xfe", proto.decode_nak), (b"\x01\xc3", proto.decode_log)):
+    try:
+        dec(p)
+        bad_text.append("accepted")
+    except proto.ProtocolError:
+        bad_text.append("ProtocolError")
+result("bad_utf8", bad_text)
+
+# 3. Board.step against an in-MicroPython scripted reader
+class Reader:
+    def __init__(self, readings):
+        self.readings = list(readings)
+    def init(self):
+        return True
+    def read_uid(self):
+        return self.readings.pop(0) if len(self.readings) > 1 else self.readings[0]
+    def self_test(self):
+        return (0x92, True, True)
+
+class Clock:
+    def __init__(self):
+        self.ms = 0
+    def ticks_ms(self):
+        return self.ms
+    def ticks_us(self):
+        return self.ms * 1000
+    def ticks_diff(self, a, b):
+        return a - b
+
+class Loop:
+    def __init__(self):
+        self.inbox = b""
+        self.out = bytearray()
+    def read(self):
+        d = self.inbox
+        self.inbox = b""
+        return d
+    def write(self, data):
+        self.out.extend(data)
+
+U = b"\x04\xa1\xb2\xc3\xd4\xe5\xf6"
+readers = [Reader([U, U, None, U, U, proto.ERR_CRC, None, proto.ERR_CRC, U, None, None, None]),
+           Reader([None]), Reader([proto.ERR_TIMEOUT])]
+np = machine.NeoPixel(None, 3)
+t = Loop()
+clock = Clock()
+cfg = {"board": 9, "cells": 3, "leds": 3, "cs": {"kind": "gpio", "pins": [10, 11, 12]}}
+b = board.Board(cfg, readers, leds.Strip(np), t, clock, b"\x01\x02\x03\x04\x05\x06\x07\x08",
+                files=[("main.py", b"\x02" * 32)], bootloader=lambda: None)
+for step in range(3 * 14):
+    if step == 20:
+        t.inbox = (proto.encode_frame(proto.HELLO, 0, 1, b"\x01")
+                   + proto.encode_frame(proto.SNAPSHOT_REQ, 0, 2)
+                   + proto.encode_frame(proto.LEDS, 0, 3, proto.encode_leds([(5, 6, 7)] * 3))
+                   + proto.encode_frame(proto.PING, 0, 4)
+                   + proto.encode_frame(proto.STATS_REQ, 0, 5)
+                   + proto.encode_frame(proto.FILES_REQ, 0, 6)
+                   + proto.encode_frame(0x42, 0, 7))
+    b.step()
+    clock.ms += 1
+out = proto.FrameDecoder().feed(bytes(t.out))
+result("board_frames", [[ty, bd, s, hx(p)] for ty, bd, s, p in out])
+result("board_leds", [list(c) for c in np.written[-1]])
+
+# 4. our driver against the emulator, on MicroPython
+bus = machine.SPI(0)
+chip = bus.attach(machine.Pin(17), EmulatedMFRC522())
+r = mfrc522.MFRC522(bus, machine.Pin(17), timeout_us=500)
+reads = [r.init()]
+t0 = bus.now_us
+reads.append(r.read_uid())
+empty_us = bus.now_us - t0
+for uid in (b"\x11\x22\x33\x44", U, b"\x04\xa1\xb2\xc3\xd4\xe5\xf6\x07\x08\x09"):
+    chip.place(EmulatedCard(uid))
+    reads.append(hx(r.read_uid()))
+chip.dead = True
+reads.append(r.read_uid())
+result("driver", {"reads": reads, "empty_us": empty_us})
+
+# 5. config hash: canonical JSON like CPython's json.dumps(sort_keys=True)
+raw = {"board": 3, "cells": 2, "name": "caf\u00e9 \"x\"", "leds": 2, "channel_leds": [1, 0]}
+result("config_hash", hx(config.parse(raw)["hash"]))
+"""
+
+
+@pytest.fixture(scope="module")
+def mpy_results() -> dict[str, Any]:
+    need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
+    out = run_micropython(CHECKS)
+    assert "CRASH" not in out, out
+    results: dict[str, Any] = {}
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            name, value = json.loads(line[len("RESULT ") :])
+            results[name] = value
+    return results
+
+
+def test_codec_is_byte_identical_on_micropython(mpy_results: dict[str, Any]) -> None:
+    assert mpy_results["crc"] == 0x29B1
+    cpython = [
+        proto.encode_frame(proto.CELL, 1, 9, proto.encode_cell_event(3, bytes.fromhex("04a1b2c3d4e5f6"))),
+        proto.encode_frame(proto.CELL, 1, 10, proto.encode_cell_event(4, None)),
+        proto.encode_frame(proto.CELL, 1, 11, proto.encode_cell_event(5, proto.ERR_CRC)),
+        proto.encode_frame(proto.SNAPSHOT, 2, 0, proto.encode_snapshot(7, [None, b"\x11\x22\x33\x44", -1, 3])),
+        proto.encode_frame(proto.LEDS, 0, 1, proto.encode_leds([(1, 2, 3), (0, 0, 0)])),
+        proto.encode_frame(
+            proto.IDENTITY, 3, 4, proto.encode_identity(1, b"\x01" * 8, "1.0.0", 32, 32, 3, b"\xaa\xbb\xcc\xdd")
+        ),
+        proto.encode_frame(proto.STATS, 3, 5, proto.encode_stats(2, {"sweeps": 7, "events": 70000}, [1, 2])),
+        proto.encode_frame(proto.FILES, 3, 6, proto.encode_files(2, [("main.py", b"\x01" * 32)])),
+        proto.encode_frame(proto.NAK, 3, 7, proto.encode_nak(2, 3, "no LEDs")),
+        proto.encode_frame(proto.LOG, 3, 8, proto.encode_log(1, "h\u00e9llo")),
+    ]
+    assert mpy_results["frames"] == [f.hex() for f in cpython]
+    decoded = proto.FrameDecoder().feed(b"".join(cpython))
+    assert mpy_results["decoded"] == [[t, b, s, p.hex()] for t, b, s, p in decoded]
+    assert mpy_results["snapshot"] == [None, "11223344", -1, 3]
+    assert mpy_results["identity_fw"] == "1.0.0"
+    assert mpy_results["log"] == "h\u00e9llo"
+
+
+def test_random_bytes_fuzz_on_micropython(mpy_results: dict[str, Any]) -> None:
+    fuzz = mpy_results["fuzz"]
+    assert fuzz["crashes"] == 0
+    assert fuzz["rejected"] > 3000  # nearly every random payload is refused ...
+    assert fuzz["errors"] > 0  # ... and the garbage frames were counted
+    assert fuzz["recovered"] == [77]  # and a good frame after it still decodes
+    assert mpy_results["bad_utf8"] == ["ProtocolError", "ProtocolError"]
+
+
+def test_board_step_on_micropython(mpy_results: dict[str, Any]) -> None:
+    frames = [(t, b, s, bytes.fromhex(p)) for t, b, s, p in mpy_results["board_frames"]]
+    assert frames[0][:3] == (proto.BOOT, 9, 0)
+    assert [f[2] for f in frames] == list(range(len(frames)))
+    events = [proto.decode_cell_event(p) for t, _b, _s, p in frames if t == proto.CELL]
+    uid = bytes.fromhex("04a1b2c3d4e5f6")
+    cell0 = [s for c, s in events if c == 0]
+    # a tag confirmed after 2 reads; single misses and errors never made it empty;
+    # three empty reads in a row finally did
+    assert cell0 == [uid, None]
+    assert (1, None) in events and (2, proto.ERR_TIMEOUT) in events
+    by_type: dict[int, list[bytes]] = {}
+    for t, _b, _s, p in frames:
+        by_type.setdefault(t, []).append(p)
+    ident = proto.decode_identity(by_type[proto.IDENTITY][0])
+    assert ident["ack_seq"] == 1 and ident["cells"] == 3 and ident["leds"] == 3
+    assert ident["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER
+    ack, states = proto.decode_snapshot(by_type[proto.SNAPSHOT][0])
+    assert ack == 2 and states[1] is None and states[2] == proto.ERR_TIMEOUT
+    assert [proto.decode_ack(p) for p in by_type[proto.ACK]] == [(3, 0), (4, 0)]
+    ack, stats, errs = proto.decode_stats(by_type[proto.STATS][0])
+    assert ack == 5 and stats["frames_rx"] == 7 and errs[2] >= 6
+    assert proto.decode_files(by_type[proto.FILES][0]) == (6, [("main.py", b"\x02" * 8)])
+    assert proto.decode_nak(by_type[proto.NAK][0])[:2] == (7, proto.NAK_UNKNOWN_TYPE)
+    assert mpy_results["board_leds"] == [[5, 6, 7]] * 3
+
+
+def test_driver_against_emulator_on_micropython(mpy_results: dict[str, Any]) -> None:
+    drv = mpy_results["driver"]
+    assert drv["reads"] == [True, None, "11223344", "04a1b2c3d4e5f6", "04a1b2c3d4e5f6070809", 1]
+    assert 500 < drv["empty_us"] < 1500
+
+
+def test_config_hash_matches_cpython(mpy_results: dict[str, Any]) -> None:
+    raw = {"board": 3, "cells": 2, "name": 'caf\u00e9 "x"', "leds": 2, "channel_leds": [1, 0]}
+    canonical = json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()
+    assert mpy_results["config_hash"] == hashlib.sha256(canonical).digest()[:4].hex()
+    assert host_config.parse(raw)["hash"].hex() == mpy_results["config_hash"]
+
+
+def test_main_runs_on_micropython_with_the_fake_machine() -> None:
+    need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
+    code = r"""
+import json, machine, proto, main
+from mfrc522_emu import EmulatedMFRC522, EmulatedCard
+with open("/config.json", "w") as f:
+    f.write(json.dumps({"board": 2, "cells": 2, "leds": 2, "cs": {"kind": "gpio", "pins": [17, 18]}}))
+bus = machine.SPI(0)
+chips = [bus.attach(machine.Pin(p), EmulatedMFRC522()) for p in (17, 18)]
+chips[1].place(EmulatedCard(b"\x11\x22\x33\x44"))
+class T:
+    def __init__(self):
+        self.inbox = proto.encode_frame(proto.HELLO, 0, 1, b"\x01") + b"\r\x03\r\x01"
+        self.out = bytearray()
+    def read(self):
+        # like UsbTransport: stop right after a 0x03 byte
+        i = self.inbox.find(b"\x03")
+        n = len(self.inbox) if i < 0 else i + 1
+        d = self.inbox[:n]
+        self.inbox = self.inbox[n:]
+        return d
+    def write(self, d):
+        self.out.extend(d)
+t = T()
+b = main.main("/config.json", t, max_steps=50)
+frames = proto.FrameDecoder().feed(bytes(t.out))
+print("RESULT " + json.dumps([[f[0] for f in frames], b.maintenance, b.steps, t.inbox == b"\r\x01"]))
+"""
+    out = run_micropython(code, files=firmware_files(main=True))
+    line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")][0]
+    types, maintenance, steps, left = json.loads(line[len("RESULT ") :])
+    assert types[:2] == [proto.BOOT, proto.IDENTITY]
+    assert maintenance is True and steps <= 2 and left is True

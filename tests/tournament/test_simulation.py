@@ -1,0 +1,84 @@
+"""End to end over a real Mosquitto and a real database, with faults:
+tables dropping off mid-match, the broker restarted mid-round, duplicated and
+forged messages. Every match result must arrive exactly once and every
+standing must equal the sum of its matches."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from testsupport import need
+
+from tablesense.games.record import replay
+from tablesense.tournament.db import Database, Result
+from tablesense.tournament.export import export_event
+from tablesense.tournament.mosquitto import mosquitto_binary
+from tablesense.tournament.service import Director
+from tablesense.tournament.simulate import Faults, simulate
+
+
+def _check_event(db_url: str, event_id: int, rounds: int) -> dict:
+    db = Database(db_url)
+    d = Director(db, event_id)
+    data = export_event(d)
+    matches = [m for r in data["rounds"] for m in r["matches"]]
+    played = [m for m in matches if m["kind"] == "match"]
+    assert len(data["rounds"]) == rounds
+    # exactly once: one stored result per played match, one acceptance in the audit log
+    with db.session() as s:
+        per_match = Counter(r.match_id for r in s.scalars(select(Result).where(Result.event_id == event_id)))
+    assert sorted(per_match) == sorted(m["id"] for m in played)
+    assert set(per_match.values()) == {1}
+    accepted = Counter(a["match"] for a in data["audit"] if a["action"] == "result-accepted")
+    assert set(accepted.values()) == {1} and len(accepted) == len(played)
+    assert all(m["confirmed"] for m in matches)
+    # the score follows from the records
+    for m in played:
+        assert m["records"], "every result carries its game records"
+        total = [0.0, 0.0]
+        for rec in m["records"]:
+            rr = replay(rec)
+            total = [total[0] + rr.score[0], total[1] + rr.score[1]]
+        assert total == m["score"]
+    # every standing is the sum of its matches
+    for st in data["standings"]:
+        e = st["entrant"]
+        mine = [m for m in matches if e in m["entrants"] and m["kind"] != "requested-bye"]
+        assert st["played"] == len(mine)
+        assert st["wins"] == sum(1 for m in mine if m["winner"] == e)
+        pf = sum(m["score"][m["entrants"].index(e)] for m in mine)
+        pa = sum(m["score"][1 - m["entrants"].index(e)] for m in mine if m["entrants"][1] is not None)
+        assert (st["points_for"], st["points_against"]) == (pf, pa)
+    assert [s["rank"] for s in data["standings"]] == sorted(s["rank"] for s in data["standings"])
+    assert data["audit_chain_ok"]
+    db.close()
+    return data
+
+
+def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_url: str, tmp_path: Path) -> None:
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    faults = Faults(drop_tables=2, drop_round=2, broker_restart_round=3, duplicates=True, forgeries=True, down_for=0.7)
+    report = simulate(entrants=11, rounds=3, tables=3, seed=7, db_url=db_url, broker="spawn", target=25,
+                      workdir=tmp_path / "sim", faults=faults, round_timeout=90)
+    assert report.rounds == 3
+    assert report.duplicates > 0, "the duplicated messages must have reached the director"
+    assert report.forged_sent > 0 and report.refused >= 4
+    reasons = " | ".join(r for _t, _k, r in report.refusals)
+    assert "forged" in reasons and "out of turn" in reasons and "malformed" in reasons
+    data = _check_event(db_url, report.event_id, 3)
+    refused = [a for a in data["audit"] if a["action"] == "refused"]
+    assert refused, "refusals are logged in the audit log"
+    offline = [a for a in data["audit"] if a["action"] == "offline"]
+    assert offline, "a dropped table's last will is seen by the director"
+
+
+@pytest.mark.slow
+def test_larger_simulation_with_every_fault(sqlite_url: str, tmp_path: Path) -> None:
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    faults = Faults(drop_tables=3, drop_round=3, broker_restart_round=4, duplicates=True, forgeries=True)
+    report = simulate(entrants=40, rounds=6, tables=8, seed=3, db_url=sqlite_url, broker="spawn", target=60,
+                      workdir=tmp_path / "sim", faults=faults, round_timeout=240)
+    _check_event(sqlite_url, report.event_id, 6)

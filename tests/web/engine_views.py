@@ -1,0 +1,96 @@
+"""Display views built from the real engines, for browser tests that do not
+need the referee: the same public schema the referee publishes (CONTRACTS
+section 6, docs/display.md), produced from a seeded game played with legal
+moves, plus what the page must then show (expected line, counts, turn)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+NAMES4 = ["Ana", "Bruno", "Carla", "Davi"]
+
+
+def dominoes_view(match: Any, hand: Any, *, hand_no: int, message: dict | None = None,
+                  last_move: dict | None = None, result: dict | None = None) -> dict[str, Any]:
+    n = hand.seats
+    to_play = None if hand.is_over else hand.to_play
+    line: dict[str, Any] = {"center": None, "left": [], "right": []}
+    if hand.line:
+        first = hand.line[0]
+        line["center"] = {"tile": str(first.tile), "seat": first.seat}
+        for end in ("left", "right"):
+            line[end] = [{"tile": str(lp.tile), "outer": lp.outer, "seat": lp.seat} for lp in hand.arm(end)]
+    view: dict[str, Any] = {
+        "game": "dominoes",
+        "variant": match.variant,
+        "table": "dominoes-4",
+        "seats": [
+            {"index": i, "name": NAMES4[i], "team": hand.team_of(i), "count": len(hand.hands[i]),
+             "is_turn": to_play == i, "kind": "bot" if i == 3 else "human"}
+            for i in range(n)
+        ],
+        "scores": [int(s) if float(s).is_integer() else s for s in match.score],
+        "target": match.target,
+        "hand_no": hand_no,
+        "to_play": to_play,
+        "line": line,
+        "message": message,
+        "boards": [{"id": 1, "online": True}, {"id": 2, "online": True}],
+        "last_move": last_move,
+        "result": result,
+        "match_over": match.is_over,
+        "winner": match.winner,
+    }
+    if hand.line:
+        view["ends"] = {"left": hand.left_end, "right": hand.right_end}
+    return view
+
+
+def displayed_line(hand: Any) -> dict[str, list[str]]:
+    """What the page must draw: each arm outward as (low-high) tiles."""
+    return {
+        "center": [str(hand.line[0].tile)] if hand.line else [],
+        "left": [str(lp.tile) for lp in hand.arm("left")],
+        "right": [str(lp.tile) for lp in hand.arm("right")],
+    }
+
+
+def kems_view(match: Any, rnd: Any, *, hand_no: int, message: dict | None = None,
+              last_move: dict | None = None, result: dict | None = None) -> dict[str, Any]:
+    n = rnd.seats
+    return {
+        "game": "kems",
+        "variant": "classic",
+        "table": "kems-4",
+        "seats": [
+            {"index": i, "name": NAMES4[i], "team": rnd.team_of(i), "count": len(rnd.hands[i]),
+             "is_turn": False, "kind": "human"}
+            for i in range(n)
+        ],
+        "scores": [int(s) if float(s).is_integer() else s for s in match.score],
+        "target": match.target,
+        "hand_no": hand_no,
+        "to_play": None,
+        "board": [str(c) for c in rnd.board],
+        "stock": len(rnd.stock),
+        "message": message,
+        "boards": [{"id": 1, "online": True}],
+        "last_move": last_move,
+        "result": result,
+        "match_over": match.is_over,
+        "winner": match.winner,
+    }
+
+
+def random_domino_moves(hand: Any, rng: random.Random, limit: int) -> list[Any]:
+    """Legal moves played on ``hand`` (mutates it), up to ``limit`` or hand end."""
+    played = []
+    while not hand.is_over and len(played) < limit:
+        moves = hand.legal_moves()
+        # prefer plays so the line grows (and doubles/turns get drawn)
+        plays = [m for m in moves if type(m).__name__ == "Play"]
+        move = rng.choice(plays or moves)
+        hand.play(move)
+        played.append(move)
+    return played
