@@ -21,11 +21,11 @@
 # is counted, reported as a LOG frame, and the loop goes on.
 
 try:
-    from . import proto  # the host imports tablesense.firmware.board
     from . import config as _config
+    from . import proto  # the host imports tablesense.firmware.board
 except ImportError:  # on the board every file sits at the top level
-    import proto
     import config as _config
+    import proto
 
 FW_VERSION = "1.0.0"
 
@@ -54,7 +54,7 @@ class HostClock:
     def __init__(self):
         import time
 
-        self._ns = getattr(time, "monotonic_ns")
+        self._ns = getattr(time, "monotonic_ns")  # noqa: B009 - not in MicroPython's stubs
 
     def ticks_ms(self):
         return (self._ns() // 1000000) & (self.PERIOD - 1)

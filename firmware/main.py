@@ -27,17 +27,17 @@ import leds
 import mfrc522
 
 FILES_DIR = "/"
-
-if hasattr(time, "ticks_ms"):
-    clock = time
-    sleep_ms = getattr(time, "sleep_ms")
-else:  # CPython, running the firmware in tests
-    clock = board.HostClock()
-
-    def sleep_ms(ms):
-        time.sleep(ms / 1000)
-
 READ_CHUNK = 64
+
+# the time module is the clock on MicroPython; CPython (tests) has no ticks_*
+clock = time if hasattr(time, "ticks_ms") else board.HostClock()
+
+
+def sleep_ms(ms):
+    if hasattr(time, "sleep_ms"):
+        time.sleep_ms(ms)
+    else:
+        time.sleep(ms / 1000)
 
 
 class UsbTransport:

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from testsupport import REPO, need, tcp_open
 
 

@@ -37,7 +37,7 @@ def firmware_files(main: bool = False) -> dict[str, str]:
     files = {f"/lib/{name}": str(REPO / "firmware" / name) for name in FIRMWARE}
     if main:
         files["/lib/main.py"] = str(REPO / "firmware" / "main.py")
-    files["/lib/mfrc522_emu.py"] = str(SIM / "mfrc522_emu.py")
+    files["/lib/tablesense/sim/mfrc522_emu.py"] = str(SIM / "mfrc522_emu.py")
     files["/lib/machine.py"] = str(SIM / "fake_machine.py")
     return files
 
@@ -54,7 +54,12 @@ def run_micropython(
         raise MicroPythonError("node is not installed")
     spec = {
         "files": firmware_files() if files is None else files,
-        "texts": {"/lib/neopixel.py": "from machine import NeoPixel\n", **(texts or {})},
+        "texts": {
+            "/lib/neopixel.py": "from machine import NeoPixel\n",
+            "/lib/tablesense/__init__.py": "",
+            "/lib/tablesense/sim/__init__.py": "",
+            **(texts or {}),
+        },
         "code": code,
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:

@@ -6,7 +6,6 @@ import hashlib
 
 import pytest
 from fw_support import ScriptedReader, base_config, emulated_readers, make_board, run_steps
-
 from tablesense.firmware import proto
 from tablesense.firmware.board import Board, HostClock
 from tablesense.firmware.leds import NoLeds, Strip
@@ -316,7 +315,7 @@ def test_commands_split_across_reads_and_interleaved_with_events() -> None:
     t.send(proto.SNAPSHOT_REQ, 2)
     run_steps(board, 6)
     types = [f[0] for f in t.frames]
-    assert proto.BOOT == types[0] and proto.CELL in types
+    assert types[0] == proto.BOOT and proto.CELL in types
     assert proto.decode_ack(t.of_type(proto.ACK)[0][3]) == (1, 0)
     assert proto.decode_snapshot(t.of_type(proto.SNAPSHOT)[0][3])[0] == 2
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from tablesense.firmware import config
 from tablesense.firmware.leds import LedError, NoLeds, Strip
 from tablesense.sim.fake_machine import NeoPixel

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from fw_support import Loopback
-
 from tablesense.firmware import proto
 from tablesense.sim import fake_machine
 from tablesense.sim.mfrc522_emu import Emulated138, EmulatedCard, EmulatedMFRC522

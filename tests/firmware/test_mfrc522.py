@@ -4,9 +4,8 @@ against the datasheet and ISO 14443-3."""
 from __future__ import annotations
 
 import pytest
-
 from tablesense.firmware import mfrc522 as drv
-from tablesense.firmware.config import DecoderSelect, ExpanderSelect, MCP23017
+from tablesense.firmware.config import MCP23017, DecoderSelect, ExpanderSelect
 from tablesense.sim.mfrc522_emu import (
     ACTIVE,
     HALT,
@@ -46,7 +45,9 @@ def test_crc_a_vectors() -> None:
 def test_chip_calc_crc_matches_crc_a() -> None:
     _bus, _chip, r = reader()
     data = b"\x93\x70\x88\x04\xa1\xb2\x9f"
-    lo, hi = r.calc_crc(data) or (None, None)
+    got = r.calc_crc(data)
+    assert got is not None
+    lo, hi = got
     assert (hi << 8 | lo) == crc_a(data)
 
 

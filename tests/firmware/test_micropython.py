@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 from fw_mpy import firmware_files, run_micropython, wasm_available
-from testsupport import need
-
 from tablesense.firmware import config as host_config
 from tablesense.firmware import proto
+from testsupport import need
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.timeout(120)
 CHECKS = r"""
 import json, random
 import proto, board, config, leds, mfrc522, machine
-from mfrc522_emu import EmulatedMFRC522, EmulatedCard
+from tablesense.sim.mfrc522_emu import EmulatedMFRC522, EmulatedCard
 
 def result(name, value):
     print("RESULT " + json.dumps([name, value]))
@@ -259,7 +258,7 @@ def test_main_runs_on_micropython_with_the_fake_machine() -> None:
     need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
     code = r"""
 import json, machine, proto, main
-from mfrc522_emu import EmulatedMFRC522, EmulatedCard
+from tablesense.sim.mfrc522_emu import EmulatedMFRC522, EmulatedCard
 with open("/config.json", "w") as f:
     f.write(json.dumps({"board": 2, "cells": 2, "leds": 2, "cs": {"kind": "gpio", "pins": [17, 18]}}))
 bus = machine.SPI(0)

@@ -221,3 +221,12 @@ def test_tracking_beats_greedy() -> None:
     )
     assert result.a_wins > result.b_wins
     assert result.outcomes["contre"] > 0 and result.outcomes["failed contre"] == 0
+
+
+def test_win_rate_table_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from tablesense.games.kems_players import _main
+
+    assert _main(["--matches", "2", "--target", "1", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "| random | greedy |" in out and "| greedy | tracking |" in out
+    assert out.count("\n") == 6

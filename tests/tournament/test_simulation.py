@@ -64,6 +64,7 @@ def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_ur
     report = simulate(entrants=11, rounds=3, tables=3, seed=7, db_url=db_url, broker="spawn", target=25,
                       workdir=tmp_path / "sim", faults=faults, round_timeout=90)
     assert report.rounds == 3
+    assert report.dropped == 2 and report.broker_restarts == 1
     assert report.duplicates > 0, "the duplicated messages must have reached the director"
     assert report.forged_sent > 0 and report.refused >= 4
     reasons = " | ".join(r for _t, _k, r in report.refusals)

@@ -645,7 +645,7 @@ class DominoHand:
             in_hands |= m
         doubles = in_hands & _DOUBLES_MASK
         pool = doubles if doubles else in_hands
-        best = ALL_TILES[pool.bit_length() - 1]
+        best = max(_mask_tiles(pool), key=lambda t: (t.pips, t.high))
         kind = "double" if doubles else "tile"
         seat = self.holder(best)
         assert seat is not None

@@ -183,38 +183,82 @@ class Knowledge:
         return 4 - len(self.held[s])
 
 
+class Tracker:
+    """Follows one seat's knowledge through a round, event by event.
+
+    :meth:`update` reads only the events that are new since the last call
+    (the history is re-read from the start when it is not a continuation of
+    what was seen, for instance after an undo or in a new round).
+    """
+
+    def __init__(self) -> None:
+        self._start: tuple[Card, ...] | None = None
+        self._events: list[object] = []
+        self._reset(0, ())
+
+    def _reset(self, seats: int, start: tuple[Card, ...]) -> None:
+        self._held: list[set[Card]] = [set() for _ in range(seats)]
+        self._history: list[list[tuple[Card, Card]]] = [[] for _ in range(seats)]
+        self._in_stock: set[Card] = set()
+        self._out: set[Card] = set()
+        self._board: set[Card] = set(start)
+        self._refreshes = 0
+        self._events = []
+
+    def update(self, view: SeatView) -> Knowledge:
+        laid = view.laid if view.laid else (view.board,)
+        events = view.events
+        seen = len(self._events)
+        fresh = (
+            self._start is not laid[0]
+            or len(self._held) != view.seats
+            or seen > len(events)
+            or any(a is not b for a, b in zip(self._events, events[:seen], strict=True))
+        )
+        if fresh:
+            self._start = laid[0]
+            self._reset(view.seats, laid[0])
+            seen = 0
+        for e in events[seen:]:
+            self._events.append(e)
+            if isinstance(e, Swap):
+                if e.give != e.take:
+                    self._held[e.seat].discard(e.give)
+                    self._held[e.seat].add(e.take)
+                    self._board.discard(e.take)
+                    self._board.add(e.give)
+                    self._history[e.seat].append((e.give, e.take))
+            elif isinstance(e, Refresh):
+                self._refreshes += 1
+                k = self._refreshes
+                if k < len(laid):
+                    if view.options.refresh == "bottom":
+                        self._in_stock |= self._board
+                    else:
+                        self._out |= self._board
+                    self._board = set(laid[k])
+                    self._in_stock -= self._board
+        n = view.seats
+        held = [set(h) for h in self._held]
+        held[view.seat] = set(view.hand)
+        known = set(view.hand) | set(view.board) | self._in_stock | self._out
+        for s in range(n):
+            known |= held[s]
+        unseen = set(deck(view.options.deck)) - known
+        return Knowledge(
+            view.seat,
+            n,
+            held,
+            set(self._in_stock),
+            set(self._out),
+            unseen,
+            [list(h) for h in self._history],
+        )
+
+
 def track(view: SeatView) -> Knowledge:
     """Replay the public history of ``view`` into :class:`Knowledge`."""
-    n = view.seats
-    held: list[set[Card]] = [set() for _ in range(n)]
-    history: list[list[tuple[Card, Card]]] = [[] for _ in range(n)]
-    in_stock: set[Card] = set()
-    out: set[Card] = set()
-    laid = list(view.laid)
-    board = set(laid[0]) if laid else set(view.board)
-    k = 1
-    for e in view.events:
-        if isinstance(e, Swap):
-            if e.give != e.take:
-                held[e.seat].discard(e.give)
-                held[e.seat].add(e.take)
-                board.discard(e.take)
-                board.add(e.give)
-                history[e.seat].append((e.give, e.take))
-        elif isinstance(e, Refresh):
-            if view.options.refresh == "bottom":
-                in_stock |= board
-            else:
-                out |= board
-            board = set(laid[k]) if k < len(laid) else set(view.board)
-            k += 1
-            in_stock -= board
-    held[view.seat] = set(view.hand)
-    known = set(view.hand) | set(view.board) | in_stock | out
-    for s in range(n):
-        known |= held[s]
-    unseen = set(deck(view.options.deck)) - known
-    return Knowledge(view.seat, n, held, in_stock, out, unseen, history)
+    return Tracker().update(view)
 
 
 def four_probability(know: Knowledge, target: int, noise: float = 0.03) -> float:
@@ -288,13 +332,14 @@ class TrackingPlayer:
     contre_at: float = 0.5
     noise: float = 0.03
     name: str = "tracking"
+    _trackers: dict[int, Tracker] = field(default_factory=dict, repr=False, compare=False)
 
     def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
         view = round.view(seat)
         call = _signal_call(view)
         if call is not None or view.is_over:
             return call
-        know = track(view)
+        know = self._trackers.setdefault(seat, Tracker()).update(view)
         n = view.seats
         me = team_of(seat, n)
         opponents = [s for s in range(n) if team_of(s, n) != me]

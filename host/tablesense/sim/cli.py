@@ -1,9 +1,169 @@
-"""Commands of the ``sim`` room (filled in by the issue that owns this room)."""
+"""Commands of the ``sim`` room: ``tablesense sim boards --table FILE``.
+
+``sim boards`` starts the virtual boards of a table (the real firmware over
+emulated readers, one pseudo-terminal each), prints each board's device path
+on its own line on stdout as soon as it is ready (flushed, so a script can
+read them), and runs until SIGINT/SIGTERM. Messages for people go to stderr.
+
+The command is built as "parse options -> start something that has paths ->
+serve until a signal", so another kind of virtual board (e.g. a MicroPython
+raw-REPL board) is one more branch in :func:`boards_command` that builds a
+different :class:`_Served`.
+"""
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Protocol
+
 import typer
+
+sim_app = typer.Typer(
+    name="sim",
+    help="The virtual table: virtual sensor boards on pseudo-terminals.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+class _Served(Protocol):
+    """What `sim boards` serves until interrupted."""
+
+    def start(self) -> dict[int, str]: ...
+
+    def stop(self) -> None: ...
+
+
+@sim_app.command("boards")
+def boards_command(
+    table: str = typer.Option(..., "--table", "-t", help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of board identities, reader noise and link faults."),
+    faults: float = typer.Option(0.0, "--faults", help="Fraction of link bytes dropped/corrupted/duplicated (e.g. 0.02)."),
+    burst: float = typer.Option(1.0, "--burst", help="Mean length of a run of faulty bytes (1 = independent bytes)."),
+    link_dir: Path | None = typer.Option(
+        None, "--link-dir", help="Also keep DIR/board-<id> symlinks that follow each board across replugs."
+    ),
+    scenario: Path | None = typer.Option(None, "--scenario", help="Play this scenario file (TOML/JSON) on the world."),
+    exit_after_scenario: bool = typer.Option(False, "--exit-after-scenario", help="Stop once the scenario has run."),
+    scan_interval_ms: float = typer.Option(4.0, "--scan-ms", help="Milliseconds per cell read (pacing of the scan loop)."),
+    unplug_every: float | None = typer.Option(None, "--unplug-every", help="Mean seconds between random unplugs of a board."),
+    reboot_every: float | None = typer.Option(None, "--reboot-every", help="Mean seconds between random reboots of a board."),
+) -> None:
+    """Start the virtual boards of a table and run until interrupted.
+
+    Point the host at them from another terminal, e.g.
+    ``tablesense play --table T --port /dev/pts/5 --port /dev/pts/6``
+    (or at the --link-dir symlinks, which survive an unplug/replug).
+    """
+    from rich.console import Console
+
+    from tablesense.sim.faults import FaultPlan
+    from tablesense.sim.scenario import Scenario, ScenarioError
+    from tablesense.sim.virtual_table import VirtualTable
+    from tablesense.table.geometry import GeometryError, TableGeometry
+
+    err = Console(stderr=True, highlight=False)
+    try:
+        geometry = TableGeometry.load(table)
+    except (GeometryError, FileNotFoundError) as exc:
+        err.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+    try:
+        plan = FaultPlan.from_rate(faults, seed=seed, burst=burst)
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+    plan.unplug_every = unplug_every
+    plan.reboot_every = reboot_every
+    script = None
+    if scenario is not None:
+        try:
+            script = Scenario.load(scenario, geometry)
+        except ScenarioError as exc:
+            err.print(f"[red]{exc}[/]")
+            raise typer.Exit(2) from None
+
+    started = threading.Event()
+
+    def on_path(board: int, path: str) -> None:
+        if started.is_set():  # a replug: the board is back under a new path
+            err.print(f"board {board} plugged in again: {path}")
+
+    vt = VirtualTable(
+        geometry,
+        seed=seed,
+        faults=plan,
+        scan_interval=scan_interval_ms / 1000.0,
+        link_dir=link_dir,
+        stable_links=link_dir is not None,
+        on_path=on_path,
+    )
+    status = _serve(vt, err, script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
+                    exit_after_script=exit_after_scenario, started=started,
+                    describe=lambda b: f"board {b} ({geometry.board(b).name}, {geometry.board(b).channels} cells)",
+                    stable=vt.stable_paths)
+    raise typer.Exit(status)
+
+
+def _play(script, vt, stop: threading.Event, err) -> None:  # noqa: ANN001 - typed at the call site
+    from tablesense.sim.virtual_table import WorldError
+
+    try:
+        script.run(vt, stop, on_step=lambda s: err.print(f"[dim]{s.describe()}[/]"))
+        err.print("scenario done")
+    except WorldError as exc:
+        err.print(f"[red]scenario stopped: {exc}[/]")
+
+
+def _serve(
+    served: _Served,
+    err,  # noqa: ANN001 - a rich Console
+    *,
+    script_runner=None,  # noqa: ANN001
+    exit_after_script: bool = False,
+    started: threading.Event | None = None,
+    describe=lambda b: f"board {b}",  # noqa: ANN001
+    stable=lambda: {},  # noqa: ANN001
+) -> int:
+    """Start ``served``, print its paths (stdout, one per line), run until a
+    signal (or until the script ends when asked); always stop it."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            paths = served.start()
+        except OSError as exc:
+            err.print(f"[red]cannot start the virtual boards: {exc}[/]")
+            return 1
+        links = stable()
+        for board in sorted(paths):
+            sys.stdout.write(paths[board] + "\n")
+            sys.stdout.flush()
+            extra = f" (stable name {links[board]})" if board in links else ""
+            err.print(f"{describe(board)}: {paths[board]}{extra}")
+        if started is not None:
+            started.set()
+        err.print("[green]virtual boards running[/]; Ctrl-C to stop")
+        if script_runner is not None:
+            t = threading.Thread(target=lambda: (script_runner(stop), exit_after_script and stop.set()), daemon=True)
+            t.start()
+        while not stop.wait(0.5):
+            pass
+        return 0
+    finally:
+        served.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+        err.print("virtual boards stopped")
 
 
 def register(app: typer.Typer) -> None:
     """Add this room's commands to the root ``tablesense`` app."""
+    app.add_typer(sim_app)

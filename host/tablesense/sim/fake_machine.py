@@ -16,10 +16,9 @@ emulated chips to them before the firmware starts::
 This file is valid MicroPython as well (no ``__future__``, no dataclasses).
 """
 
-try:
-    from .mfrc522_emu import EmulatedI2C, EmulatedPin, EmulatedSPIBus
-except ImportError:  # MicroPython: every file sits at the top level
-    from mfrc522_emu import EmulatedI2C, EmulatedPin, EmulatedSPIBus
+# Absolute import, so the same line works on MicroPython, where the harness
+# writes this file as /lib/machine.py next to a /lib/tablesense/sim/ package.
+from tablesense.sim.mfrc522_emu import EmulatedI2C, EmulatedPin, EmulatedSPIBus
 
 PWRON_RESET = 1
 WDT_RESET = 3

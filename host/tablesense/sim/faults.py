@@ -6,7 +6,11 @@ Two kinds:
   each byte is dropped, corrupted (XOR with a random non-zero value) or
   duplicated with the given probabilities, and a write may be held back for a
   random delay (later writes queue behind it, as on a congested USB bus:
-  order is kept).
+  order is kept). ``burst`` sets the mean length of a run of hit bytes: 1
+  means every byte is hit independently (the harshest model: a 240-byte
+  snapshot survives 2% independent faults less than 1% of the time); larger
+  values give the same fraction of bad bytes in bursts, as line noise and
+  lost USB packets come (a Gilbert-Elliott channel).
 - **Events** (:class:`ScheduledFault`): unplug a board (its device path
   vanishes, the host's pyserial raises as on a real unplug), replug it (a new
   pseudo-terminal, the same board identity, a fresh boot), or reboot it
@@ -56,6 +60,7 @@ class FaultPlan:
     duplicate: float = 0.0
     delay: float = 0.0
     delay_ms: tuple[float, float] = (1.0, 20.0)
+    burst: float = 1.0
     directions: tuple[str, ...] = ("to_host", "to_board")
     events: list[ScheduledFault] = field(default_factory=list)
     unplug_every: float | None = None
@@ -63,13 +68,15 @@ class FaultPlan:
     reboot_every: float | None = None
 
     @classmethod
-    def from_rate(cls, rate: float, seed: int = 0) -> FaultPlan:
-        """The ``--faults RATE`` plan: a fraction ``rate`` of bytes hit, split
-        evenly between drops and corruption, a quarter as many duplications,
-        and ``rate`` of writes delayed."""
+    def from_rate(cls, rate: float, seed: int = 0, burst: float = 1.0) -> FaultPlan:
+        """The ``--faults RATE`` plan: a fraction ``rate`` of bytes hit (in runs
+        of mean length ``burst``), split 40/40/20 between drops, corruption and
+        duplication, and ``rate`` of writes delayed by 1-20 ms."""
         if not 0.0 <= rate < 0.5:
             raise ValueError(f"fault rate {rate} is outside 0..0.5")
-        return cls(seed=seed, drop=rate / 2, corrupt=rate / 2, duplicate=rate / 4, delay=rate)
+        if burst < 1.0:
+            raise ValueError(f"burst length {burst} is below 1")
+        return cls(seed=seed, drop=rate * 0.4, corrupt=rate * 0.4, duplicate=rate * 0.2, delay=rate, burst=burst)
 
     @property
     def has_byte_faults(self) -> bool:
@@ -80,7 +87,7 @@ class FaultPlan:
         if not self.has_byte_faults or direction not in self.directions:
             return None
         rng = random.Random(f"{self.seed}:{board}:{direction}:{generation}")
-        return ByteFaults(rng, self.drop, self.corrupt, self.duplicate, self.delay, self.delay_ms)
+        return ByteFaults(rng, self.drop, self.corrupt, self.duplicate, self.delay, self.delay_ms, self.burst)
 
     def timeline(self, boards: list[int], horizon: float) -> list[ScheduledFault]:
         """Scheduled events plus the rate-driven ones up to ``horizon`` seconds, sorted."""
@@ -120,6 +127,7 @@ class ByteFaults:
         duplicate: float,
         delay: float,
         delay_ms: tuple[float, float],
+        burst: float = 1.0,
     ) -> None:
         self.rng = rng
         self.drop = drop
@@ -130,29 +138,41 @@ class ByteFaults:
         self.counts = FaultCounts()
         self._held: deque[tuple[float, bytes]] = deque()
         self._any = drop + corrupt + duplicate
+        self.burst = max(1.0, burst)
+        # A run of bad bytes starts with this probability on a good byte, so that
+        # the long-run fraction of bad bytes stays ``_any``.
+        self._p_start = self._any / (self.burst * (1 - self._any) + self._any) if self._any else 0.0
+        self._p_continue = 1.0 - 1.0 / self.burst
+        self._in_burst = False
 
     def mangle(self, data: bytes) -> bytes:
         """The bytes as they come out of the faulty wire (no delay applied)."""
         if not self._any:
             return data
         rng = self.rng
-        p_drop = self.drop
-        p_corrupt = p_drop + self.corrupt
-        p_dup = p_corrupt + self.duplicate
+        total = self._any
+        w_drop = self.drop / total
+        w_corrupt = w_drop + self.corrupt / total
+        p_start = self._p_start
+        p_continue = self._p_continue
+        in_burst = self._in_burst
         out = bytearray()
         for b in data:
-            r = rng.random()
-            if r >= p_dup:
+            in_burst = rng.random() < (p_continue if in_burst else p_start)
+            if not in_burst:
                 out.append(b)
-            elif r < p_drop:
+                continue
+            r = rng.random()
+            if r < w_drop:
                 self.counts.dropped += 1
-            elif r < p_corrupt:
+            elif r < w_corrupt:
                 out.append(b ^ rng.randrange(1, 256))
                 self.counts.corrupted += 1
             else:
                 out.append(b)
                 out.append(b)
                 self.counts.duplicated += 1
+        self._in_burst = in_burst
         return bytes(out)
 
     def push(self, data: bytes, now: float) -> bytes:

@@ -130,7 +130,7 @@ class EmulatedCard:
     def __init__(self, uid, sak=None):
         uid = bytes(uid)
         if len(uid) not in (4, 7, 10):
-            raise ValueError("an ISO 14443 A UID has 4, 7 or 10 bytes, not %d" % len(uid))
+            raise ValueError(f"an ISO 14443 A UID has 4, 7 or 10 bytes, not {len(uid)}")
         if len(uid) == 4 and uid[0] == 0x88:
             raise ValueError("a 4-byte UID cannot start with the cascade tag 0x88")
         self.uid = uid
@@ -141,7 +141,7 @@ class EmulatedCard:
         self.powered = False
 
     def __repr__(self):
-        return "EmulatedCard(%r)" % (self.uid,)
+        return f"EmulatedCard({self.uid!r})"
 
     @property
     def atqa(self):
@@ -442,9 +442,7 @@ class EmulatedMFRC522:
             self._crc_at = None
         elif cmd == 0x03:  # CalcCRC: about 1 us per byte
             self._crc_at = self._now() + 1.0 + len(self.fifo) * 0.6
-        elif cmd == 0x01:  # Mem: 25 bytes between FIFO and internal buffer
-            r[_COMMAND] &= 0xF0
-        elif cmd == 0x02:  # GenerateRandomID
+        elif cmd == 0x01 or cmd == 0x02:  # Mem: 25 bytes between FIFO and internal buffer
             r[_COMMAND] &= 0xF0
         elif cmd == 0x04:  # Transmit: send, then Idle
             self._start_exchange(expect_answer=False)
@@ -561,7 +559,7 @@ class EmulatedPin:
         self._listeners = []
 
     def __repr__(self):
-        return "EmulatedPin(%r, value=%d)" % (self.id, self._value)
+        return f"EmulatedPin({self.id!r}, value={self._value})"
 
     def init(self, mode=-1, pull=-1, value=None, **kwargs):
         if mode != -1:

@@ -151,7 +151,7 @@ class VirtualTable:
             for other, card in self._world.items():
                 if card.uid == bytes(uid):
                     raise WorldError(f"tag {bytes(uid).hex()} already lies on {other!r}")
-            card = EmulatedCard(uid)
+            card = _card(uid)
             self._world[cell] = card
             self._chip(cell).place(card)
             self._log("place", cell, bytes(uid))
@@ -180,7 +180,7 @@ class VirtualTable:
         """Put a second tag on an occupied cell (the reader sees a collision)."""
         with self._lock:
             self._check(cell)
-            card = EmulatedCard(uid)
+            card = _card(uid)
             self._chip(cell).add(card)
             self._log("stack", cell, bytes(uid))
 
@@ -268,3 +268,10 @@ class VirtualTable:
                 self.replug(board)
             elif kind == "reboot":
                 self.reboot(board)
+
+
+def _card(uid: bytes) -> EmulatedCard:
+    try:
+        return EmulatedCard(bytes(uid))
+    except ValueError as exc:
+        raise WorldError(str(exc)) from None

@@ -59,13 +59,16 @@ class SimulationReport:
     refused: int
     refusals: list[tuple[int, str, str]] = field(default_factory=list)
     forged_sent: int = 0
+    dropped: int = 0
+    broker_restarts: int = 0
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "event": self.event_id, "rounds": self.rounds, "matches": self.matches,
             "results_accepted": self.results_accepted, "duplicates": self.duplicates,
-            "refused": self.refused, "forged_sent": self.forged_sent, "seconds": round(self.seconds, 2),
+            "refused": self.refused, "forged_sent": self.forged_sent, "dropped": self.dropped,
+            "broker_restarts": self.broker_restarts, "seconds": round(self.seconds, 2),
         }
 
 
@@ -178,12 +181,14 @@ def simulate(
                     victims = _tables_mid_match(heads, director, r)[: faults.drop_tables]
                     if victims:
                         dropped = True
+                        report.dropped += len(victims)
                         for v in victims:
                             say(f"table {v} drops off mid-match")
                             heads[v].crash()
                         _later(faults.down_for, lambda vs=victims: [heads[v].start() for v in vs])
                 if mosq is not None and r == faults.broker_restart_round and not restarted and _some_result_in(director, r):
                     restarted = True
+                    report.broker_restarts += 1
                     say("broker restarts mid-round")
                     mosq.restart(down_for=faults.down_for)
                 if intruder is not None and r == 2 and not intruder.attacked:

@@ -1,0 +1,291 @@
+"""Tournament figures, each against a peer measured in the same run.
+
+1. Swiss pairing time for 100 and 1,000 entrants (after 5 rounds of history):
+   our minimum-cost matching vs the greedy hand method (time, cost, rematches),
+   and for 100 entrants vs the exact matching on the complete graph.
+2. Standings recompute for 1,000 entrants x 10 rounds with every tie-break,
+   vs a bare SQL GROUP BY of wins and points (no tie-breaks) on the same data.
+3. Result ingestion per second through a real Mosquitto with 200 tables, each
+   a separate MQTT user publishing its signed result (with its game records)
+   from a durable outbox and re-sending until acknowledged; the director
+   verifies signature and records and stores each result. Peer: the same
+   broker's raw QoS 1 throughput for the same payloads to a do-nothing
+   subscriber. Lost = results never stored; duplicated = results stored or
+   accepted more than once.
+
+Run: .venv/bin/python benchmarks/tournament.py [--tables 200] [--rounds 2]
+The last line reads: swiss_1000_s=X standings_s=Y ingest_per_s=Z lost=N duplicated=M
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import random
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from tablesense.tournament import pairing as pr
+from tablesense.tournament import protocol as proto
+from tablesense.tournament.bridge import BrokerURL, DirectorBridge, make_client, wait_until
+from tablesense.tournament.db import Database, Result
+from tablesense.tournament.mosquitto import Mosquitto, free_port, table_user, write_broker_config
+from tablesense.tournament.security import TableKey
+from tablesense.tournament.service import Director
+from tablesense.tournament.standings import MatchOutcome, compute_standings
+from tablesense.tournament.table_client import Journal
+
+
+def swiss_field(n: int, rounds: int, seed: int) -> list[pr.SwissPlayer]:
+    rng = random.Random(seed)
+    score = dict.fromkeys(range(n), 0.0)
+    met: dict[int, set[int]] = {i: set() for i in range(n)}
+    for r in range(rounds):
+        ranked = sorted(range(n), key=lambda i: (-score[i], i))
+        if r == 0:
+            pairs = pr.swiss_first_round(list(range(n)), seeded=False, rng=rng)
+        else:
+            pairs = pr.swiss_pairings([pr.SwissPlayer(i, score[i], ranked.index(i), frozenset(met[i])) for i in range(n)])
+        for p in pairs:
+            if p.b is None:
+                score[p.a] += 1
+                continue
+            met[p.a].add(p.b)
+            met[p.b].add(p.a)
+            score[rng.choice((p.a, p.b))] += 1
+    ranked = sorted(range(n), key=lambda i: (-score[i], i))
+    pos = {e: i for i, e in enumerate(ranked)}
+    return [pr.SwissPlayer(i, score[i], pos[i], frozenset(met[i])) for i in range(n)]
+
+
+def bench_swiss() -> float:
+    out = 0.0
+    for n in (100, 1000):
+        players = swiss_field(n, 5, seed=n)
+        t = time.perf_counter()
+        ours = pr.swiss_pairings(players)
+        t_ours = time.perf_counter() - t
+        t = time.perf_counter()
+        greedy = pr.greedy_swiss_pairings(players)
+        t_greedy = time.perf_counter() - t
+        c_ours, r_ours = pr.pairing_cost(players, ours)
+        c_greedy, r_greedy = pr.pairing_cost(players, greedy)
+        print(f"swiss {n:>5} entrants: matching {t_ours:.3f} s cost {c_ours} rematches {r_ours} | "
+              f"greedy {t_greedy:.4f} s cost {c_greedy} rematches {r_greedy}")
+        if n == 100:
+            t = time.perf_counter()
+            exact = pr.swiss_pairings(players, exact_up_to=10_000)
+            t_exact = time.perf_counter() - t
+            sparse = pr.swiss_pairings(players, exact_up_to=0)
+            print(f"swiss   100 entrants: complete-graph optimum {t_exact:.3f} s cost {pr.pairing_cost(players, exact)[0]}"
+                  f" | sparse graph cost {pr.pairing_cost(players, sparse)[0]}")
+        if n == 1000:
+            out = t_ours
+    return out
+
+
+def bench_standings() -> float:
+    rng = random.Random(1)
+    n, rounds = 1000, 10
+    players = list(range(n))
+    outcomes: list[MatchOutcome] = []
+    for r in range(1, rounds + 1):
+        rng.shuffle(players)
+        for a, b in zip(players[::2], players[1::2], strict=True):
+            sa, sb = rng.randint(0, 150), rng.randint(0, 150)
+            w = a if sa > sb else (b if sb > sa else None)
+            outcomes.append(MatchOutcome(r, a, b, sa, sb, w))
+    tbs = ["games_won", "point_difference", "points_for", "head_to_head", "buchholz", "buchholz_cut1",
+           "buchholz_median", "sonneborn_berger", "lots"]
+    t = time.perf_counter()
+    st = compute_standings(range(n), outcomes, tbs, lots_seed="bench")
+    t_ours = time.perf_counter() - t
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE m (a INT, b INT, sa REAL, sb REAL, w INT)")
+    db.executemany("INSERT INTO m VALUES (?,?,?,?,?)", [(o.a, o.b, o.score_a, o.score_b, o.winner) for o in outcomes])
+    t = time.perf_counter()
+    rows = db.execute(
+        "SELECT e, SUM(won), SUM(pf), SUM(pa) FROM (SELECT a e, w=a won, sa pf, sb pa FROM m UNION ALL "
+        "SELECT b, w=b, sb, sa FROM m) GROUP BY e ORDER BY 2 DESC, 3-4 DESC, 3 DESC"
+    ).fetchall()
+    t_sql = time.perf_counter() - t
+    assert len(rows) == len(st) == n
+    print(f"standings 1000 x 10: {t_ours:.3f} s with {len(tbs)} tie-breaks | SQL GROUP BY (no tie-breaks) {t_sql:.3f} s")
+    return t_ours
+
+
+def _record_pool(k: int) -> list[dict[str, Any]]:
+    from tablesense.games.dominoes import DominoMatch
+    from tablesense.games.dominoes_players import GreedyPlayer
+
+    rng = random.Random(7)
+    pool = []
+    for _ in range(k):
+        m = DominoMatch("pairs-pips", {"target": 50})
+        bots = [GreedyPlayer() for _ in range(4)]
+        while not m.is_over:
+            h = m.new_hand(rng=rng)
+            while not h.is_over:
+                h.play(bots[h.to_play].choose(h, h.to_play, rng))
+            m.finish_hand()
+        pool.append(m.to_record())
+    return pool
+
+
+class BenchTable:
+    """A table that only reports: durable outbox (the real Journal), re-send until acked."""
+
+    def __init__(self, number: int, key: TableKey, broker: BrokerURL, journal: Path) -> None:
+        self.number = number
+        self.key = key
+        self.journal = Journal(journal)
+        self.client = make_client(f"bench-table-{number}", broker)
+        self.client.on_message = self._on_message
+        self.client.on_connect = lambda c, *_: c.subscribe(proto.ack_topic(number), 1)
+        self.client.connect_async(broker.host, broker.port, keepalive=10)
+        self.client.loop_start()
+        self.sent = 0
+
+    def _on_message(self, _c: mqtt.Client, _u: Any, msg: mqtt.MQTTMessage) -> None:
+        a = json.loads(msg.payload)
+        self.journal.acked(a["key"], a["digest"], a["status"])
+
+    def report(self, body: dict[str, Any]) -> None:
+        signed = self.key.sign(body)
+        self.journal.queue(proto.message_key(signed), signed)
+        self.resend()
+
+    def resend(self) -> None:
+        for _k, payload in self.journal.pending():
+            self.client.publish(proto.outbox_topic(self.number), payload, qos=1)
+            self.sent += 1
+
+    def done(self) -> bool:
+        return not self.journal.pending()
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+        self.journal.close()
+
+
+def bench_ingest(tables: int, rounds: int) -> tuple[float, int, int]:
+    from tablesense.games.record import replay
+
+    work = Path(tempfile.mkdtemp(prefix="tablesense-bench-"))
+    port = free_port()
+    files = write_broker_config(work / "broker", tables=tables, port=port, run_as=getpass.getuser())
+    mosq = Mosquitto(files.conf, port).start()
+    base = BrokerURL("127.0.0.1", port)
+    try:
+        # Peer: raw broker throughput of the same payloads, QoS 1, to a do-nothing subscriber.
+        pool = _record_pool(12)
+        sample = json.dumps({"records": [pool[0]], "sig": "x" * 88}).encode()
+        got = threading.Event()
+        count = [0]
+        total = tables * rounds
+
+        def on_msg(*_a: Any) -> None:
+            count[0] += 1
+            if count[0] >= total:
+                got.set()
+
+        sub = make_client("bench-sub", base.with_user("director", files.credentials["director"]), clean=True)
+        sub.on_message = on_msg
+        sub.on_connect = lambda c, *_: c.subscribe(f"{proto.TOPIC_ROOT}/tables/+/out", 1)
+        sub.connect(base.host, base.port)
+        sub.loop_start()
+        pub = make_client("bench-pub", base.with_user("table-1", files.credentials["table-1"]), clean=True)
+        pub.connect(base.host, base.port)
+        pub.loop_start()
+        time.sleep(0.5)
+        t = time.perf_counter()
+        for _ in range(total):
+            pub.publish(proto.outbox_topic(1), sample, qos=1)
+        got.wait(60)
+        raw_rate = count[0] / (time.perf_counter() - t)
+        for c in (pub, sub):
+            c.disconnect()
+            c.loop_stop()
+
+        db = Database(f"sqlite:///{work / 'event.db'}")
+        d = Director.create_event(db, "Bench", options={"target": 50, "rounds": rounds, "lots_seed": "b"})
+        for i in range(2 * tables):
+            d.register(f"E{i}", [f"a{i}", f"b{i}"], [f"x{i}", f"y{i}"])
+        keys = {t: TableKey.from_seed(f"bench:{t}".encode()) for t in range(1, tables + 1)}
+        for t_no, k in keys.items():
+            d.add_table(t_no, k.public)
+        scores = [replay(r) for r in pool]
+        bridge = DirectorBridge(d, base.with_user("director", files.credentials["director"]))
+        bridge.start()
+        bridge.wait_connected(10)
+        heads = {t_no: BenchTable(t_no, keys[t_no], base.with_user(table_user(t_no), files.credentials[table_user(t_no)]),
+                                  work / f"t{t_no}.journal") for t_no in keys}
+        time.sleep(1.0)
+        elapsed = 0.0
+        for r in range(1, rounds + 1):
+            d.pair_next_round(force=True)
+            bodies = []
+            for i, m in enumerate(x for x in d.matches(r) if x.table_no is not None):
+                k = i % len(pool)
+                rr = scores[k]
+                sc = [float(x) for x in rr.score]
+                bodies.append((m.table_no, {
+                    "kind": "result", "event": d.event_id, "round": r, "table": m.table_no, "revision": 1,
+                    "match": m.id, "entrants": [m.entrant_a, m.entrant_b], "score": sc, "games": [sc],
+                    "winner": None if rr.winner is None else [m.entrant_a, m.entrant_b][rr.winner], "records": [pool[k]],
+                }))
+            t = time.perf_counter()
+            for t_no, body in bodies:
+                heads[t_no].report(body)
+            deadline = time.monotonic() + 120
+            while not all(h.done() for h in heads.values()) and time.monotonic() < deadline:
+                time.sleep(0.5)
+                for h in heads.values():
+                    if not h.done():
+                        h.resend()
+            elapsed += time.perf_counter() - t
+        wait_until(bridge.idle, 30)
+        with db.session() as s:
+            stored = Counter(x.match_id for x in s.query(Result).all())
+        played = [m.id for m in d.matches() if m.table_no is not None]
+        lost = sum(1 for m in played if stored.get(m, 0) == 0)
+        accepted = Counter(a["match"] for a in d.audit_log() if a["action"] == "result-accepted")
+        duplicated = sum(c - 1 for c in stored.values() if c > 1) + sum(c - 1 for c in accepted.values() if c > 1)
+        rate = len(played) / elapsed if elapsed else 0.0
+        resent = sum(h.sent for h in heads.values()) - len(played)
+        print(f"ingest {tables} tables x {rounds} rounds: {len(played)} results in {elapsed:.2f} s = {rate:.0f}/s "
+              f"(re-sends {resent}, director saw {bridge.stats.duplicates} duplicates, refused {bridge.stats.refused}) | "
+              f"raw broker QoS 1 same payload {raw_rate:.0f}/s")
+        for h in heads.values():
+            h.close()
+        bridge.stop()
+        db.close()
+        return rate, lost, duplicated
+    finally:
+        mosq.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    swiss = bench_swiss()
+    standings = bench_standings()
+    rate, lost, dup = bench_ingest(args.tables, args.rounds)
+    print(f"swiss_1000_s={swiss:.3f} standings_s={standings:.3f} ingest_per_s={rate:.0f} lost={lost} duplicated={dup}")
+    return 0 if lost == 0 and dup == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

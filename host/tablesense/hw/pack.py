@@ -1,0 +1,135 @@
+"""The hardware build pack as data: bills of materials and the pin map.
+
+``hardware/bom/<table>.csv`` lists every part of one table layout. Besides the
+quantity, each row names the rule its quantity follows (``cells``, ``boards``,
+``leds`` ...), so that :mod:`tablesense.hw.check` can recompute the quantity
+from the table's geometry file and catch a BOM that drifted from the layout.
+``hardware/pinmap.toml`` holds the RP2040 and Raspberry Pi pin assignments and
+the power budget.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tablesense.table.geometry import TABLES_DIR, TableGeometry
+
+HARDWARE_DIR = TABLES_DIR.parent
+BOM_DIR = HARDWARE_DIR / "bom"
+PINMAP_PATH = HARDWARE_DIR / "pinmap.toml"
+
+BOM_COLUMNS = (
+    "part",
+    "description",
+    "qty_rule",
+    "quantity",
+    "example_part_number",
+    "unit_cost_eur",
+    "notes",
+)
+
+
+class PackError(ValueError):
+    """A BOM or pin map file that cannot be read as the pack format says."""
+
+
+@dataclass(frozen=True)
+class BomLine:
+    """One part of a bill of materials."""
+
+    part: str
+    description: str
+    qty_rule: str
+    quantity: int
+    example_part_number: str
+    unit_cost_eur: float
+    notes: str
+
+    @property
+    def total_eur(self) -> float:
+        return self.quantity * self.unit_cost_eur
+
+
+def load_bom(path: Path) -> list[BomLine]:
+    """Read a BOM CSV; raises :class:`PackError` naming the line at fault."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != BOM_COLUMNS:
+            raise PackError(f"{path}: the columns must be {', '.join(BOM_COLUMNS)}")
+        lines: list[BomLine] = []
+        for n, row in enumerate(reader, start=2):
+            try:
+                lines.append(
+                    BomLine(
+                        part=row["part"],
+                        description=row["description"],
+                        qty_rule=row["qty_rule"],
+                        quantity=int(row["quantity"]),
+                        example_part_number=row["example_part_number"],
+                        unit_cost_eur=float(row["unit_cost_eur"]),
+                        notes=row["notes"] or "",
+                    )
+                )
+            except (TypeError, ValueError) as exc:
+                raise PackError(f"{path}:{n}: {exc}") from None
+    return lines
+
+
+def bom_for(table: str) -> Path:
+    """The BOM file of a table layout by name (``dominoes-4``)."""
+    return BOM_DIR / f"{table}.csv"
+
+
+def cells_per_board(geometry: TableGeometry) -> dict[int, int]:
+    """How many cells each board serves."""
+    counts = {b.id: 0 for b in geometry.boards}
+    for cell in geometry.cells.values():
+        counts[cell.board] = counts.get(cell.board, 0) + 1
+    return counts
+
+
+def rule_quantities(geometry: TableGeometry) -> dict[str, int]:
+    """What each BOM quantity rule evaluates to for a table layout.
+
+    ``decoders`` counts the 74HC138s (8 chip selects each) that the cells of
+    every board need; ``seat_buttons`` two per seat (seat button and call button).
+    """
+    per_board = cells_per_board(geometry)
+    return {
+        "1": 1,
+        "boards": len(geometry.boards),
+        "cells": len(geometry.cells),
+        "leds": sum(1 for c in geometry.cells.values() if c.led is not None),
+        "seats": len(geometry.seats),
+        "seat_buttons": sum(
+            (s.button_pin is not None) + (s.call_button_pin is not None) for s in geometry.seats
+        ),
+        "decoders": sum(math.ceil(n / 8) for n in per_board.values()),
+        "tiles": 28,
+        "cards32": 32,
+        "cards52": 52,
+    }
+
+
+def load_pinmap(path: Path = PINMAP_PATH) -> dict[str, Any]:
+    """Read ``hardware/pinmap.toml``."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PackError(f"{path}: {exc}") from None
+
+
+def power_budget(geometry: TableGeometry, pinmap: dict[str, Any]) -> tuple[int, list[tuple[str, int, int]]]:
+    """Worst-case 5 V current of a table: (total mA, [(load, count, mA)])."""
+    counts = rule_quantities(geometry)
+    per = {"table": 1, "board": counts["boards"], "cell": counts["cells"], "led": counts["leds"], "seat": counts["seats"]}
+    rows: list[tuple[str, int, int]] = []
+    for load in pinmap.get("power", {}).get("loads", []):
+        n = per.get(str(load.get("per")), 0)
+        rows.append((str(load["name"]), n, int(load["ma"]) * n))
+    return sum(r[2] for r in rows), rows
