@@ -90,6 +90,10 @@ def _identical(a, b):
 
 
 class Board:
+    """One sensor board's logic, driven one step() at a time (see the top of
+    this file for the devices it is given). The real loop is firmware/main.py;
+    the tests and the virtual table call step() themselves."""
+
     def __init__(
         self,
         config,

@@ -25,7 +25,7 @@ MAX_CELLS = 64
 DEFAULT_SPI = {"id": 0, "sck": 2, "mosi": 3, "miso": 4, "baudrate": 4000000}
 DEFAULT_CS = {"kind": "decoder", "address": [6, 7, 8], "enables": [9, 10, 11, 12]}
 DEFAULT_DEBOUNCE = {"tag": 2, "empty": 3, "error": 3, "unstable": 10}
-DEFAULT_RFID = {"timeout_us": 500, "max_polls": 200, "reset_pin": 5, "retry_ms": 2000}
+DEFAULT_RFID = {"timeout_us": 300, "max_polls": 200, "reset_pin": 5, "retry_ms": 2000}
 DEFAULT_LED_PIN = 22
 
 
@@ -158,6 +158,8 @@ def parse(raw):
     led_pin = raw.get("led_pin", DEFAULT_LED_PIN)
     if leds:
         c.pin("led_pin", led_pin)
+    led_max_level = raw.get("led_max_level", 255)
+    c.int_("led_max_level", led_max_level, 0, 255)
     channel_leds = raw.get("channel_leds")
     if channel_leds is None:
         channel_leds = [ch if ch < leds else -1 for ch in range(n)]
@@ -195,7 +197,8 @@ def parse(raw):
     kind = cs.get("kind")
     if kind == "gpio":
         pins = c.pins("cs.pins", cs.get("pins"), n, n)
-        if len(set(p for p in pins if p is not None)) != len(pins):
+        valid = [p for p in pins if p is not None]
+        if len(set(valid)) != len(valid):
             c.problems.append("cs.pins repeats a pin: %r" % (cs.get("pins"),))
         cs = {"kind": "gpio", "pins": pins}
     elif kind == "decoder":
@@ -279,6 +282,7 @@ def parse(raw):
         "cells": n,
         "leds": leds,
         "led_pin": led_pin,
+        "led_max_level": led_max_level,
         "channel_leds": channel_leds,
         "spi": spi,
         "cs": cs,

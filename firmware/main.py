@@ -144,7 +144,7 @@ def build(cfg, transport=None):
 
     selects = config.make_selects(cfg, out_pin, i2c_factory)
     readers = [mfrc522.MFRC522(spi, cs, rfid["timeout_us"], rfid["max_polls"]) for cs in selects]
-    strip = leds.make_strip(cfg["led_pin"], cfg["leds"]) if cfg["leds"] else leds.NoLeds()
+    strip = leds.make_strip(cfg["led_pin"], cfg["leds"], cfg["led_max_level"])
     return board.Board(
         cfg,
         readers,

@@ -129,12 +129,13 @@ class MFRC522:
     spi: a machine.SPI-like object (write, write_readinto), mode 0, MSB first,
     up to 10 MHz. cs: an object with value(v), idle high.
     timeout_us: how long to wait for a tag's answer once the frame is sent
-    (ISO 14443 tags answer within ~100 us at 106 kbit/s; 1000 us is generous).
+    (an ISO 14443 A tag starts its answer ~91 us after our frame ends, and
+    the timer stops at the first received bit, so 300 us is a 3x margin).
     max_polls: bound on IRQ register reads per exchange, so a dead chip whose
     timer never fires still costs a bounded time.
     """
 
-    def __init__(self, spi, cs, timeout_us=1000, max_polls=200):
+    def __init__(self, spi, cs, timeout_us=300, max_polls=200):
         self.spi = spi
         self.cs = cs
         self.timeout_us = timeout_us
@@ -167,6 +168,21 @@ class MFRC522:
             self.spi.write(w)
         finally:
             self.cs.value(1)
+
+    def read_regs(self, regs):
+        """Several registers in one SPI transaction (datasheet 8.1.2.1: each
+        MOSI byte after the first addresses the next register to read)."""
+        n = len(regs)
+        w = bytearray(n + 1)
+        for i in range(n):
+            w[i] = 0x80 | ((regs[i] << 1) & 0x7E)
+        r = bytearray(n + 1)
+        self.cs.value(0)
+        try:
+            self.spi.write_readinto(w, r)
+        finally:
+            self.cs.value(1)
+        return r[1:]
 
     def write_fifo(self, data):
         buf = bytearray(1 + len(data))
@@ -245,13 +261,18 @@ class MFRC522:
         return self.read_reg(TxControlReg) & 0x03 == 0x03
 
     def self_test(self):
-        """-> (version register, antenna on, ok): what SELFTEST reports."""
+        """-> (version register, antenna on, ok): what SELFTEST reports. ok
+        also needs the chip's CRC coprocessor to compute CRC_A correctly
+        (a live check of the chip's logic, FIFO and SPI data path)."""
         try:
             v = self.version()
             a = self.antenna()
+            probe = b"\x93\x70\x88\x04\xa1\xb2\x9f"
+            c = crc_a(probe)
+            crc_ok = self.calc_crc(probe) == (c & 0xFF, c >> 8)
         except OSError:
             return (0, False, False)
-        return (v, a, v in KNOWN_VERSIONS and a)
+        return (v, a, v in KNOWN_VERSIONS and a and crc_ok)
 
     # --- chip coprocessor and RF exchange -------------------------------------
 
@@ -280,9 +301,9 @@ class MFRC522:
         self.write_reg(ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
         self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
         self.write_fifo(data)
-        self.write_reg(BitFramingReg, tx_last_bits & 0x07)
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
-        self.write_reg(BitFramingReg, 0x80 | (tx_last_bits & 0x07))  # StartSend
+        # StartSend, with the number of bits of the last byte (7 for REQA/WUPA)
+        self.write_reg(BitFramingReg, 0x80 | (tx_last_bits & 0x07))
         irq = 0
         polls = 0
         while polls < self.max_polls:
@@ -291,11 +312,11 @@ class MFRC522:
             if irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
                 break
         self.polls = polls
-        self.write_reg(BitFramingReg, 0)
-        self.write_reg(CommandReg, CMD_IDLE)
+        # (the next exchange starts with Idle, which also stops this one)
         if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
+            self.write_reg(CommandReg, CMD_IDLE)
             return ERR_TIMEOUT, b""  # the chip never finished: missing or dead
-        err = self.read_reg(ErrorReg)
+        err, level = self.read_regs((ErrorReg, FIFOLevelReg))
         if err == 0xFF:
             return ERR_TIMEOUT, b""  # MISO floating high: no chip there
         if not irq & (IRQ_RX | IRQ_IDLE):
@@ -306,7 +327,7 @@ class MFRC522:
             return ERR_CRC, b""
         if err & (ERRREG_PROTOCOL | ERRREG_BUFFER_OVFL):
             return ERR_PROTOCOL, b""
-        n = self.read_reg(FIFOLevelReg) & 0x7F
+        n = level & 0x7F
         if n == 0 and irq & IRQ_TIMER:
             return _NO_ANSWER, b""
         return _OK, self.read_fifo(n)
@@ -321,17 +342,34 @@ class MFRC522:
         """REQA (idle tags only) -> (status, ATQA)."""
         return self.transceive(bytes((PICC_REQA,)), 7)
 
-    def _with_crc(self, frame):
-        c = self.calc_crc(frame)
-        if c is None:
-            return None
-        return bytes(frame) + bytes(c)
+    @staticmethod
+    def _with_crc(frame):
+        # CRC_A in software: for these 2..7 byte frames it costs less than
+        # the ~10 SPI transactions of the chip's CalcCRC (which self_test uses)
+        c = crc_a(frame)
+        return bytes(frame) + bytes((c & 0xFF, c >> 8))
+
+    def transmit(self, data):
+        """Send a frame that gets no answer (Transmit command): waits only for
+        the end of transmission (TxIRq), not for the timer. -> True when sent."""
+        self.write_reg(CommandReg, CMD_IDLE)
+        self.write_reg(ComIrqReg, 0x7F)
+        self.write_reg(FIFOLevelReg, 0x80)
+        self.write_fifo(data)
+        self.write_reg(BitFramingReg, 0)
+        self.write_reg(CommandReg, CMD_TRANSMIT)
+        sent = False
+        for _ in range(self.max_polls):
+            if self.read_reg(ComIrqReg) & IRQ_TX:
+                sent = True
+                break
+        self.write_reg(CommandReg, CMD_IDLE)
+        return sent
 
     def halt(self):
-        """HLTA: the tag goes to HALT and does not answer (no answer = ok)."""
-        frame = self._with_crc(bytes((PICC_HLTA, 0)))
-        if frame is not None:
-            self.transceive(frame)
+        """HLTA: the tag goes to HALT and by the standard never answers, so
+        it is sent with Transmit instead of waiting a timeout for nothing."""
+        self.transmit(self._with_crc(bytes((PICC_HLTA, 0))))
 
     def select(self):
         """Anticollision and select through the cascade levels of the one tag
@@ -347,20 +385,15 @@ class MFRC522:
                 return ERR_PROTOCOL
             if ans[0] ^ ans[1] ^ ans[2] ^ ans[3] != ans[4]:
                 return ERR_CRC  # BCC mismatch
-            frame = self._with_crc(bytes((sel, 0x70)) + ans)
-            if frame is None:
-                return ERR_TIMEOUT
-            st, sak = self.transceive(frame)
+            st, sak = self.transceive(self._with_crc(bytes((sel, 0x70)) + ans))
             if st == _NO_ANSWER:
                 return ERR_PROTOCOL
             if st != _OK:
                 return st
             if len(sak) != 3:
                 return ERR_PROTOCOL
-            c = self.calc_crc(sak[:1])
-            if c is None:
-                return ERR_TIMEOUT
-            if c[0] != sak[1] or c[1] != sak[2]:
+            c = crc_a(sak[:1])
+            if sak[1] != c & 0xFF or sak[2] != c >> 8:
                 return ERR_CRC
             if sak[0] & SAK_CASCADE:
                 if ans[0] != CASCADE_TAG:

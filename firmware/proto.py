@@ -242,8 +242,20 @@ class FrameDecoder:
 # --- payload helpers ------------------------------------------------------
 
 
+def _utf8_cut(text, limit):
+    """text as UTF-8, at most limit bytes, never cutting a character in half
+    (a cut character would make the whole message undecodable)."""
+    raw = text.encode("utf-8")
+    if len(raw) <= limit:
+        return raw
+    cut = limit
+    while cut > 0 and (raw[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return raw[:cut]
+
+
 def _str8(text):
-    raw = text.encode("utf-8")[:255]
+    raw = _utf8_cut(text, 255)
     return bytes([len(raw)]) + raw
 
 
@@ -366,7 +378,7 @@ def decode_ack(payload):
 
 
 def encode_nak(ack_seq, code, message=""):
-    return bytes([ack_seq & 0xFF, code & 0xFF]) + message.encode("utf-8")[:200]
+    return bytes([ack_seq & 0xFF, code & 0xFF]) + _utf8_cut(message, 200)
 
 
 def decode_nak(payload):
@@ -495,7 +507,7 @@ def decode_files(payload):
 
 
 def encode_log(level, message):
-    return bytes([level & 0xFF]) + message.encode("utf-8")[:200]
+    return bytes([level & 0xFF]) + _utf8_cut(message, 200)
 
 
 def decode_log(payload):

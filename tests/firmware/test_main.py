@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fw_support import Loopback
+
 from tablesense.firmware import proto
 from tablesense.sim import fake_machine
 from tablesense.sim.mfrc522_emu import Emulated138, EmulatedCard, EmulatedMFRC522
@@ -57,13 +58,13 @@ def frames_of(t: Loopback) -> list[tuple[int, int, int, bytes]]:
 
 
 def test_main_wires_gpio_readers_and_leds_and_restores_kbd_intr(fw: ModuleType, tmp_path: Path) -> None:
-    path = write_config(tmp_path, cells=3, leds=3, cs={"kind": "gpio", "pins": [17, 18, 19]})
+    path = write_config(tmp_path, cells=3, leds=3, led_max_level=128, cs={"kind": "gpio", "pins": [17, 18, 19]})
     bus = fake_machine.SPI(0)
     chips = [bus.attach(fake_machine.Pin(p), EmulatedMFRC522()) for p in (17, 18, 19)]
     chips[1].place(EmulatedCard(UID7))
     t = Loopback()
     t.send(proto.HELLO, 1, b"\x01")
-    t.send(proto.LEDS, 2, proto.encode_leds([(1, 0, 0), (0, 1, 0), (0, 0, 1)]))
+    t.send(proto.LEDS, 2, proto.encode_leds([(255, 0, 0), (0, 2, 0), (0, 0, 1)]))
     b = fw.main(path, t, max_steps=12)
     assert b is not None
     assert fake_machine.calls[:2] == [("kbd_intr", -1), ("kbd_intr", 3)]
@@ -71,7 +72,7 @@ def test_main_wires_gpio_readers_and_leds_and_restores_kbd_intr(fw: ModuleType, 
     assert types[0] == proto.BOOT and proto.IDENTITY in types
     cells = [proto.decode_cell_event(f[3]) for f in t.frames if f[0] == proto.CELL]
     assert sorted(cells) == [(0, None), (1, UID7), (2, None)]
-    assert fake_machine.strips[0].written[-1] == [(1, 0, 0), (0, 1, 0), (0, 0, 1)]
+    assert fake_machine.strips[0].written[-1] == [(128, 0, 0), (0, 1, 0), (0, 0, 0)]  # capped
     assert fake_machine.Pin(5).history[:2] == [0, 1]  # the readers' hard reset
 
 

@@ -4,6 +4,7 @@ against the datasheet and ISO 14443-3."""
 from __future__ import annotations
 
 import pytest
+
 from tablesense.firmware import mfrc522 as drv
 from tablesense.firmware.config import MCP23017, DecoderSelect, ExpanderSelect
 from tablesense.sim.mfrc522_emu import (
@@ -309,3 +310,38 @@ def test_a_naive_poll_loop_ignoring_the_timer_costs_far_more() -> None:
             break
     naive = bus.now_us - t0
     assert naive > 10 * ours
+
+
+def test_hardware_crc_modes_of_the_emulated_chip() -> None:
+    """TxModeReg.TxCRCEn appends CRC_A; RxModeReg.RxCRCEn checks and strips it."""
+    _bus, chip, r = reader()
+    chip.place(EmulatedCard(UID4))
+    st, _ = r.wake()
+    assert st == 0
+    st, ans = r.transceive(b"\x93\x20")
+    assert st == 0 and ans[:4] == UID4
+    r.write_reg(drv.TxModeReg, 0x80)
+    r.write_reg(drv.RxModeReg, 0x80)
+    st, sak = r.transceive(b"\x93\x70" + ans)  # no CRC from us: the chip adds it
+    assert st == 0 and sak == b"\x08"  # and strips the tag's
+
+
+def test_timer_counts_down_while_waiting_for_an_absent_tag() -> None:
+    bus, _chip, r = reader(timeout_us=1000)
+    r.write_reg(drv.CommandReg, drv.CMD_IDLE)
+    r.write_reg(drv.ComIrqReg, 0x7F)
+    r.write_reg(drv.FIFOLevelReg, 0x80)
+    r.write_fifo(b"\x52")
+    r.write_reg(drv.CommandReg, drv.CMD_TRANSCEIVE)
+    r.write_reg(drv.BitFramingReg, 0x87)
+    bus.advance(200)  # the frame is sent, the timer has run for ~100 us
+    hi, lo = r.read_regs((drv.TCounterValRegH, drv.TCounterValRegL))
+    first = hi << 8 | lo
+    assert r.read_reg(drv.Status1Reg) & 0x08  # TRunning
+    assert 20 < first < 40  # of 40 ticks of 25 us
+    bus.advance(300)
+    hi, lo = r.read_regs((drv.TCounterValRegH, drv.TCounterValRegL))
+    assert (hi << 8 | lo) < first
+    bus.advance(1000)
+    assert r.read_reg(drv.ComIrqReg) & drv.IRQ_TIMER
+    assert not r.read_reg(drv.Status1Reg) & 0x08

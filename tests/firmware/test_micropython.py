@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fw_mpy import firmware_files, run_micropython, wasm_available
+
 from tablesense.firmware import config as host_config
 from tablesense.firmware import proto
 from testsupport import need

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tablesense.firmware import proto
 
 DECODERS = [
@@ -52,6 +53,7 @@ def test_cobs_known_vectors(raw: bytes, encoded: bytes) -> None:
     assert proto.cobs_decode(encoded) == raw
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=700))
 def test_cobs_round_trip_has_no_zero(data: bytes) -> None:
     enc = proto.cobs_encode(data)
@@ -59,6 +61,7 @@ def test_cobs_round_trip_has_no_zero(data: bytes) -> None:
     assert proto.cobs_decode(enc) == data
 
 
+@settings(deadline=None)
 @given(st.integers(0, 255), st.integers(0, 255), st.integers(0, 255), st.binary(max_size=300))
 def test_frame_round_trip(msg_type: int, board: int, seq: int, payload: bytes) -> None:
     frame = proto.encode_frame(msg_type, board, seq, payload)
@@ -80,16 +83,19 @@ def test_cell_change_costs_14_to_17_bytes_on_the_wire() -> None:
     assert max(sizes.values()) < 20
 
 
+@settings(deadline=None)
 @given(st.integers(0, 255), cell_states)
 def test_cell_event_round_trip(cell: int, state: object) -> None:
     assert proto.decode_cell_event(proto.encode_cell_event(cell, state)) == (cell, state)
 
 
+@settings(deadline=None)
 @given(st.integers(0, 255), st.lists(cell_states, max_size=64))
 def test_snapshot_round_trip(ack: int, states: list[object]) -> None:
     assert proto.decode_snapshot(proto.encode_snapshot(ack, states)) == (ack, states)
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 255), st.integers(0, 255), st.integers(0, 255)), max_size=300))
 def test_leds_round_trip(colors: list[tuple[int, int, int]]) -> None:
     assert proto.decode_leds(proto.encode_leds(colors)) == colors
@@ -139,7 +145,7 @@ def test_encode_rejects_bad_uid_length() -> None:
 # --- fuzzing --------------------------------------------------------------------
 
 
-@settings(max_examples=300)
+@settings(deadline=None, max_examples=300)
 @given(st.binary(max_size=400))
 def test_every_payload_decoder_only_raises_protocol_error(data: bytes) -> None:
     for decode in DECODERS:
@@ -147,7 +153,7 @@ def test_every_payload_decoder_only_raises_protocol_error(data: bytes) -> None:
             decode(data)
 
 
-@settings(max_examples=300)
+@settings(deadline=None, max_examples=300)
 @given(st.binary(max_size=2000))
 def test_frame_decoder_never_raises_on_any_bytes(data: bytes) -> None:
     d = proto.FrameDecoder(max_frame=256)
@@ -159,7 +165,7 @@ def test_frame_decoder_never_raises_on_any_bytes(data: bytes) -> None:
     assert d.frames + d.errors <= delimited + 1
 
 
-@settings(max_examples=200)
+@settings(deadline=None, max_examples=200)
 @given(
     st.lists(st.tuples(st.integers(0, 255), st.binary(max_size=60)), min_size=1, max_size=12),
     st.lists(st.integers(1, 50), min_size=1, max_size=20),
@@ -179,7 +185,7 @@ def test_frames_survive_arbitrary_chunking(msgs: list[tuple[int, bytes]], cuts: 
     assert d.errors == 0
 
 
-@settings(max_examples=150)
+@settings(deadline=None, max_examples=150)
 @given(st.randoms(use_true_random=False))
 def test_corruption_is_counted_and_good_frames_still_decode(rnd: Any) -> None:
     frames = [proto.encode_frame(proto.CELL, 2, i, proto.encode_cell_event(i, b"\x04" * 7)) for i in range(40)]
@@ -225,3 +231,14 @@ def test_decoder_reset_drops_a_partial_frame() -> None:
     assert d.reset() is True
     assert d.reset() is False
     assert d.feed(f) == [(proto.PING, 1, 1, b"")]
+
+
+@settings(deadline=None)
+@given(st.text(max_size=400))
+def test_long_text_is_cut_on_a_character_boundary(text: str) -> None:
+    _ack, _code, msg = proto.decode_nak(proto.encode_nak(1, 2, text))
+    assert text.startswith(msg) and len(msg.encode()) <= 200
+    _level, log = proto.decode_log(proto.encode_log(1, text))
+    assert text.startswith(log)
+    _ack, files = proto.decode_files(proto.encode_files(1, [(text, bytes(8))]))
+    assert text.startswith(files[0][0]) and len(files[0][0].encode()) <= 255

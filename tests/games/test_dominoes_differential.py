@@ -12,6 +12,7 @@ one move, so plays are compared as (tile, number of the end it covers).
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import dominoes
 import pytest
@@ -31,7 +32,8 @@ def peer_game(deal: list[list[Tile]]) -> dominoes.Game:
 
 
 def peer_plays(game: dominoes.Game) -> set[tuple[Tile, int]]:
-    left, right = game.board.left_end(), game.board.right_end()
+    left = cast(int, game.board.left_end())
+    right = cast(int, game.board.right_end())
     return {
         (Tile(min(d.first, d.second), max(d.first, d.second)), left if is_left else right)
         for d, is_left in game.valid_moves

@@ -30,6 +30,12 @@ from tablesense.games.dominoes import (
 T = Tile.parse
 
 
+def W(x: int | None) -> int:
+    """The value of an optional the test knows is set (for the type checker)."""
+    assert x is not None
+    return x
+
+
 def random_hand(variant: str, seed: int, steps: int, seats: int | None = None) -> DominoHand:
     rng = random.Random(seed)
     hand = DominoMatch(variant, seats=seats).new_hand(rng)
@@ -225,6 +231,17 @@ def test_line_arms_and_ends_follow_the_plays() -> None:
         prev = lp.outer
 
 
+def test_line_view_reads_left_to_right_with_matching_neighbours() -> None:
+    assert random_hand("pairs-pips", 1, 0).line_view() == {"left": [], "center": None, "right": []}
+    h = random_hand("pairs-pips", 3, 14)
+    view = h.line_view()
+    row = [*reversed(view["left"]), view["center"], *view["right"]]
+    assert len(row) == len(h.line)
+    for a, b in zip(row, row[1:], strict=False):
+        assert a.split("-")[1] == b.split("-")[0]
+    assert int(row[0].split("-")[0]) == h.left_end and int(row[-1].split("-")[1]) == h.right_end
+
+
 def test_check_names_the_problem_in_a_sentence() -> None:
     h = DominoMatch("pairs-pips").new_hand(random.Random(4))
     opener = h.to_play
@@ -266,7 +283,7 @@ def test_a_play_that_fits_one_end_may_omit_it_and_is_stored_with_it() -> None:
         if h.is_over or h.left_end == h.right_end:
             continue
         for m in h.legal_moves():
-            if isinstance(m, Play) and m.tile.has(h.left_end) != m.tile.has(h.right_end):  # type: ignore[arg-type]
+            if isinstance(m, Play) and m.tile.has(W(h.left_end)) != m.tile.has(W(h.right_end)):
                 applied = h.play(Play(m.seat, m.tile))
                 assert applied == m and h.moves[-1] == m
                 return

@@ -13,7 +13,6 @@ import random
 from pathlib import Path
 
 import pytest
-from testsupport import REPO
 
 from tablesense.games.common import HandResult, IllegalPlayError
 from tablesense.games.dominoes import (
@@ -25,10 +24,17 @@ from tablesense.games.dominoes import (
     Tile,
     move_from_json,
 )
+from testsupport import REPO
 
 T = Tile.parse
 B = "brazilian-points"
 EXAMPLES = Path(REPO) / "docs" / "examples"
+
+
+def W(x: int | None) -> int:
+    """The value of an optional the test knows is set (for the type checker)."""
+    assert x is not None
+    return x
 
 
 def replay_match(name: str) -> DominoMatch:
@@ -56,7 +62,7 @@ def expected_points(h: DominoHand) -> tuple[float, ...]:
         t, seat = last.tile, last.seat
         left = last.inner if last.end == "left" else h.left_end
         right = last.inner if last.end == "right" else h.right_end
-        both = sorted((left, right)) == [t.low, t.high]  # type: ignore[type-var]
+        both = sorted((W(left), W(right))) == [t.low, t.high]
         if announced.get(seat) == t:
             doubles = sum(1 for lp in h.line[:-1] if lp.tile.is_double and lp.seat == seat)
             value = (16 if doubles >= 3 else 8) if both else 4
@@ -107,10 +113,8 @@ def test_a_rodada_termina_em_quatro_pontos() -> None:
         h = m.new_hand(rng)
         h.playout(rng)
         m.finish_hand()
-    assert m.score[m.winner] >= 4 and all(  # type: ignore[index]
-        s < m.score[m.winner]
-        for k, s in enumerate(m.score)
-        if k != m.winner  # type: ignore[index]
+    assert m.score[W(m.winner)] >= 4 and all(
+        s < m.score[W(m.winner)] for k, s in enumerate(m.score) if k != m.winner
     )
 
 
@@ -122,10 +126,10 @@ def test_em_partidas_de_tres_jogadores_nove_pedras_e_quem_pegar_a_bucha_de_branc
         h = DominoMatch(B, seats=3).new_hand(rng)
         holder = h.holder(T("0-0"))
         assert sorted(len(d) for d in h.deal) == [9, 9, 10]
-        assert len(h.deal[holder]) == 10  # type: ignore[index]
+        assert len(h.deal[W(holder)]) == 10
         # ... and opens the first hand with it
         assert h.to_play == holder
-        assert [m for m in h.legal_moves() if isinstance(m, Play)] == [Play(holder, T("0-0"))]  # type: ignore[arg-type]
+        assert [m for m in h.legal_moves() if isinstance(m, Play)] == [Play(W(holder), T("0-0"))]
     assert DominoMatch(B, seats=3).team_of(2) == 2
 
 
@@ -153,7 +157,7 @@ def test_uma_batida_simples_vale_um_ponto() -> None:
     for seed in range(200):
         h, r = random_hand(seed)
         if r.label == "batida":
-            assert r.points[r.winner] == 1  # type: ignore[index]
+            assert r.points[W(r.winner)] == 1
             return
     pytest.fail("no simple domino found")
 
@@ -162,7 +166,7 @@ def test_se_o_jogo_fechar_naturalmente_a_partida_vale_apenas_meio_ponto() -> Non
     m = replay_match("brazilian-points-blocked.json")
     r = m.results[0]
     assert r.outcome == "blocked" and r.label == "fechada"
-    assert r.points[r.winner] == 0.5 and sum(r.points) == 0.5  # type: ignore[index]
+    assert r.points[W(r.winner)] == 0.5 and sum(r.points) == 0.5
 
 
 def test_se_isso_ocorrer_a_dupla_ganhadora_saira_apenas_com_uma_pedra_normal_exceto_bucha() -> None:
@@ -239,7 +243,7 @@ def test_empate_na_contagem_vale_um_quarto_para_as_duas_duplas_e_a_saida_e_com_a
 def test_each_way_of_going_out_scores_its_line(name: str, label: str, value: int) -> None:
     m = replay_match(name)
     h, r = m.hands[-1], m.results[-1]
-    assert r.label == label and r.points[r.winner] == value  # type: ignore[index]
+    assert r.label == label and r.points[W(r.winner)] == value
     assert r.points == expected_points(h)
 
 
@@ -334,9 +338,9 @@ def test_every_random_hand_scores_as_the_lines_say() -> None:
 def test_se_um_jogador_sair_com_sete_pedras_de_uma_so_ganhara_trinta_e_dois_pontos() -> None:
     m = replay_match("brazilian-points-locomotiva.json")
     h, r = m.hands[0], m.results[0]
-    assert h.moves == [] and r.outcome == "locomotiva" and r.points[r.winner] == 32  # type: ignore[index]
+    assert h.moves == [] and r.outcome == "locomotiva" and r.points[W(r.winner)] == 32
     seat = h.winner_seat
-    assert any(all(t.has(n) for t in h.deal[seat]) for n in range(7))  # type: ignore[index]
+    assert any(all(t.has(n) for t in h.deal[W(seat)]) for n in range(7))
     off = DominoMatch(B, {"deal_specials": False}).new_hand(deal=h.deal)
     assert not off.is_over
 
@@ -345,8 +349,8 @@ def test_se_um_jogador_sair_com_sete_buchas_ganhara_o_domino() -> None:
     m = replay_match("brazilian-points-seven-doubles.json")
     h, r = m.hands[-1], m.results[-1]
     assert r.outcome == "seven-doubles" and m.is_over and m.winner == r.winner
-    assert all(t.is_double for t in h.deal[h.winner_seat])  # type: ignore[index]
-    assert m.score[m.winner] >= m.target  # type: ignore[index]
+    assert all(t.is_double for t in h.deal[W(h.winner_seat)])
+    assert m.score[W(m.winner)] >= m.target
 
 
 # --------------------------------------------------------------------------- between matches
@@ -354,13 +358,13 @@ def test_se_um_jogador_sair_com_sete_buchas_ganhara_o_domino() -> None:
 
 def test_a_dupla_que_terminar_fazendo_mais_que_quatro_pontos_fica_com_bonus() -> None:
     m = replay_match("brazilian-points-bonus.json")
-    assert m.score[m.winner] > 4  # type: ignore[index]
-    assert m.carry[m.winner] == m.score[m.winner] - 4  # type: ignore[index]
+    assert m.score[W(m.winner)] > 4
+    assert m.carry[W(m.winner)] == m.score[W(m.winner)] - 4
 
 
 def test_a_dupla_que_perder_de_lambreta_comeca_com_saldo_negativo_de_um() -> None:
     m = replay_match("brazilian-points-lambreta.json")
-    loser = 1 - m.winner  # type: ignore[operator]
+    loser = 1 - W(m.winner)
     assert m.score[loser] <= 0 and m.carry[loser] == -1
     # the next match starts from the carried balance (option start_score)
     nxt = DominoMatch(B, {"start_score": m.carry})

@@ -26,6 +26,12 @@ T = Tile.parse
 TOTAL_PIPS = sum(t.pips for t in ALL_TILES)
 
 
+def W(x: int | None) -> int:
+    """The value of an optional the test knows is set (for the type checker)."""
+    assert x is not None
+    return x
+
+
 def play_out(hand: DominoHand, rng: random.Random) -> HandResult:
     while not hand.is_over:
         hand.play(rng.choice(hand.legal_moves()))
@@ -81,10 +87,10 @@ def test_the_one_with_the_6x6_piece_always_starts_the_game() -> None:
         h = m.new_hand(rng)
         holder = h.holder(T("6-6"))
         assert h.to_play == holder
-        assert h.legal_moves() == [Play(holder, T("6-6"))]  # type: ignore[arg-type]
-        other = next(t for t in h.hand_of(holder) if t != T("6-6"))  # type: ignore[arg-type]
+        assert h.legal_moves() == [Play(W(holder), T("6-6"))]
+        other = next(t for t in h.hand_of(W(holder)) if t != T("6-6"))
         with pytest.raises(IllegalPlayError, match="opens with 6-6"):
-            h.check(Play(holder, other))  # type: ignore[arg-type]
+            h.check(Play(W(holder), other))
         play_out(h, rng)
         m.finish_hand()
         if m.is_over:
@@ -141,11 +147,11 @@ def test_each_player_must_try_to_fit_their_pieces_to_the_ends_one_at_a_time() ->
             for m in h.legal_moves():
                 if isinstance(m, Play) and h.left_end is not None:
                     end = h.left_end if m.end == "left" else h.right_end
-                    assert m.tile.has(end)  # type: ignore[arg-type]
+                    assert m.tile.has(W(end))
             fits = {
                 t
                 for t in h.hand_of(seat)
-                if h.left_end is None or t.has(h.left_end) or t.has(h.right_end)  # type: ignore[arg-type]
+                if h.left_end is None or t.has(W(h.left_end)) or t.has(W(h.right_end))
             }
             assert {m.tile for m in h.legal_moves() if isinstance(m, Play)} <= fits
             if h.left_end is not None:
@@ -161,8 +167,7 @@ def test_if_the_player_does_not_have_any_piece_that_fits_either_side_he_must_pas
         while not h.is_over:
             seat = h.to_play
             can = h.left_end is None or any(
-                t.has(h.left_end) or t.has(h.right_end)
-                for t in h.hand_of(seat)  # type: ignore[arg-type]
+                t.has(W(h.left_end)) or t.has(W(h.right_end)) for t in h.hand_of(seat)
             )
             assert h.is_legal(Pass(seat)) == (not can)
             if can and h.left_end is not None:
@@ -181,10 +186,10 @@ def test_the_game_can_end_when_one_player_beats_the_game_or_when_it_is_locked() 
         r = play_out(h, rng)
         seen.add(r.outcome)
         if r.outcome == "domino":
-            assert h.count(h.last_player) == 0  # type: ignore[arg-type]
+            assert h.count(W(h.last_player)) == 0
         else:
             assert all(
-                not (t.has(h.left_end) or t.has(h.right_end))  # type: ignore[arg-type]
+                not (t.has(W(h.left_end)) or t.has(W(h.right_end)))
                 for s in range(4)
                 for t in h.hand_of(s)
             )
@@ -233,7 +238,7 @@ def test_the_point_value_of_each_piece_is_the_sum_of_its_two_ends() -> None:
 def test_whoever_drops_all_the_pieces_wins_the_sum_of_the_opponents_pieces(variant: str) -> None:
     h = hands_until(variant, lambda h, r: r.outcome == "domino")
     r = h.result()
-    team = h.team_of(h.last_player)  # type: ignore[arg-type]
+    team = h.team_of(W(h.last_player))
     assert r.winner == team
     assert r.points[team] == opponents_pips(h, team) > 0
     assert r.points[1 - team] == 0
@@ -242,7 +247,7 @@ def test_whoever_drops_all_the_pieces_wins_the_sum_of_the_opponents_pieces(varia
 def test_his_partner_takes_the_points_too_as_a_pair() -> None:
     h = hands_until("pairs-pips", lambda h, r: r.outcome == "domino")
     winner = h.last_player
-    assert h.result().winner == h.team_of((winner + 2) % 4)  # type: ignore[operator]
+    assert h.result().winner == h.team_of((W(winner) + 2) % 4)
 
 
 @pytest.mark.parametrize("variant", ["pairs-pips", "pips-two-player"])
@@ -263,7 +268,7 @@ def test_if_there_is_a_tie_the_pair_that_locked_the_game_loses() -> None:
         tries=200000,
         options={"forced_block": "allowed"},
     )
-    locker = h.team_of(h.last_player)  # type: ignore[arg-type]
+    locker = h.team_of(W(h.last_player))
     r = h.result()
     assert r.winner == 1 - locker
     assert r.points[1 - locker] == h.team_pips()[locker] and r.points[locker] == 0
@@ -287,7 +292,7 @@ def test_score_all_pips_left_is_a_regional_option() -> None:
     for mv in h.moves:
         again.play(mv)
     r = m.finish_hand()
-    assert r.points[r.winner] == sum(h.team_pips())  # type: ignore[index]
+    assert r.points[W(r.winner)] == sum(h.team_pips())
 
 
 def test_the_game_ends_when_one_of_the_pairs_reaches_the_50_point_mark() -> None:
@@ -301,7 +306,7 @@ def test_the_game_ends_when_one_of_the_pairs_reaches_the_50_point_mark() -> None
         m.finish_hand()
         if not m.is_over:
             assert max(m.score) < 50
-    assert max(before) < 50 <= m.score[m.winner]  # type: ignore[index]
+    assert max(before) < 50 <= m.score[W(m.winner)]
     with pytest.raises(ValueError, match="match is over"):
         m.new_hand(rng)
 
@@ -313,7 +318,7 @@ def test_the_pair_that_accumulates_100_points_first_is_the_winner() -> None:
     while not m.is_over:
         play_out(m.new_hand(rng), rng)
         m.finish_hand()
-    assert m.score[m.winner] >= 100  # type: ignore[index]
+    assert m.score[W(m.winner)] >= 100
 
 
 # --------------------------------------------------------------------------- two players

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from tablesense.games.common import IllegalPlayError, OptionError, RecordFormatError
 from tablesense.games.kems import (
     Call,

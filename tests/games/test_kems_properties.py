@@ -10,6 +10,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tablesense.games.common import IllegalStepError, RecordFormatError
 from tablesense.games.kems import (
     Call,

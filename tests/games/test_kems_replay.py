@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from tablesense.games.common import IllegalStepError, RecordFormatError
 from tablesense.games.kems import KemsRound, replay_record
 from testsupport import REPO

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from tablesense.games.common import IllegalPlayError, OptionError
 from tablesense.games.kems import (
     RANKS_32,

@@ -6,6 +6,7 @@ import asyncio
 import threading
 
 import pytest
+
 from tablesense.outputs.events import BusClosed, EventBus, TableEvent
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from tablesense.outputs.events import EventBus
 from tablesense.outputs.gpio import (
     LED,
@@ -24,6 +25,7 @@ from tablesense.outputs.gpio import (
     SimBackend,
     TableGPIO,
     ThreadScheduler,
+    forward_buttons,
     make_backend,
 )
 from testsupport import REPO
@@ -312,3 +314,21 @@ def test_late_attach_applies_the_latest_view_and_call_blinks() -> None:
     table.close()
     bus.publish("view", seats=[{"index": 0, "is_turn": True}])  # ignored after close
     assert not sim.pins
+
+
+def test_forward_buttons_to_the_referee_session() -> None:
+    sim = SimBackend()
+    table = TableGPIO(sim, [(4, 17, 27), (5, 18, 23)], referee_button_pin=3)
+    calls: list[tuple] = []
+    remove = forward_buttons(table, lambda seat, button: calls.append((seat, button)), lambda: calls.append(("referee",)))
+    for pin in (18, 27, 3):
+        sim.bounce(pin, final_pressed=True)
+        sim.advance(0.05)
+        sim.bounce(pin, final_pressed=False)
+        sim.advance(0.05)
+    assert calls == [(1, "main"), (0, "call"), ("referee",)]
+    remove()
+    sim.press(17)
+    sim.advance(0.05)
+    assert len(calls) == 3
+    table.close()

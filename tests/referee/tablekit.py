@@ -79,3 +79,57 @@ class Hands:
 
     def settle(self) -> None:
         self.show(20.0)
+
+
+def make_referee(
+    game: str = "dominoes",
+    variant: str = "pairs-pips",
+    table: str = "dominoes-4",
+    seed: int = 1,
+    options: dict[str, Any] | None = None,
+) -> tuple[Referee, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """A started referee on a shipped layout, its events and its journal entries."""
+    from tablesense.referee.core import MatchSpec
+    from tablesense.table.geometry import TableGeometry
+    from tablesense.table.tags import TagRegistry
+
+    events: list[tuple[str, dict[str, Any]]] = []
+    stored: list[dict[str, Any]] = []
+    ref = Referee(
+        MatchSpec(game, variant, options=dict(options or {}), seed=seed),
+        TableGeometry.load(table),
+        TagRegistry.virtual(0),
+        emit=lambda kind, **data: events.append((kind, data)),
+        store=stored.append,
+    )
+    ref.start(0.0)
+    return ref, events, stored
+
+
+def kinds(events: list[tuple[str, dict[str, Any]]], kind: str) -> list[dict[str, Any]]:
+    return [d for k, d in events if k == kind]
+
+
+def perform(h: Hands, move: Any) -> None:
+    """Carry out a dominoes move on the table the way a player does."""
+    ref = h.ref
+    name = type(move).__name__
+    rules: Any = ref.rules
+    if name == "Play":
+        target = rules.target_cell(rules.end_of(move)) if ref.hand.line else rules.line.center
+        h.lift(str(move.tile))
+        h.show(0.2)
+        h.drop(str(move.tile), target)
+    elif name == "Draw":
+        h.lift(str(move.tile))
+        h.show(0.2)
+        h.to_rack(str(move.tile), move.seat)
+    elif name == "Pass":
+        h.settle()
+        ref.press(move.seat, "main", h.now)
+    elif name == "Announce":
+        ref.press(move.seat, "call", h.now)
+        h.lift(str(move.tile))
+        h.show(1.0)
+        h.to_rack(str(move.tile), move.seat)
+    h.settle()

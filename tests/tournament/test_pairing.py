@@ -57,11 +57,13 @@ def test_swiss_matching_is_minimum_cost(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_sparse_candidate_graph_finds_the_full_graph_optimum(seed: int) -> None:
-    players = _random_field(random.Random(seed), 120, 4)
-    sparse = pr.swiss_pairings(players, exact_up_to=0, neighbours=6)
+def test_windowed_sparse_matching_finds_the_complete_graph_optimum(seed: int) -> None:
+    players = _random_field(random.Random(seed), 101, 4)
+    windowed = pr.swiss_pairings(players, exact_up_to=0, neighbours=6, window=24)
     full = pr.swiss_pairings(players, exact_up_to=1000)
-    assert pr.pairing_cost(players, sparse) == pr.pairing_cost(players, full)
+    assert pr.pairing_cost(players, windowed) == pr.pairing_cost(players, full)
+    assert sorted(x for p in windowed for x in (p.a, p.b) if x is not None) == list(range(101))
+    assert sum(p.is_bye for p in windowed) == 1
 
 
 def test_swiss_beats_greedy_where_greedy_paints_itself_into_a_corner() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from testsupport import REPO, need
 
 CHROMIUM = "/usr/bin/chromium"
@@ -23,7 +24,7 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = REPO / "test-artifacts" / "web"
 
-# The helpers next to this file (engine_views, pagestate) import as top-level
+# The helper next to this file (pagestate) import as top-level
 # modules, as testsupport does (pytest runs with --import-mode=importlib).
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))

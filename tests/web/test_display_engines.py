@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_views import dominoes_view, displayed_line, kems_view, random_domino_moves
 from pagestate import arms, page_state, wait_seq
 
 from tablesense.outputs.events import EventBus
+from tablesense.web.preview import displayed_line, dominoes_view, kems_view, random_domino_moves
 from tablesense.web.server import DisplayServer, serve_display
 
 

@@ -24,7 +24,8 @@ def replay_command(
     """Check a game record move by move; print the result object as JSON.
 
     Exit status 0: the record is legal; 1: an illegal step (hand and move
-    index, and why); 2: not valid JSON or not the record format.
+    index, and why); 2: not valid JSON or not the record format; 3: an
+    internal error of the checker (please report it).
     """
     from rich.console import Console
 
@@ -43,6 +44,9 @@ def replay_command(
         status = 1
     except RecordFormatError as exc:
         out, status = {"ok": False, "error": str(exc)}, 2
+    except Exception as exc:  # a bug in an engine: say so, without a traceback
+        out = {"ok": False, "error": f"internal error while checking the record: {exc!r}"}
+        status = 3
     sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     if not quiet:
@@ -51,8 +55,8 @@ def replay_command(
 
 
 def _summary(out: dict[str, Any], status: int) -> str:
-    if status == 2:
-        return f"[red]not a valid record:[/] {out['error']}"
+    if status in (2, 3):
+        return f"[red]not a valid record:[/] {out['error']}" if status == 2 else out["error"]
     if status == 1:
         return f"[red]illegal step[/] in hand {out['hand']}, move {out['move']}: {out['error']}"
     lines = []

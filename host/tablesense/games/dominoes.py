@@ -158,9 +158,7 @@ DOUBLE_BLANK = ALL_TILES[0]
 assert str(DOUBLE_SIX) == "6-6" and DOUBLE_SIX.index == 27
 
 _BIT: tuple[int, ...] = tuple(1 << t.index for t in ALL_TILES)
-_HAS: tuple[int, ...] = tuple(
-    sum(_BIT[t.index] for t in ALL_TILES if t.has(n)) for n in range(7)
-)
+_HAS: tuple[int, ...] = tuple(sum(_BIT[t.index] for t in ALL_TILES if t.has(n)) for n in range(7))
 """``_HAS[n]``: mask of the seven tiles that show ``n``."""
 _DOUBLES_MASK = sum(_BIT[t.index] for t in ALL_TILES if t.is_double)
 _ALL_MASK = (1 << 28) - 1
@@ -279,10 +277,32 @@ _LINE_PLAYS: list[LinePlay | None] = [None] * (28 * 3 * _MAX_SEATS * 7)
 _SUM: tuple[int, ...] = tuple(t.low + t.high for t in ALL_TILES)
 _HALVES: tuple[tuple[int, int], ...] = tuple((t.low, t.high) for t in ALL_TILES)
 _POP7: tuple[int, ...] = tuple(m.bit_count() for m in range(128))
-_KTH7: tuple[int, ...] = tuple(
-    ([i for i in range(7) if m >> i & 1] + [-1] * 7)[k] for m in range(128) for k in range(7)
+_KTH7: tuple[tuple[int, ...], ...] = tuple(
+    tuple(i for i in range(7) if m >> i & 1) for m in range(128)
 )
-"""``_KTH7[m * 7 + k]``: the k-th set bit of the 7-bit mask ``m``."""
+"""``_KTH7[m][k]``: the k-th set bit of the 7-bit mask ``m``."""
+_BITS7: tuple[int, ...] = tuple(1 << i for i in range(7))
+_NEXT_SEAT: dict[int, tuple[int, ...]] = {
+    n: tuple((s + 1) % n for s in range(n)) for n in (2, 3, 4)
+}
+
+
+def _subsets(mask: int) -> list[int]:
+    out = [0]
+    for i in range(28):
+        if mask >> i & 1:
+            out += [x | 1 << i for x in out]
+    return out
+
+
+_ROW_OF: tuple[dict[int, int], ...] = tuple(
+    {
+        sub: sum(1 << ALL_TILES[i].other(v) for i in range(28) if sub >> i & 1)
+        for sub in _subsets(_HAS[v])
+    }
+    for v in range(7)
+)
+"""``_ROW_OF[v][mask & _HAS[v]]``: the other halves of the held tiles that show ``v``."""
 
 
 def _play(seat: int, tile_index: int, end_code: int) -> Play:
@@ -527,7 +547,9 @@ class Opening:
 
 
 _FIRST_OPENINGS = {
-    False: Opening(None, DOUBLE_SIX, reason="the first hand of a match opens with 6-6 by its holder"),
+    False: Opening(
+        None, DOUBLE_SIX, reason="the first hand of a match opens with 6-6 by its holder"
+    ),
     True: Opening(
         None,
         DOUBLE_SIX,
@@ -750,6 +772,20 @@ class DominoHand:
         """The tiles on one side of the opening tile, in order outward."""
         return [lp for lp in self._line if lp.end == end]
 
+    def line_view(self) -> dict[str, Any]:
+        """The line as a display draws it: ``{"left": [...], "center": ...,
+        "right": [...]}``, each arm in order outward from the centre, every
+        tile written as it reads left to right on the table (``"5-3"`` on the
+        left arm means 5 faces left). ``center`` is ``None`` before the opening."""
+        if not self._line:
+            return {"left": [], "center": None, "right": []}
+        first = self._line[0]
+        return {
+            "left": [f"{lp.outer}-{lp.inner}" for lp in self._line if lp.end == LEFT],
+            "center": f"{first.outer}-{first.inner}",
+            "right": [f"{lp.inner}-{lp.outer}" for lp in self._line if lp.end == RIGHT],
+        }
+
     @property
     def left_end(self) -> int | None:
         return None if self._left < 0 else self._left
@@ -971,11 +1007,11 @@ class DominoHand:
         if not m.tile.is_double:
             raise IllegalPlayError(f"{m.tile} is not a double: only a double can be announced")
         if self._announced and m.seat in self._announced:
-            raise IllegalPlayError(
-                f"seat {m.seat} has already announced {self._announced[m.seat]}"
-            )
+            raise IllegalPlayError(f"seat {m.seat} has already announced {self._announced[m.seat]}")
         if not held & _BIT[m.tile.index]:
-            raise IllegalPlayError(f"seat {m.seat} does not hold {m.tile}, so it cannot announce it")
+            raise IllegalPlayError(
+                f"seat {m.seat} does not hold {m.tile}, so it cannot announce it"
+            )
         return m
 
     def _check_opening(self, m: Play) -> DominoMove:
@@ -1212,9 +1248,13 @@ class DominoHand:
             held[s] = h
             allm ^= bit
             if e == 1:
-                line.append(lps[((i * 3 + 1) * 4 + s) * 7 + nl] or _line_play(ALL_TILES[i], LEFT, s, nl))
+                line.append(
+                    lps[((i * 3 + 1) * 4 + s) * 7 + nl] or _line_play(ALL_TILES[i], LEFT, s, nl)
+                )
             else:
-                line.append(lps[((i * 3 + 2) * 4 + s) * 7 + nr] or _line_play(ALL_TILES[i], RIGHT, s, nr))
+                line.append(
+                    lps[((i * 3 + 2) * 4 + s) * 7 + nr] or _line_play(ALL_TILES[i], RIGHT, s, nr)
+                )
             moves.append(plays_all[(s * 28 + i) * 3 + e])
             left, right = nl, nr
             s = s + 1 if s + 1 < n else 0
@@ -1235,9 +1275,10 @@ class DominoHand:
         line. The computer players' simulations and ``benchmarks/engine.py``
         use it.
 
-        It works on a per-number view of the hands: ``hv[s * 7 + v]`` has bit
+        It works on a per-number view of the hands: ``rows[s][v]`` has bit
         ``o`` set when seat ``s`` holds the tile ``v-o``, so the plays on an
-        end showing ``v`` are the bits of one small integer.
+        end showing ``v`` are the bits of one small integer, and ``cnt[v]``
+        says whether anybody can still play on ``v``.
         """
         if self._state or self._announced:
             other = self.clone()
@@ -1245,27 +1286,19 @@ class DominoHand:
             return other.result()
         rand = rng.random
         n = self.seats
-        hv = [0] * (n * 7)
-        cnt = [0] * 7
-        nt = [0] * n
-        pips = [0] * n
-        for seat, m in enumerate(self._held):
-            base = seat * 7
-            nt[seat] = m.bit_count()
-            while m:
-                bit = m & -m
-                m ^= bit
-                lo, hi = _HALVES[bit.bit_length() - 1]
-                hv[base + lo] |= 1 << hi
-                cnt[lo] += 1
-                pips[seat] += lo + hi
-                if lo != hi:
-                    hv[base + hi] |= 1 << lo
-                    cnt[hi] += 1
+        held = self._held
+        has, row_of = _HAS, _ROW_OF
+        rows = [[row_of[v][m & has[v]] for v in range(7)] for m in held]
+        allm = 0
+        for m in held:
+            allm |= m
+        cnt = [(allm & has[v]).bit_count() for v in range(7)]
+        nt = [m.bit_count() for m in held]
         bone = self._bone
         nb, drawn = len(bone), self._drawn
         forbid = self._forbid_forced
-        pop, kth = _POP7, _KTH7
+        pop, kth, bits = _POP7, _KTH7, _BITS7
+        nxt = _NEXT_SEAT[n]
         left, right, s = self._left, self._right, self.to_play
         if left < 0:
             if self.opening.tile is not None:
@@ -1274,101 +1307,98 @@ class DominoHand:
                 plays = [m for m in self.legal_moves(s) if type(m) is Play]
                 t = plays[int(rand() * len(plays))].tile
             lo, hi = t.low, t.high
-            base = s * 7
-            hv[base + lo] ^= 1 << hi
+            row = rows[s]
+            row[lo] ^= bits[hi]
             cnt[lo] -= 1
             if lo != hi:
-                hv[base + hi] ^= 1 << lo
+                row[hi] ^= bits[lo]
                 cnt[hi] -= 1
             nt[s] -= 1
-            pips[s] -= lo + hi
             left, right = lo, hi
-            last_seat, last_x, last_o = s, lo, hi
-            s = s + 1 if s + 1 < n else 0
+            last_seat = s
+            s = nxt[s]
         else:
-            last = self._line[-1]
-            last_seat, last_x, last_o = last.seat, last.inner, last.outer
-        before_l = before_r = -1
+            last_seat = self._line[-1].seat
+        x = o = nl = nr = -1
         state = _BLOCKED
         while True:
-            base = s * 7
-            a = hv[base + left]
-            b = hv[base + right]
-            if not (a or b):
-                if drawn < nb:
-                    t = bone[drawn]
-                    drawn += 1
-                    lo, hi = t.low, t.high
-                    hv[base + lo] |= 1 << hi
-                    cnt[lo] += 1
-                    if lo != hi:
-                        hv[base + hi] |= 1 << lo
-                        cnt[hi] += 1
-                    nt[s] += 1
-                    pips[s] += lo + hi
-                    if drawn == nb and not (cnt[left] or cnt[right]):
-                        break
-                    continue
-                s = s + 1 if s + 1 < n else 0
-                continue
-            pa = pop[a]
-            k = int(rand() * (pa + pop[b]))
-            if k < pa:
-                x, o = left, kth[a * 7 + k]
-                nl, nr = o, right
-            else:
-                x, o = right, kth[b * 7 + k - pa]
-                nl, nr = left, o
-            hv[base + x] ^= 1 << o
-            cnt[x] -= 1
-            if x != o:
-                hv[base + o] ^= 1 << x
-                cnt[o] -= 1
-            if (
-                forbid
-                and nt[s] > 1
-                and drawn == nb
-                and not (cnt[nl] or cnt[nr])
-            ):
-                # this play would block the game: legal only if every play does
-                hv[base + x] ^= 1 << o
-                cnt[x] += 1
-                if x != o:
-                    hv[base + o] ^= 1 << x
-                    cnt[o] += 1
-                keep = []
-                for e, mm in ((1, a), (2, b)):
-                    xx = left if e == 1 else right
-                    while mm:
-                        bb = mm & -mm
-                        mm ^= bb
-                        oo = bb.bit_length() - 1
-                        ll, rr = (oo, right) if e == 1 else (left, oo)
-                        after_l = cnt[ll] - (ll == xx) - (ll == oo and oo != xx)
-                        after_r = cnt[rr] - (rr == xx) - (rr == oo and oo != xx)
-                        if after_l or after_r:
-                            keep.append((xx, oo, ll, rr))
-                if keep:
-                    x, o, nl, nr = keep[int(rand() * len(keep))]
-                hv[base + x] ^= 1 << o
+            row = rows[s]
+            a = row[left]
+            b = row[right]
+            if a or b:
+                pa = pop[a]
+                k = int(rand() * (pa + pop[b]))
+                if k < pa:
+                    x = left
+                    o = nl = kth[a][k]
+                    nr = right
+                else:
+                    x = right
+                    o = nr = kth[b][k - pa]
+                    nl = left
+                row[x] ^= bits[o]
                 cnt[x] -= 1
                 if x != o:
-                    hv[base + o] ^= 1 << x
+                    row[o] ^= bits[x]
                     cnt[o] -= 1
-            nt[s] -= 1
-            pips[s] -= x + o
-            last_seat, last_x, last_o, before_l, before_r = s, x, o, left, right
-            left, right = nl, nr
-            if not nt[s]:
-                state = _DOMINO
-                break
-            if drawn == nb and not (cnt[left] or cnt[right]):
-                break
-            s = s + 1 if s + 1 < n else 0
+                c = nt[s] - 1
+                nt[s] = c
+                last_seat = s
+                if not c:
+                    state = _DOMINO
+                    break
+                if not (cnt[nl] or cnt[nr]) and drawn == nb:
+                    if not forbid:
+                        break
+                    # a block: legal only if every play blocks (take it back, look)
+                    row[x] ^= bits[o]
+                    cnt[x] += 1
+                    if x != o:
+                        row[o] ^= bits[x]
+                        cnt[o] += 1
+                    keep = []
+                    for on_left, xx, mm in ((True, left, a), (False, right, b)):
+                        for oo in kth[mm]:
+                            ll, rr = (oo, right) if on_left else (left, oo)
+                            after_l = cnt[ll] - (ll == xx) - (ll == oo and oo != xx)
+                            after_r = cnt[rr] - (rr == xx) - (rr == oo and oo != xx)
+                            if after_l or after_r:
+                                keep.append((xx, oo, ll, rr))
+                    if keep:
+                        x, o, nl, nr = keep[int(rand() * len(keep))]
+                    row[x] ^= bits[o]
+                    cnt[x] -= 1
+                    if x != o:
+                        row[o] ^= bits[x]
+                        cnt[o] -= 1
+                    if not keep:
+                        break
+                left = nl
+                right = nr
+                s = nxt[s]
+            elif drawn < nb:
+                t = bone[drawn]
+                drawn += 1
+                lo, hi = t.low, t.high
+                row[lo] |= bits[hi]
+                cnt[lo] += 1
+                if lo != hi:
+                    row[hi] |= bits[lo]
+                    cnt[hi] += 1
+                nt[s] += 1
+                if drawn == nb and not (cnt[left] or cnt[right]):
+                    x = -1  # blocked by a draw: the last play is on the line
+                    break
+            else:
+                s = nxt[s]
+        pips = [sum(v * (pop[r[v]] + (r[v] >> v & 1)) for v in range(7)) for r in rows]
         if self.options.variant == "brazilian-points":
-            lo, hi = (last_x, last_o) if last_x <= last_o else (last_o, last_x)
+            if x < 0:
+                last = self._line[-1]
+                return self._brazilian_result(pips, state, last_seat, last.tile, -1, -1)
+            lo, hi = (x, o) if x <= o else (o, x)
             return self._brazilian_result(
-                pips, state, last_seat, ALL_TILES[_tile_index(lo, hi)], before_l, before_r
+                pips, state, last_seat, ALL_TILES[_tile_index(lo, hi)], left, right
             )
         return self._pips_result(pips, state, last_seat)
 
@@ -1443,9 +1473,7 @@ class DominoHand:
         announced = self._announced or {}
         if state == _DOMINO:
             team = self.team_of(seat)
-            both = t.has(before_l) and t.has(before_r) and (
-                t.is_double or before_l != before_r
-            )
+            both = t.has(before_l) and t.has(before_r) and (t.is_double or before_l != before_r)
             if announced.get(seat) == t:
                 if both:
                     doubles = sum(
@@ -1487,9 +1515,15 @@ class DominoHand:
         variant = opts.variant
         if variant != "brazilian-points":
             if result.winner is None and opts.blocked_tie == "replay" and self._state == _BLOCKED:
-                return self.opening if self.opening.seat is not None else Opening(
-                    None, self.opening.tile, reason=self.opening.reason,
-                    fallback=self.opening.fallback,
+                return (
+                    self.opening
+                    if self.opening.seat is not None
+                    else Opening(
+                        None,
+                        self.opening.tile,
+                        reason=self.opening.reason,
+                        fallback=self.opening.fallback,
+                    )
                 )
             if opts.opening == "double-six":
                 return Opening(
@@ -1538,26 +1572,16 @@ def _deal_masks(
 ) -> list[int]:
     """The held mask of each seat; raises :class:`DealError` (via
     :func:`_check_deal`, which words the problem) unless the deal fits."""
-    masks = []
-    seen = 0
-    ok = len(deal) in _SEATS[variant]
+    # 28 tiles whose bits add up to all 28 bits: each tile exactly once
+    # (a repeated tile would carry into another bit or leave one unset)
+    bits = _BIT
     try:
-        for hand in deal:
-            m = 0
-            for t in hand:
-                bit = _BIT[t.index]
-                if seen & bit:
-                    ok = False
-                m |= bit
-                seen |= bit
-            masks.append(m)
-        for t in bone:
-            bit = _BIT[t.index]
-            if seen & bit:
-                ok = False
-            seen |= bit
-    except AttributeError:
-        ok = False
+        masks = [sum([bits[t.index] for t in hand]) for hand in deal]
+        seen = sum(masks) + sum([bits[t.index] for t in bone])
+        count = sum(map(len, deal)) + len(bone)
+    except (AttributeError, TypeError, IndexError):
+        masks, seen, count = [], -1, -1
+    ok = count == 28 and len(deal) in _SEATS[variant]
     if ok and seen == _ALL_MASK:
         sizes = [len(h) for h in deal]
         if variant == "pips-two-player":
@@ -1834,7 +1858,9 @@ def replay_record(obj: Mapping[str, Any]) -> ReplayResult:
     if obj.get("game") != "dominoes":
         raise RecordFormatError(f"not a dominoes record (game {obj.get('game')!r})")
     if variant not in VARIANTS:
-        raise RecordFormatError(f"unknown dominoes variant {variant!r}; known: {', '.join(VARIANTS)}")
+        raise RecordFormatError(
+            f"unknown dominoes variant {variant!r}; known: {', '.join(VARIANTS)}"
+        )
     options = obj.get("options", {})
     try:
         opts = DominoOptions.from_dict(variant, options)
@@ -1856,7 +1882,9 @@ def replay_record(obj: Mapping[str, Any]) -> ReplayResult:
     for hi, h in enumerate(hands):
         if not isinstance(h, dict):
             raise RecordFormatError(f"hand {hi} is not a JSON object")
-        unknown = [k for k in h if k not in ("deal", "boneyard", "moves") and not k.startswith("x-")]
+        unknown = [
+            k for k in h if k not in ("deal", "boneyard", "moves") and not k.startswith("x-")
+        ]
         if unknown:
             raise RecordFormatError(f"hand {hi}: unknown fields {unknown}")
         if "deal" not in h or "moves" not in h:
@@ -1899,16 +1927,12 @@ def replay_record(obj: Mapping[str, Any]) -> ReplayResult:
                 if hand.left_end is None and hand.opening.tile is not None
                 else f"seat {hand.to_play} is to play"
             )
-            raise IllegalStepError(
-                hi, len(parsed), f"the hand stops before it ends: {who}"
-            )
+            raise IllegalStepError(hi, len(parsed), f"the hand stops before it ends: {who}")
         match.finish_hand()
     extra: dict[str, Any] = {}
     if variant == "brazilian-points":
         extra["carry"] = [_num(p) for p in match.carry]
-    return ReplayResult(
-        tuple(match.results), tuple(match.score), match.winner, extra
-    )
+    return ReplayResult(tuple(match.results), tuple(match.score), match.winner, extra)
 
 
 def _num(p: Points) -> int | float:

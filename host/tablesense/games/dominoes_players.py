@@ -60,7 +60,7 @@ def _choices(hand: DominoHand, seat: int) -> list[DominoMove]:
         raise ValueError("the hand is over: there is nothing to choose")
     if seat != hand.to_play:
         raise ValueError(f"it is seat {hand.to_play}'s turn, not seat {seat}'s")
-    moves = [m for m in hand.legal_moves(seat) if not isinstance(m, Announce)]
+    moves: list[DominoMove] = [m for m in hand.legal_moves(seat) if not isinstance(m, Announce)]
     assert moves, "a seat to play always has a play, a draw or a pass"
     return moves
 

@@ -553,15 +553,21 @@ def _main(argv: Sequence[str] | None = None) -> int:
     options = KemsOptions.from_dict({"target": args.target}, args.seats)
     names = list(PLAYERS)
     print(f"seats={args.seats} target={args.target} matches={args.matches} seed={args.seed}")
-    print("| A | B | A wins | B wins | unfinished | A win rate | rounds/match |")
-    print("|---|---|---|---|---|---|---|")
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            r = arena(a, b, args.matches, args.seed, args.seats, options)
-            print(
-                f"| {a} | {b} | {r.a_wins} | {r.b_wins} | {r.unfinished} | "
-                f"{r.a_rate:.1%} | {r.rounds / max(1, r.matches):.1f} |"
-            )
+    print(
+        "| A | B | A wins | B wins | unfinished | A win rate | rounds/match | contres right/failed |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    # every pair, plus the mirror matches that show the seating is fair
+    # (random against itself is left out: its rounds rarely end)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    pairs += [(a, a) for a in names if a != "random"]
+    for a, b in pairs:
+        r = arena(a, b, args.matches, args.seed, args.seats, options)
+        print(
+            f"| {a} | {b} | {r.a_wins} | {r.b_wins} | {r.unfinished} | "
+            f"{r.a_rate:.1%} | {r.rounds / max(1, r.matches):.1f} | "
+            f"{r.outcomes['contre'] + r.outcomes['double contre']}/{r.outcomes['failed contre']} |"
+        )
     return 0
 
 

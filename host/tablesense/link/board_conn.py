@@ -96,7 +96,7 @@ class BoardStatus:
 class LinkOptions:
     """Timing and checks of a board connection (seconds)."""
 
-    ping_interval: float = 0.5
+    ping_interval: float = 0.1  # after this much silence: PING (bounds how long a lost event goes unseen)
     watchdog: float = 3.0
     handshake_timeout: float = 0.3
     handshake_tries: int = 10
@@ -145,6 +145,10 @@ class ConnListener(Protocol):
         ...
 
     def board_status(self, status: BoardStatus) -> None: ...
+
+    def board_sync(self, board: int, in_sync: bool) -> None:
+        """The board's cells are trustworthy (True) or may be stale until a snapshot (False)."""
+        ...
 
 
 def reading_from_proto(state: None | bytes | int) -> Reading:
@@ -316,7 +320,7 @@ class BoardConnection:
     def _session(self, link: FrameLink) -> None:
         now = self._clock()
         self._rx_seq = None
-        self._frozen = True
+        self._set_frozen(True)
         self._snap_inflight = None
         self._snap_ok_at = now
         self._last_rx = now
@@ -343,7 +347,7 @@ class BoardConnection:
     def _begin_handshake(self, now: float) -> None:
         self._state = ConnState.HANDSHAKE
         self._hello_tries = 0
-        self._frozen = True
+        self._set_frozen(True)
         self._send_hello(now)
         self._set_status(ConnState.HANDSHAKE, f"handshake on {self.port}")
 
@@ -449,20 +453,21 @@ class BoardConnection:
         self.stats.snapshots += 1
         self._snap_inflight = None
         self._snap_ok_at = now
-        self._frozen = False
         readings = {ch: reading_from_proto(s) for ch, s in enumerate(states)}
         if any(s == -1 for s in states):
             # Fresh after a restart: look again soon rather than at the next periodic resync.
             self._snap_ok_at = now - self.options.resync_interval + 0.1
         if self._state is ConnState.SYNCING:
-            # Cells first, then status: subscribers see a complete state when told "online".
+            # Cells first, then sync and status: subscribers see a complete state when told "online".
             self.listener.board_cells(board, readings, True, received_at)
+            self._set_frozen(False)
             self._state = ConnState.ONLINE
             self._set_status(ConnState.ONLINE, f"board {board} online on {self.port}")
             with self._lock:
                 self._maybe_send_leds(now)
         else:
             self.listener.board_cells(board, readings, True, received_at)
+            self._set_frozen(False)
 
     def _on_ack(self, ack_seq: int) -> None:
         with self._lock:
@@ -503,7 +508,9 @@ class BoardConnection:
             return
         if now - self._last_rx > o.watchdog:
             raise _SessionEnd(f"board {self.board} on {self.port} silent for {o.watchdog:.1f} s")
-        if now - self._last_ping >= o.ping_interval:
+        # Keep-alive: when the board has been quiet for ping_interval, ping it. Its
+        # answer is numbered, so a lost last event shows as a gap within one interval.
+        if now - max(self._last_ping, self._last_rx) >= o.ping_interval:
             self._last_ping = now
             self.stats.pings += 1
             self._send(proto.PING)
@@ -521,7 +528,7 @@ class BoardConnection:
         """Ask for the truth. ``urgent`` (gap, CRC error) also freezes the cells."""
         self.stats.resync_reasons[reason] = self.stats.resync_reasons.get(reason, 0) + 1
         if urgent:
-            self._frozen = True
+            self._set_frozen(True)
         if self._snap_inflight is None or (urgent and now - self._snap_at >= self.options.snapshot_retry_on_error):
             self._request_snapshot(now)
 
@@ -575,6 +582,17 @@ class BoardConnection:
         self._led_last_sent = now
         self.stats.led_frames += 1
         return True
+
+    def _set_frozen(self, frozen: bool) -> None:
+        """Freeze (cells possibly stale, resync pending) or thaw this board's cells."""
+        if frozen == self._frozen:
+            return
+        self._frozen = frozen
+        if self.identity is not None and self._state in (ConnState.SYNCING, ConnState.ONLINE):
+            try:
+                self.listener.board_sync(self.identity.board, not frozen)
+            except Exception:
+                log.exception("board sync listener failed")
 
     def _set_status(self, state: ConnState, message: str) -> None:
         board = self.identity.board if self.identity else None

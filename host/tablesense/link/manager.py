@@ -186,24 +186,29 @@ class TableLink:
 
     # --- LEDs --------------------------------------------------------------------
 
-    def set_leds(self, cell_colors: Mapping[CellId, RGB]) -> None:
+    def set_leds(self, cell_colors: Mapping[CellId, RGB]) -> int:
         """Show this whole LED picture: the given cells in their colours, every
         other cell off. Split per board into whole frames; each board's frames
         are coalesced and rate-limited; boards without LEDs are skipped. Unknown
-        cells raise KeyError (a programming error, not a board failure)."""
+        cells raise KeyError (a programming error, not a board failure).
+
+        Returns how many boards' frames were written right now (the others are
+        unchanged, deferred by the rate limit, or offline: they follow by themselves)."""
         frames: dict[int, list[RGB]] = {b.id: [(0, 0, 0)] * b.leds for b in self.geometry.boards}
         for cid, color in cell_colors.items():
             cell = self.geometry.cells[cid]
             if cell.led is not None and cell.led < len(frames[cell.board]):
                 frames[cell.board][cell.led] = color
+        written = 0
         with self._lock:
             for board, frame in frames.items():
                 if self._led_frames.get(board) == frame:
                     continue
                 self._led_frames[board] = frame
                 conn = self._owner.get(board)
-                if conn is not None:
-                    conn.send_leds(frame)
+                if conn is not None and conn.send_leds(frame):
+                    written += 1
+        return written
 
     # --- ConnListener ------------------------------------------------------------
 
@@ -246,6 +251,14 @@ class TableLink:
             if board not in self._owner:
                 return
         st = self.merger.apply(board, readings, full, received_at)
+        if st is not None:
+            self._emit("state", st)
+
+    def board_sync(self, board: int, in_sync: bool) -> None:
+        with self._lock:
+            if board not in self._owner:
+                return
+        st = self.merger.set_sync(board, in_sync, time.perf_counter())
         if st is not None:
             self._emit("state", st)
 

@@ -35,6 +35,8 @@ class Merger:
         # Readings of a board that is not online yet (its first snapshot arrives
         # just before it is declared online).
         self._pending_store: dict[int, dict[CellId, Reading]] = {}
+        # Online boards whose cells may be stale (a resync is pending).
+        self._syncing: set[int] = set()
         self._version = 0
         self._state = TableState(self._cells, self._online, clock(), 0)
 
@@ -74,6 +76,7 @@ class Merger:
             if board not in self._online or self._online[board] == online:
                 return None
             self._online[board] = online
+            self._syncing.discard(board)
             cells_changed = False
             pending = self._pending(board)
             for cid in self._board_cells.get(board, []):
@@ -86,6 +89,21 @@ class Merger:
             pending.clear()
             return self._publish(cells_changed=cells_changed, received_at=received_at)
 
+    def set_sync(self, board: int, in_sync: bool, received_at: float | None = None) -> TableState | None:
+        """Mark an online board's cells as trustworthy or as possibly stale
+        (a sequence gap or CRC error; a snapshot is on its way)."""
+        with self._lock:
+            if board not in self._online:
+                return None
+            was = board in self._syncing
+            if in_sync:
+                self._syncing.discard(board)
+            else:
+                self._syncing.add(board)
+            if was == (board in self._syncing):
+                return None
+            return self._publish(cells_changed=False, received_at=received_at)
+
     def _pending(self, board: int) -> dict[CellId, Reading]:
         return self._pending_store.setdefault(board, {})
 
@@ -93,6 +111,8 @@ class Merger:
         self._version += 1
         since = self._clock() if cells_changed else self._state.stable_since
         at = received_at if received_at is not None else time.perf_counter()
-        st = TableState(self._cells, self._online, since, self._version, received_at=at)
+        st = TableState(
+            self._cells, self._online, since, self._version, received_at=at, syncing=frozenset(self._syncing)
+        )
         self._state = st
         return st

@@ -8,12 +8,16 @@ never interprets them: :mod:`tablesense.link.board_conn` does.
 
 Every failure of the port (it vanished, an I/O error, someone else holds it)
 is raised as :class:`LinkError`, so the layer above has one thing to catch.
-Reads are bounded by the timeout given at open time.
+Reads are bounded by the timeout given at open time. A frame left half
+received for ``stale_frame`` seconds is dropped and reported as lost at once
+(its delimiter was lost), so the layer above resyncs without waiting for the
+next frame.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Protocol
 
 import serial
@@ -59,8 +63,12 @@ class SerialLink:
     whatever arrived within that time (often none).
     """
 
-    def __init__(self, port: str, *, baudrate: int = 115200, read_timeout: float = 0.01) -> None:
+    def __init__(
+        self, port: str, *, baudrate: int = 115200, read_timeout: float = 0.01, stale_frame: float = 0.05
+    ) -> None:
         self.port = port
+        self.stale_frame = stale_frame
+        self._last_rx = 0.0
         self.baudrate = baudrate
         self.read_timeout = read_timeout
         self._ser: serial.Serial | None = None
@@ -149,8 +157,15 @@ class SerialLink:
             # TypeError: pyserial's posix read can fail this way when the port is
             # closed under it by another thread.
             raise LinkError(f"read from {self.port} failed: {_reason(exc)}") from None
+        now = time.monotonic()
         if not data:
+            # Half a frame and then silence: its end (the delimiter) was lost. Drop
+            # it now and say so, rather than glue it to the next frame.
+            if now - self._last_rx >= self.stale_frame and self._decoder.reset():
+                self._decoder.framing_errors += 1
+                return [None]
             return []
+        self._last_rx = now
         self.bytes_rx += len(data)
         return split_frames(self._decoder, data)
 

@@ -53,6 +53,7 @@ __all__ = [
     "SimBackend",
     "TableGPIO",
     "ThreadScheduler",
+    "forward_buttons",
     "make_backend",
 ]
 
@@ -841,3 +842,26 @@ class TableGPIO:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def forward_buttons(
+    table: TableGPIO,
+    press: Callable[[int, str], None],
+    referee_press: Callable[[], None],
+) -> Callable[[], None]:
+    """Send debounced presses to the referee session.
+
+    A seat button becomes ``press(seat, "main")``, a call button
+    ``press(seat, "call")`` and the referee button ``referee_press()``; releases
+    are not forwarded (the referee judges presses). Returns the remover.
+    """
+
+    def on_button(ev: ButtonEvent) -> None:
+        if not ev.pressed:
+            return
+        if ev.button == "referee":
+            referee_press()
+        elif ev.seat is not None:
+            press(ev.seat, "call" if ev.button == "call" else "main")
+
+    return table.on_button(on_button)

@@ -267,6 +267,7 @@ class Referee:
         self.menu: tuple[str, float] | None = None
         self.entries: list[dict[str, Any]] = []
         self.accepted = 0
+        self._hold: tuple[Any, ...] | None = None
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -568,7 +569,9 @@ class Referee:
             return
         if self.announce is not None and self._try_announce(s, layout, stable):
             return
-        moves = self.rules.recognise(s)
+        if self._hold is not None and s.key() != self._hold:
+            self._hold = None
+        moves = self.rules.recognise(s) if self._hold is None else []
         if moves:
             wait = max(
                 self.timing.slide if m.settle == "slide" else self.timing.settle for m in moves
@@ -591,16 +594,16 @@ class Referee:
     def _accept(self, tm: TableMove, now: float) -> bool:
         move = tm.move
         hand = self.hand
-        try:
-            hand.check(move)
-        except IllegalPlayError as exc:
-            self._reject(Rejection("illegal", str(exc), (), DELAY_NOW))
-            return False
         if tm.note == "free-draw":
             order = [move.tile] + [t for t in hand.boneyard if t != move.tile]
             self._commit({"type": "reorder", "boneyard": [str(t) for t in order]})
         elif tm.note.startswith("free-stock:"):
             self._commit(self._stock_reorder(tm.note.split(":", 1)[1].split(",")))
+        try:
+            hand.check(move)
+        except IllegalPlayError as exc:
+            self._reject(Rejection("illegal", str(exc), (), DELAY_NOW))
+            return False
         entry = {"type": "move", "move": self._move_to_json(move)}
         self._commit(entry)
         was_correcting = self.correction is not None
@@ -881,7 +884,7 @@ class Referee:
         except IllegalPlayError as exc:
             self._notice(Rejection("illegal_call", str(exc), (), DELAY_NOW, seat=call.seat))
             return
-        self._emit("call", seat=call.seat, kind=call.kind, target=call.target)
+        self._emit("call", seat=call.seat, call=call.kind, target=call.target)
         self._accept(TableMove(call, self.rules.layout()), now)
 
     def referee_press(self, now: float | None = None) -> None:
@@ -965,6 +968,8 @@ class Referee:
             text = self._move_text(moves[-1])
             self.finish_at = None
             self._commit({"type": "undo", "by": seat})
+            # the table still shows the undone move: do not take it again
+            self._hold = self.sensed.key() if self.sensed is not None else None
             self._emit("message", text=f"undone: {text}", level="warning")
             self._say(f"undone: {text}; put the pieces back as the lights show", "warning")
         else:

@@ -77,7 +77,7 @@ class Rejection:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind,
+            "reason": self.kind,
             "instruction": self.instruction,
             "cells": list(self.cells),
             "seat": self.seat,
@@ -232,7 +232,12 @@ class DominoRules(TableRules):
         return self.match.current
 
     def arm_cells(self, end: str) -> list[CellId]:
-        return self.line.arm(end)
+        """The cells a play on ``end`` uses, in order: the arm's own cells,
+        then, when a long arm runs out of track, the far end of the other arm
+        inward (the other arm grows from the centre outward, so the two meet
+        only when the track has no cell left at all)."""
+        other = "right" if end == "left" else "left"
+        return [*self.line.arm(end), *reversed(self.line.arm(other))]
 
     def target_cell(self, end: str | None) -> CellId | None:
         """The next free cell for a play on ``end`` (the centre for the opening)."""
@@ -438,6 +443,11 @@ class DominoRules(TableRules):
         return None
 
     def _arm_of(self, cell: CellId) -> str | None:
+        hand = self.hand
+        for end in ("left", "right"):
+            k = len(hand.arm(end)) if hand is not None else 0
+            if cell in self.arm_cells(end)[: k + 1]:
+                return end
         if cell in self.line.left:
             return "left"
         if cell in self.line.right:
@@ -592,7 +602,11 @@ class KemsRules(TableRules):
                 held = [c for c in rack.cells if c in sensed.pieces]
                 if len(held) <= 4:
                     continue
-                extras = [it for it in diff if it.at in rack.cells and it.want is not None]
+                extras = [
+                    it
+                    for it in diff
+                    if it.at in rack.cells and it.want is not None and it.want.cell in slot_index
+                ]
                 item = extras[0] if extras else None
                 if item is not None and item.want is not None:
                     dest = self.place_text(item.want)

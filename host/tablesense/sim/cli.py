@@ -39,7 +39,9 @@ class _Served(Protocol):
 
 @sim_app.command("boards")
 def boards_command(
-    table: str = typer.Option(..., "--table", "-t", help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...)."),
+    table: str | None = typer.Option(None, "--table", "-t", help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...)."),
+    micropython: bool = typer.Option(False, "--micropython", help="Instead: virtual MicroPython boards (raw REPL) to flash and diagnose."),
+    count: int = typer.Option(1, "--count", help="With --micropython: how many boards."),
     seed: int = typer.Option(0, "--seed", help="Seed of board identities, reader noise and link faults."),
     faults: float = typer.Option(0.0, "--faults", help="Fraction of link bytes dropped/corrupted/duplicated (e.g. 0.02)."),
     burst: float = typer.Option(1.0, "--burst", help="Mean length of a run of faulty bytes (1 = independent bytes)."),
@@ -58,6 +60,10 @@ def boards_command(
     ``tablesense play --table T --port /dev/pts/5 --port /dev/pts/6``
     (or at the --link-dir symlinks, which survive an unplug/replug).
     """
+    if micropython or table is None:  # the flash+diag room's boards (tablesense.sim.mpboard)
+        from tablesense.sim.mpboard import boards_command as micropython_boards
+
+        raise typer.Exit(micropython_boards(count, micropython))
     from rich.console import Console
 
     from tablesense.sim.faults import FaultPlan

@@ -266,7 +266,7 @@ class EmulatedMFRC522:
 
     def add(self, card):
         """Put another tag on the antenna as well (two tags collide)."""
-        self.cards.append(card)
+        self.cards = self.cards + [card]
         card.power(self._field_on())
 
     def remove(self, card=None):
@@ -277,7 +277,9 @@ class EmulatedMFRC522:
             self.cards = []
         elif card in self.cards:
             card.power(False)
-            self.cards.remove(card)
+            # a new list, never an in-place change: the world (another
+            # thread in the virtual table) may call this while a read runs
+            self.cards = [c for c in self.cards if c is not card]
 
     @property
     def card(self):
@@ -298,6 +300,7 @@ class EmulatedMFRC522:
         self._timer_at = None
         self._crc_at = None
         self._soft_reset_until = None
+        self._transmit_only = False
         for c in getattr(self, "cards", []):
             c.power(False)
 
@@ -331,6 +334,10 @@ class EmulatedMFRC522:
         if self._tx_end is not None and now >= self._tx_end:
             self._tx_end = None
             r[_COM_IRQ] |= 0x40  # TxIRq
+            if self._transmit_only:  # Transmit ends in Idle
+                self._transmit_only = False
+                r[_COMMAND] &= 0xF0
+                r[_COM_IRQ] |= 0x10  # IdleIRq
         if self._rx_at is not None and now >= self._rx_at:
             self._rx_at = None
             self._timer_at = None  # TAuto: the timer stops when reception starts
@@ -361,9 +368,28 @@ class EmulatedMFRC522:
             return len(self.fifo) & 0x7F
         if reg == _VERSION:
             return self.version
-        if reg == _STATUS2:
-            return r[_STATUS2]
+        if reg in (_T_COUNTER_H, _T_COUNTER_L):
+            value = self._timer_counter()
+            return value >> 8 if reg == _T_COUNTER_H else value & 0xFF
+        if reg == _STATUS1:
+            status = 0x01 if len(self.fifo) <= r[0x0B] else 0  # LoAlert
+            if len(self.fifo) >= _FIFO_SIZE - r[0x0B]:
+                status |= 0x02  # HiAlert
+            if self._timer_at is not None:
+                status |= 0x08  # TRunning
+            if r[_DIV_IRQ] & 0x04:
+                status |= 0x20  # CRCReady
+            return status
         return r[reg & 0x3F]
+
+    def _timer_counter(self):
+        """TCounterVal: ticks left before TimerIRq (0 when the timer stands)."""
+        if self._timer_at is None:
+            return 0
+        presc = ((self.regs[_T_MODE] & 0x0F) << 8) | self.regs[_T_PRESCALER]
+        tick_us = (2 * presc + 1) / _FC_HZ * 1e6
+        left = (self._timer_at - self._now()) / tick_us
+        return max(0, min(0xFFFF, int(left)))
 
     def write_register(self, reg, value):
         if self.dead:
@@ -466,10 +492,20 @@ class EmulatedMFRC522:
         self._tx_end = now + tx_us
         if r[_TX_MODE] & 0x80:  # TxCRCEn: the chip appends CRC_A
             frame = frame + _crc_bytes(frame)
-        if not expect_answer or not self._field_on():
+        self._transmit_only = not expect_answer
+        if not expect_answer:
+            # Transmit: the tags hear the frame (HLTA), nobody is listened to
             self._answer = None
             self._rx_at = None
-            if expect_answer and r[_T_MODE] & 0x80:
+            if self._field_on():
+                for c in self.cards:
+                    if not (self.flicker and self.rng.random() < self.flicker):
+                        c.receive(frame, last_bits)
+            return
+        if not self._field_on():
+            self._answer = None
+            self._rx_at = None
+            if r[_T_MODE] & 0x80:
                 self._timer_at = self._tx_end + self._timer_us()
             return
         answers = []

@@ -97,10 +97,12 @@ class TableState(Mapping[CellId, Reading]):
     readings last changed (board status changes do not reset it); ``version``
     counts the changes since the link started, so two states can be ordered;
     ``received_at`` is the ``time.perf_counter()`` at which the frame that
-    caused this state arrived (latency measurements).
+    caused this state arrived (latency measurements); ``syncing`` holds the
+    online boards whose cells may be stale because a frame was lost and a
+    snapshot is on its way (a fraction of a second).
     """
 
-    __slots__ = ("_cells", "boards_online", "stable_since", "version", "received_at")
+    __slots__ = ("_cells", "boards_online", "stable_since", "version", "received_at", "syncing")
 
     def __init__(
         self,
@@ -109,12 +111,14 @@ class TableState(Mapping[CellId, Reading]):
         stable_since: float,
         version: int = 0,
         received_at: float = 0.0,
+        syncing: frozenset[int] = frozenset(),
     ) -> None:
         self._cells: dict[CellId, Reading] = dict(cells)
         self.boards_online: dict[int, bool] = dict(boards_online)
         self.stable_since = stable_since
         self.version = version
         self.received_at = received_at
+        self.syncing = syncing
 
     # Mapping protocol
     def __getitem__(self, cell: CellId) -> Reading:
@@ -142,8 +146,12 @@ class TableState(Mapping[CellId, Reading]):
 
     @property
     def complete(self) -> bool:
-        """Every board online and every cell known: the referee may judge this state."""
-        return all(self.boards_online.values()) and all(is_known(r) for r in self._cells.values())
+        """Every board online and in sync, every cell known: the referee may judge this state."""
+        return (
+            all(self.boards_online.values())
+            and not self.syncing
+            and all(is_known(r) for r in self._cells.values())
+        )
 
     def tags(self) -> dict[CellId, bytes]:
         """Cells that hold a tag -> its UID."""

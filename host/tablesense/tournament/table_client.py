@@ -146,6 +146,8 @@ class HeadlessTable:
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
         self._starts = 0
+        self._due: dict[str, tuple[float, float]] = {}  # key -> (next send, current interval)
+        self.max_resend_interval = 8.0
 
     # --------------------------------------------------------------- life
 
@@ -220,6 +222,7 @@ class HeadlessTable:
             return
         client.publish(proto.status_topic(self.number), proto.STATUS_ONLINE, qos=1, retain=True)
         client.subscribe([(proto.assign_topic(self.number), 1), (proto.ack_topic(self.number), 1)])
+        self._due.clear()  # a new connection: re-send everything pending at once
         self._wake.set()
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
@@ -237,12 +240,20 @@ class HeadlessTable:
                 self._wake.set()
 
     def _publish_pending(self) -> None:
+        """Re-send what the director has not acknowledged, backing off per message
+        (``resend_interval`` doubling up to ``max_resend_interval``) so a busy
+        director is not buried under copies."""
         c = self._client
         if c is None or not c.is_connected():
             return
-        for _key, payload in self.journal.pending():
+        now = time.monotonic()
+        for key, payload in self.journal.pending():
+            due, interval = self._due.get(key, (0.0, self.resend_interval))
+            if now < due:
+                continue
             c.publish(proto.outbox_topic(self.number), payload, qos=1)
             self.sent += 1
+            self._due[key] = (now + interval, min(interval * 2, self.max_resend_interval))
 
     def _send_loop(self) -> None:
         last_hb = 0.0
@@ -253,12 +264,13 @@ class HeadlessTable:
             if c is not None and c.is_connected() and now - last_hb >= self.heartbeat_interval:
                 c.publish(proto.heartbeat_topic(self.number), b"1", qos=0)
                 last_hb = now
-            self._stop.wait(self.resend_interval)
+            self._stop.wait(min(self.resend_interval, 0.2))
 
     def _send(self, message: dict[str, Any]) -> str:
         signed = self.key.sign(message)
         key = proto.message_key(signed)
         self.journal.queue(key, signed)
+        self._due[key] = (time.monotonic() + self.resend_interval, self.resend_interval * 2)
         self._publish_pending_one(signed)
         return key
 

@@ -151,10 +151,17 @@ def create_app(
 
         watcher = asyncio.create_task(watch_client())
         try:
-            while not watcher.done():
-                ev = await sub.aget(timeout=KEEPALIVE_S)
+            while True:
+                # Wait for an event or for the tab to go away, whichever first,
+                # so a closed tab releases its subscription at once.
+                getter = asyncio.ensure_future(sub.aget(timeout=KEEPALIVE_S))
+                await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
                 if watcher.done():
+                    getter.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await getter
                     break
+                ev = getter.result()
                 if ev is None:
                     if sub.closed:
                         break

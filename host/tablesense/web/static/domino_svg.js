@@ -15,6 +15,7 @@
   const ROW = 2.6 * U;   // distance between rows of the line
   const HALF_ROW = 9 * U; // how far an arm runs from the centre before turning
   const GAP = 0.08 * U;  // space between neighbouring tiles
+  const MAX_SCALE = 1.5;  // screen pixels per SVG unit, at most
 
   // Pip centres in a unit square, by count.
   const PIPS = {
@@ -156,6 +157,7 @@
       t.textContent = "The line of play is empty";
       svg.appendChild(t);
       svg.setAttribute("data-count", "0");
+      svg.style.maxWidth = "36rem";
       return svg;
     }
     const placed = [];
@@ -180,7 +182,10 @@
       svg.appendChild(drawTile(p, meta));
     }
     const pad = 0.3 * U;
-    svg.setAttribute("viewBox", [minX - pad, minY - pad, maxX - minX + 2 * pad, maxY - minY + 2 * pad].join(" "));
+    const vbW = maxX - minX + 2 * pad;
+    svg.setAttribute("viewBox", [minX - pad, minY - pad, vbW, maxY - minY + 2 * pad].join(" "));
+    // A short line must not blow up to giant tiles: at most MAX_SCALE px per unit.
+    svg.style.maxWidth = Math.round(vbW * MAX_SCALE) + "px";
     svg.setAttribute("data-count", String(placed.length));
     return svg;
   }

@@ -1,18 +1,33 @@
-"""Display views built from the real engines, for browser tests that do not
-need the referee: the same public schema the referee publishes (CONTRACTS
-section 6, docs/display.md), produced from a seeded game played with legal
-moves, plus what the page must then show (expected line, counts, turn)."""
+"""Display views built straight from the engines, without a referee.
+
+For previewing and measuring the display page and for its browser tests: the
+same public ``view`` schema the referee publishes (CONTRACTS section 6,
+docs/display.md), produced from a game played with legal moves, plus what the
+page must then show (:func:`displayed_line`). The referee's own views come
+from :meth:`tablesense.referee.core.Referee.view`.
+"""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
+#: Seat names of the previews.
 NAMES4 = ["Ana", "Bruno", "Carla", "Davi"]
 
+__all__ = ["NAMES4", "displayed_line", "dominoes_view", "kems_view", "random_domino_moves"]
 
-def dominoes_view(match: Any, hand: Any, *, hand_no: int, message: dict | None = None,
-                  last_move: dict | None = None, result: dict | None = None) -> dict[str, Any]:
+
+def dominoes_view(
+    match: Any,
+    hand: Any,
+    *,
+    hand_no: int,
+    message: dict | None = None,
+    last_move: dict | None = None,
+    result: dict | None = None,
+) -> dict[str, Any]:
+    """The view of ``hand`` (a ``DominoHand``) in ``match`` (a ``DominoMatch``)."""
     n = hand.seats
     to_play = None if hand.is_over else hand.to_play
     line: dict[str, Any] = {"center": None, "left": [], "right": []}
@@ -56,8 +71,16 @@ def displayed_line(hand: Any) -> dict[str, list[str]]:
     }
 
 
-def kems_view(match: Any, rnd: Any, *, hand_no: int, message: dict | None = None,
-              last_move: dict | None = None, result: dict | None = None) -> dict[str, Any]:
+def kems_view(
+    match: Any,
+    rnd: Any,
+    *,
+    hand_no: int,
+    message: dict | None = None,
+    last_move: dict | None = None,
+    result: dict | None = None,
+) -> dict[str, Any]:
+    """The view of ``rnd`` (a ``KemsRound``) in ``match`` (a ``KemsMatch``)."""
     n = rnd.seats
     return {
         "game": "kems",

@@ -1,0 +1,322 @@
+"""Firmware figures: per-cell scan cost, full-sweep time, bytes per event.
+
+    .venv/bin/python benchmarks/firmware.py
+
+1. Reader time per cell on an RP2040, from our real driver running against the
+   register-level MFRC522 emulator, whose virtual clock charges every SPI call
+   its transfer time at the configured SPI clock plus a fixed per-call cost
+   (the MicroPython call overhead) and every RF exchange its ISO 14443 A
+   duration at 106 kbit/s. Peer: the poll loop of the widely copied
+   MicroPython driver (exit on RxIRq/IdleIRq or after 2000 polls, TimerIRq
+   ignored), on the same emulated chip.
+2. Python cost of the board's own step (scan bookkeeping, debounce, framing)
+   measured by wall clock on MicroPython (WebAssembly port, Node.js) and on
+   CPython, with a reader that answers instantly.
+3. Bytes on the wire per cell change, against the DGT protocol's 5-byte field
+   update and Certabo's full text frame of 320 numbers sent on every scan.
+
+The last line sums it up as key=value pairs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from timeit import default_timer  # time.perf_counter
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "host"))
+
+from tablesense.firmware import mfrc522 as drv  # noqa: E402
+from tablesense.firmware import proto  # noqa: E402
+from tablesense.firmware.board import Board  # noqa: E402
+from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedSPIBus  # noqa: E402
+
+SPI_HZ = 4_000_000
+CALL_US = 12.0  # modelled cost of one MicroPython SPI call with its CS toggles
+UID4 = bytes.fromhex("11223344")
+UID7 = bytes.fromhex("04a1b2c3d4e5f6")
+
+
+# --- 1. emulated reader time --------------------------------------------------------
+
+
+def reader(timeout_us: int, call_us: float = CALL_US) -> tuple[EmulatedSPIBus, Any, drv.MFRC522]:
+    bus = EmulatedSPIBus(baudrate=SPI_HZ, overhead_us=call_us)
+    pin, chip = bus.add_reader(1)
+    r = drv.MFRC522(bus, pin, timeout_us=timeout_us)
+    r.init()
+    return bus, chip, r
+
+
+def cell_us(
+    uid: bytes | None, timeout_us: int = 300, dead: bool = False, call_us: float = CALL_US
+) -> tuple[float, int]:
+    """Emulated microseconds and SPI calls for one read of one cell."""
+    bus, chip, r = reader(timeout_us, call_us)
+    if uid is not None:
+        chip.place(EmulatedCard(uid))
+    chip.dead = dead
+    r.read_uid()  # warm: the first read after placement equals the others
+    t0, n0 = bus.now_us, bus.transfers
+    got = r.read_uid()
+    if uid is not None:
+        assert got == uid, got
+    return bus.now_us - t0, bus.transfers - n0
+
+
+def naive_empty_us(timeout_us: int = 300) -> float:
+    """The common driver's wait on an empty cell: it programs a timer but
+    polls until RxIRq/IdleIRq or 2000 reads, so the timer does not end it."""
+    bus, _chip, r = reader(timeout_us)
+    t0 = bus.now_us
+    r.write_reg(drv.CommandReg, drv.CMD_IDLE)
+    r.write_reg(drv.ComIrqReg, 0x7F)
+    r.write_reg(drv.FIFOLevelReg, 0x80)
+    r.write_fifo(b"\x26")
+    r.write_reg(drv.BitFramingReg, 7)
+    r.write_reg(drv.CommandReg, drv.CMD_TRANSCEIVE)
+    r.write_reg(drv.BitFramingReg, 0x87)
+    for _ in range(2000):
+        if r.read_reg(drv.ComIrqReg) & 0x30:
+            break
+    r.write_reg(drv.BitFramingReg, 0)
+    r.read_reg(drv.ErrorReg)
+    return bus.now_us - t0
+
+
+# --- 2. board step cost -----------------------------------------------------------------
+
+MPY_STEP_BENCH = r"""
+import time, board, proto
+class R:
+    def __init__(self, v):
+        self.v = v
+    def init(self):
+        return True
+    def read_uid(self):
+        return self.v
+    def self_test(self):
+        return (0x92, True, True)
+class T:
+    def read(self):
+        return b""
+    def write(self, d):
+        pass
+class C:
+    def ticks_ms(self):
+        return time.ticks_ms()
+    def ticks_us(self):
+        return time.ticks_us()
+    def ticks_diff(self, a, b):
+        return time.ticks_diff(a, b)
+U = b"\x04\xa1\xb2\xc3\xd4\xe5\xf6"
+cfg = {"board": 1, "cells": 32}
+readers = [R(U if i % 2 else None) for i in range(32)]
+b = board.Board(cfg, readers, None, T(), C(), b"\x01" * 8)
+for _ in range(320):
+    b.step()
+N = 32000
+t0 = time.ticks_ms()
+for _ in range(N):
+    b.step()
+dt = time.ticks_diff(time.ticks_ms(), t0)
+print("STEP_US", dt * 1000 / N)
+# codec: encode + decode one CELL event
+t0 = time.ticks_ms()
+d = proto.FrameDecoder()
+for i in range(3000):
+    d.feed(proto.encode_frame(proto.CELL, 1, i & 255, proto.encode_cell_event(3, U)))
+dt = time.ticks_diff(time.ticks_ms(), t0)
+print("CODEC_US", dt * 1000 / 3000)
+# the driver's own Python cost per SPI call: an SPI bus that answers at once
+# (every register reads 0x01 = TimerIRq: an empty cell after one poll)
+import mfrc522
+class FastSPI:
+    def write(self, buf):
+        pass
+    def write_readinto(self, w, r):
+        for i in range(len(r)):
+            r[i] = 1
+class CS:
+    def value(self, v=None):
+        pass
+spi = FastSPI()
+rd = mfrc522.MFRC522(spi, CS())
+calls = [0]
+orig_write, orig_wri = spi.write, spi.write_readinto
+def count_write(buf):
+    calls[0] += 1
+def count_wri(w, r):
+    calls[0] += 1
+    orig_wri(w, r)
+spi.write = count_write
+spi.write_readinto = count_wri
+rd.read_uid()
+per_read = calls[0]
+spi.write, spi.write_readinto = orig_write, orig_wri
+t0 = time.ticks_ms()
+for _ in range(3000):
+    rd.read_uid()
+dt = time.ticks_diff(time.ticks_ms(), t0)
+print("SPICALL_US", dt * 1000 / 3000 / per_read)
+"""
+
+
+class _NullTransport:
+    def read(self) -> bytes:
+        return b""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+
+class _InstantReader:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def init(self) -> bool:
+        return True
+
+    def read_uid(self) -> Any:
+        return self.value
+
+    def self_test(self) -> tuple[int, bool, bool]:
+        return (0x92, True, True)
+
+
+def cpython_step_us() -> tuple[float, float]:
+    from tablesense.firmware.board import HostClock
+
+    cfg = {"board": 1, "cells": 32}
+    readers = [_InstantReader(UID7 if i % 2 else None) for i in range(32)]
+    b = Board(cfg, readers, None, _NullTransport(), HostClock(), b"\x01" * 8)
+    for _ in range(320):
+        b.step()
+    n = 64000
+    t0 = default_timer()
+    for _ in range(n):
+        b.step()
+    step = (default_timer() - t0) * 1e6 / n
+    d = proto.FrameDecoder()
+    t0 = default_timer()
+    for i in range(3000):
+        d.feed(proto.encode_frame(proto.CELL, 1, i & 255, proto.encode_cell_event(3, UID7)))
+    codec = (default_timer() - t0) * 1e6 / 3000
+    return step, codec
+
+
+def micropython_step_us() -> tuple[float, float, float] | None:
+    node = shutil.which("node")
+    runner = REPO / "tests" / "firmware" / "mpy_runner.mjs"
+    if node is None or not (REPO / "node_modules" / "@micropython").is_dir():
+        return None
+    files = {f"/lib/{n}": str(REPO / "firmware" / n) for n in ("proto.py", "board.py", "config.py", "mfrc522.py")}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"files": files, "code": MPY_STEP_BENCH}, f)
+        spec = f.name
+    try:
+        out = subprocess.run([node, str(runner), spec], capture_output=True, text=True, timeout=300)
+    finally:
+        Path(spec).unlink(missing_ok=True)
+    if out.returncode != 0:
+        print(out.stderr, file=sys.stderr)
+        return None
+    vals = dict(line.split() for line in out.stdout.splitlines() if line[:4] in ("STEP", "CODE", "SPIC"))
+    return float(vals["STEP_US"]), float(vals["CODEC_US"]), float(vals["SPICALL_US"])
+
+
+# --- 3. bytes per event -----------------------------------------------------------------
+
+
+def certabo_scan_bytes(pieces: int = 32, seed: int = 1) -> int:
+    """One Certabo board report: 64 squares x 5 tag bytes as decimal text,
+    space separated, CR LF; empty squares are 0 0 0 0 0. Sent every scan."""
+    numbers: list[int] = []
+    for sq in range(64):
+        if sq < pieces // 2 or sq >= 64 - pieces // 2:
+            numbers.extend(hashlib.sha256(b"%d:%d" % (seed, sq)).digest()[:5])  # a made-up tag id
+        else:
+            numbers.extend([0] * 5)
+    assert len(numbers) == 320
+    return len(" ".join(str(n) for n in numbers).encode()) + 2
+
+
+def ours_event_bytes() -> dict[str, int]:
+    return {
+        "tag7": len(proto.encode_frame(proto.CELL, 1, 0, proto.encode_cell_event(5, UID7))),
+        "tag4": len(proto.encode_frame(proto.CELL, 1, 0, proto.encode_cell_event(5, UID4))),
+        "empty": len(proto.encode_frame(proto.CELL, 1, 0, proto.encode_cell_event(5, None))),
+        "error": len(proto.encode_frame(proto.CELL, 1, 0, proto.encode_cell_event(5, proto.ERR_CRC))),
+    }
+
+
+def main() -> None:
+    print(f"== 1. reader time per cell (emulated RP2040: SPI {SPI_HZ / 1e6:.0f} MHz, "
+          f"{CALL_US:.0f} us per SPI call)")
+    rows = {
+        "empty (timeout 300 us)": cell_us(None),
+        "empty (timeout 1000 us)": cell_us(None, timeout_us=1000),
+        "4-byte UID (MIFARE Classic)": cell_us(UID4),
+        "7-byte UID (NTAG)": cell_us(UID7),
+        "dead reader (no chip)": cell_us(None, dead=True),
+    }
+    for name, (us, calls) in rows.items():
+        print(f"  {name:32s} {us / 1000:7.2f} ms  {calls:4d} SPI calls")
+    for call in (25.0, 40.0):
+        slow = {name: cell_us(uid, call_us=call)[0] for name, uid in (("empty", None), ("NTAG", UID7))}
+        print(f"  sensitivity: at {call:.0f} us per SPI call, empty {slow['empty'] / 1000:.2f} ms, "
+              f"NTAG {slow['NTAG'] / 1000:.2f} ms")
+    naive = naive_empty_us()
+    ours_empty = rows["empty (timeout 300 us)"][0]
+    print(f"  peer: common driver, empty cell  {naive / 1000:7.2f} ms  "
+          f"(ours {naive / ours_empty:.0f}x faster)")
+    print("== full sweep (one read per cell, round robin)")
+    empty = rows["empty (timeout 300 us)"][0]
+    tag7 = rows["7-byte UID (NTAG)"][0]
+    sweeps: dict[int, tuple[float, float, float]] = {}
+    for n in (8, 16, 32):
+        half = (n // 2) * empty + (n - n // 2) * tag7
+        sweeps[n] = (n * empty, half, n * tag7)
+        print(f"  {n:2d} cells: all empty {n * empty / 1000:6.1f} ms | half NTAG {half / 1000:6.1f} ms"
+              f" | all NTAG {n * tag7 / 1000:6.1f} ms | common driver, all empty {n * naive / 1000:6.1f} ms")
+
+    print("== 2. board step, Python cost per cell (instant reader, 32 cells, half tagged)")
+    cp_step, cp_codec = cpython_step_us()
+    print(f"  CPython {sys.version.split()[0]:10s} step {cp_step:7.2f} us   CELL encode+decode {cp_codec:7.2f} us")
+    mp = micropython_step_us()
+    if mp is None:
+        print("  MicroPython wasm: not available (node or the npm package missing)")
+        mp_step = mp_codec = mp_call = float("nan")
+    else:
+        mp_step, mp_codec, mp_call = mp
+        print(f"  MicroPython wasm   step {mp_step:7.2f} us   CELL encode+decode {mp_codec:7.2f} us")
+        print(f"  MicroPython wasm   driver Python cost per SPI call {mp_call:.1f} us "
+              f"(the model above charges {CALL_US:.0f} us)")
+
+    print("== 3. bytes on the wire per cell change")
+    ours = ours_event_bytes()
+    certabo = certabo_scan_bytes()
+    print(f"  tablesense CELL frame: 7-byte tag {ours['tag7']} B, 4-byte tag {ours['tag4']} B, "
+          f"empty {ours['empty']} B, read error {ours['error']} B (COBS, CRC-16, seq)")
+    print("  DGT field update:      5 B (no checksum, no sequence number, piece type only)")
+    print(f"  Certabo scan frame:    {certabo} B of text, sent on every scan, change or not")
+    print(f"  a domino play (rack cell empties + line cell gets the tile): "
+          f"{ours['empty'] + ours['tag7']} B")
+    print(
+        f"empty_cell_ms={empty / 1000:.2f} ntag_cell_ms={tag7 / 1000:.2f} "
+        f"common_driver_empty_ms={naive / 1000:.2f} sweep8_ms={sweeps[8][1] / 1000:.1f} "
+        f"sweep16_ms={sweeps[16][1] / 1000:.1f} sweep32_ms={sweeps[32][1] / 1000:.1f} "
+        f"step_us_mpy_wasm={mp_step:.1f} step_us_cpython={cp_step:.1f} spi_call_us_mpy_wasm={mp_call:.1f} "
+        f"cell_event_bytes={ours['tag7']} dgt_bytes=5 certabo_scan_bytes={certabo}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The referee on synthetic Kems tables: swaps, refreshes, calls, rejections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tablekit import Hands, kinds, make_referee
+
+from tablesense.games.kems import Call, Refresh, Swap
+
+
+def kems(seed: int = 2) -> tuple[Any, list[tuple[str, dict[str, Any]]], list[dict[str, Any]], Hands]:
+    for s in range(seed, seed + 50):
+        ref, events, stored = make_referee("kems", "classic", "kems-4", s)
+        if not ref.match.results:  # no misdeal in the first round
+            h = Hands(ref)
+            h.settle()
+            return ref, events, stored, h
+    raise AssertionError("no clean deal")
+
+
+def slot_of(ref: Any, card: str) -> str:
+    return ref.geometry.kems_slots[[str(c) for c in ref.hand.board].index(card)]
+
+
+def swap(h: Hands, seat: int, give: str, take: str, *, settle: bool = True) -> None:
+    ref = h.ref
+    rack_cell = h.where(give)
+    slot = slot_of(ref, take)
+    h.lift(give)
+    h.show(0.1)
+    h.lift(take)
+    h.drop(give, slot)
+    h.show(0.1)
+    assert rack_cell is not None
+    h.drop(take, rack_cell)
+    if settle:
+        h.settle()
+
+
+def test_swap_is_recognised_and_keeps_the_slot_order() -> None:
+    ref, events, stored, h = kems()
+    give, take = str(ref.hand.hands[0][0]), str(ref.hand.board[1])
+    swap(h, 0, give, take)
+    assert ref.hand.events[-1] == Swap(0, *(type(ref.hand.board[0]).parse(x) for x in (give, take)))
+    assert str(ref.hand.board[1]) == give
+    assert stored[-1] == {"type": "move", "move": {"seat": 0, "swap": {"give": give, "take": take}}}
+    view = kinds(events, "view")[-1]
+    assert view["board"][1] == give
+
+
+def test_simultaneous_swaps_while_another_card_is_in_the_air() -> None:
+    ref, events, stored, h = kems()
+    g0, t0 = str(ref.hand.hands[0][0]), str(ref.hand.board[0])
+    g1, t1 = str(ref.hand.hands[1][0]), str(ref.hand.board[3])
+    cell1 = h.where(g1)
+    h.lift(g1)  # seat 2 holds its card up while seat 1 swaps
+    swap(h, 0, g0, t0)
+    assert len(ref.hand.events) == 1
+    assert not kinds(events, "move_rejected")
+    h.lift(t1)
+    h.drop(g1, ref.geometry.kems_slots[3])
+    assert cell1 is not None
+    h.drop(t1, cell1)
+    h.settle()
+    assert [e.seat for e in ref.hand.events] == [0, 1]
+
+
+def test_refresh_lays_the_next_stock_cards() -> None:
+    ref, events, stored, h = kems()
+    coming = [str(c) for c in ref.hand.stock[:4]]
+    for cell in ref.geometry.kems_slots:
+        h.lift(h.cells[cell])
+    h.show(0.3)
+    for cell, card in zip(ref.geometry.kems_slots, coming, strict=True):
+        h.drop(card, cell)
+    h.settle()
+    assert ref.hand.events[-1] == Refresh()
+    assert [str(c) for c in ref.hand.board] == coming
+
+
+def test_direct_swap_between_partners_is_refused() -> None:
+    ref, events, stored, h = kems()
+    card = str(ref.hand.hands[0][0])
+    h.lift(card)
+    h.to_rack(card, 2)
+    h.settle()
+    rej = kinds(events, "move_rejected")[-1]
+    assert rej["reason"] == "partner_swap"
+    assert "partners" in rej["instruction"] and f"put {card} back on" in rej["instruction"]
+    assert not ref.hand.events
+
+
+def test_fifth_card_is_refused() -> None:
+    ref, events, stored, h = kems()
+    take = str(ref.hand.board[2])
+    h.lift(take)
+    h.to_rack(take, 1)
+    h.settle()
+    rej = kinds(events, "move_rejected")[-1]
+    assert rej["reason"] == "fifth_card"
+    assert "five cards" in rej["instruction"] and ref.geometry.kems_slots[2] in rej["cells"]
+    h.drop(take, ref.geometry.kems_slots[2])
+    h.settle()
+    assert ref.correction is None and not ref.hand.events
+
+
+def test_card_out_of_play_on_the_table() -> None:
+    ref, events, stored, h = kems()
+    stock_card = str(ref.hand.stock[-1])
+    h.drop(stock_card, ref.geometry.seats[3].rack[-1])
+    h.settle()
+    rej = kinds(events, "move_rejected")[-1]
+    assert rej["reason"] == "not_in_play" and stock_card in rej["instruction"]
+
+
+def test_kems_call_waits_for_a_double_then_scores() -> None:
+    ref, events, stored, h = kems()
+    ref.press(1, "main", h.now)
+    assert ref.hand.events[-1] == Call(1, "kems")
+    assert kinds(events, "call")[-1] == {"seat": 1, "call": "kems", "target": None}
+    h.show(ref.timing.double_window + 0.1)
+    ended = kinds(events, "hand_ended")[-1]
+    assert ended["result"]["outcome"] == "kems"
+    assert ended["result"]["label"] == "false kems"  # the partner holds no four of a kind
+    assert ref.hand_no == 2
+
+
+def test_double_right_after_the_partners_kems() -> None:
+    ref, events, stored, h = kems()
+    ref.press(0, "main", h.now)
+    ref.press(2, "main", h.now + 0.5)
+    calls = [e for e in ref.finished_hands()[-1].events if isinstance(e, Call)]
+    assert calls == [Call(0, "kems"), Call(2, "double")]
+    assert kinds(events, "hand_ended")[-1]["result"]["outcome"] == "double"
+
+
+def test_contre_names_its_target_with_the_targets_button() -> None:
+    ref, events, stored, h = kems()
+    ref.press(0, "call", h.now)
+    assert "contre" in kinds(events, "message")[-1]["text"]
+    ref.press(3, "main", h.now + 1)
+    rnd = ref.finished_hands()[-1]
+    assert rnd.events[-1] == Call(0, "contre", 3)
+    assert kinds(events, "hand_ended")[-1]["result"]["outcome"] == "contre"
+
+
+def test_contre_on_a_partner_is_refused() -> None:
+    ref, events, stored, h = kems()
+    ref.press(0, "call", h.now)
+    ref.press(2, "main", h.now + 1)
+    rej = kinds(events, "move_rejected")[-1]
+    assert rej["reason"] == "illegal_call" and "partner" in rej["instruction"]
+    assert not ref.hand.events
+
+
+def test_misdeal_is_redealt_automatically() -> None:
+    for seed in range(1, 300):
+        ref, events, stored = make_referee("kems", "classic", "kems-4", seed)
+        if ref.match.results:
+            break
+    else:
+        pytest.skip("no misdeal in 300 seeds")
+    assert ref.match.results[0].outcome == "redeal"
+    assert kinds(events, "hand_ended")[0]["result"]["outcome"] == "redeal"
+    assert ref.hand is not None and ref.hand_no >= 2
+
+
+def test_undo_a_swap() -> None:
+    ref, events, stored, h = kems()
+    give, take = str(ref.hand.hands[0][0]), str(ref.hand.board[0])
+    swap(h, 0, give, take)
+    ref.referee_press(h.now)
+    ref.press(1, "main", h.now)
+    assert not ref.hand.events
+    h.settle()
+    assert kinds(events, "move_rejected")[-1]["fix"] is not None
