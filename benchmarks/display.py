@@ -90,8 +90,14 @@ def draw_latency(views: int) -> tuple[list[float], list[float]]:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(
                 executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                      "--disable-component-update", "--disable-sync", "--no-first-run"],
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
             )
             page = browser.new_page(viewport={"width": 1280, "height": 720})
             page.goto(server.url)
@@ -105,7 +111,9 @@ def draw_latency(views: int) -> tuple[list[float], list[float]]:
                     random_domino_moves(hand, rng, 1)
                     t0 = time.perf_counter()
                     seq = bus.publish("view", **dominoes_view(match, hand, hand_no=1)).seq
-                    page.wait_for_function("(n) => Number(document.body.dataset.seq) >= n", arg=seq, polling="raf")
+                    page.wait_for_function(
+                        "(n) => Number(document.body.dataset.seq) >= n", arg=seq, polling="raf"
+                    )
                     draw.append((time.perf_counter() - t0) * 1000)
                     t0 = time.perf_counter()
                     page.evaluate("() => 1")
@@ -118,7 +126,9 @@ def draw_latency(views: int) -> tuple[list[float], list[float]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description="Display figures: event bus throughput, publish-to-screen latency.")
+    ap = argparse.ArgumentParser(
+        description="Display figures: event bus throughput, publish-to-screen latency."
+    )
     ap.add_argument("--events", type=int, default=50_000)
     ap.add_argument("--views", type=int, default=150)
     args = ap.parse_args()

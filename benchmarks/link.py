@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import threading
 import time
@@ -80,7 +79,9 @@ def serve_boards(boards: int, cells: int, seconds: float, seed: int, log_path: s
                 frames_out[b].append((time.perf_counter(), ch, isinstance(state, bytes)))
 
         def on_leds(frame: list, b: int = b) -> None:
-            led_log[b].append((time.perf_counter(), [i for i, c in enumerate(frame) if tuple(c) == ON]))
+            led_log[b].append(
+                (time.perf_counter(), [i for i, c in enumerate(frame) if tuple(c) == ON])
+            )
 
         vb.on_frame_out = on_frame
         vb.on_leds = on_leds
@@ -92,7 +93,9 @@ def serve_boards(boards: int, cells: int, seconds: float, seed: int, log_path: s
         led_log[b].clear()
 
     rng = random.Random(seed)
-    per_board_period = 0.15  # each board: a change every ~150 ms, never the same cell twice in a row
+    per_board_period = (
+        0.15  # each board: a change every ~150 ms, never the same cell twice in a row
+    )
     uids = iter(bytes([4]) + rng.randbytes(6) for _ in range(100000))
     start = time.perf_counter()
     next_at = {b: start + rng.random() * per_board_period for b in vt.boards}
@@ -135,14 +138,33 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
     g = bench_geometry(boards, cells)
     log_path = tempfile.mktemp(prefix="tablesense-bench-", suffix=".json")
     child = subprocess.Popen(
-        [sys.executable, __file__, "--serve-boards", "--boards", str(boards), "--cells", str(cells),
-         "--seconds", str(seconds), "--seed", str(seed), "--log", log_path],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            __file__,
+            "--serve-boards",
+            "--boards",
+            str(boards),
+            "--cells",
+            str(cells),
+            "--seconds",
+            str(seconds),
+            "--seed",
+            str(seed),
+            "--log",
+            log_path,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert child.stdin is not None and child.stdout is not None
     try:
         paths = json.loads(child.stdout.readline())
-        link = TableLink(g, [paths[str(b)] for b in sorted(int(k) for k in paths)], options=LinkOptions(led_min_interval=0.02))
+        link = TableLink(
+            g,
+            [paths[str(b)] for b in sorted(int(k) for k in paths)],
+            options=LinkOptions(led_min_interval=0.02),
+        )
         host_ms: list[float] = []
         deferred = 0
         dgt_ms: list[float] = []
@@ -165,7 +187,9 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
             if tags == last_tags:
                 return
             changed = {g.cells[c].board for c in set(tags) ^ set(last_tags)}
-            changed |= {g.cells[c].board for c in tags if c in last_tags and tags[c] != last_tags[c]}
+            changed |= {
+                g.cells[c].board for c in tags if c in last_tags and tags[c] != last_tags[c]
+            }
             last_tags = tags
             written = link.set_leds({cell: ON for cell in tags})
             t_written = time.perf_counter()
@@ -314,7 +338,10 @@ def main() -> None:
         serve_boards(a.boards, a.cells, a.seconds, a.seed, a.log)
         return
 
-    print(f"link benchmark: {a.boards} boards x {a.cells} cells, {a.seconds:.0f} s per phase", flush=True)
+    print(
+        f"link benchmark: {a.boards} boards x {a.cells} cells, {a.seconds:.0f} s per phase",
+        flush=True,
+    )
     fw = phase_firmware(a.boards, a.cells, a.seconds, a.seed)
     host_ms = fw["host_ms"]
     e2e_ms = fw["e2e_ms"]
@@ -344,7 +371,9 @@ def main() -> None:
     fel = fh["elapsed"]
     assert isinstance(fev, int) and isinstance(fel, float)
     eps = fev / fel
-    print(f"ours  firehose: {fev} events applied of {fh['sent']} sent in {fel:.1f} s, state exact: {fh['ok']}")
+    print(
+        f"ours  firehose: {fev} events applied of {fh['sent']} sent in {fel:.1f} s, state exact: {fh['ok']}"
+    )
     cert = peer_certabo(a.cells * a.boards, 2000, a.seed)
     ours_bytes = len(proto.encode_frame(proto.CELL, 1, 0, proto.encode_cell_event(3, bytes(7))))
     print(
@@ -353,7 +382,9 @@ def main() -> None:
     )
     if not (fw["ok"] and fh["ok"]):
         print("WARNING: the link's final state did not match the boards", file=sys.stderr)
-    print(f"p99_host_ms={pct(host_ms, 99):.3f} p99_end_to_end_ms={pct(e2e_ms, 99):.2f} events_per_s={eps:.0f}")
+    print(
+        f"p99_host_ms={pct(host_ms, 99):.3f} p99_end_to_end_ms={pct(e2e_ms, 99):.2f} events_per_s={eps:.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -151,11 +151,14 @@ class BenchTable:
         self.journal = Journal(journal)
         self.client = make_client(f"bench-table-{number}", broker)
         self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, *_: c.subscribe(proto.ack_topic(number), 1)
+        self.client.on_connect = self._on_connect
         self.client.connect_async(broker.host, broker.port, keepalive=10)
         self.client.loop_start()
         self.sent = 0
         self._due: dict[str, tuple[float, float]] = {}
+
+    def _on_connect(self, c: mqtt.Client, *_a: Any) -> None:
+        c.subscribe(proto.ack_topic(self.number), 1)
 
     def _on_message(self, _c: mqtt.Client, _u: Any, msg: mqtt.MQTTMessage) -> None:
         a = json.loads(msg.payload)
@@ -235,7 +238,10 @@ def bench_ingest(tables: int, rounds: int) -> tuple[float, int, int]:
 
         sub = make_client("bench-sub", base.with_user("director", files.credentials["director"]), clean=True)
         sub.on_message = on_msg
-        sub.on_connect = lambda c, *_: c.subscribe(f"{proto.TOPIC_ROOT}/tables/+/out", 1)
+        def on_connect(c: mqtt.Client, *_a: Any) -> None:
+            c.subscribe(f"{proto.TOPIC_ROOT}/tables/+/out", 1)
+
+        sub.on_connect = on_connect
         sub.connect(base.host, base.port)
         sub.loop_start()
         pub = make_client("bench-pub", base.with_user("table-1", files.credentials["table-1"]), clean=True)
@@ -259,14 +265,23 @@ def bench_ingest(tables: int, rounds: int) -> tuple[float, int, int]:
         for t_no, sd in seeds.items():
             d.add_table(t_no, TableKey.from_seed(sd.encode()).public)
         scores = [replay(r) for r in pool]
+        # paho waits with select(), limited to file descriptors below 1024: a
+        # process holds at most 50 tables (socket, wake-up pipe, journal files).
         ctx = multiprocessing.get_context("spawn")
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_tables_process, args=(child, base.host, base.port, files.credentials, seeds, str(work)))
-        proc.start()
+        groups = [dict(list(seeds.items())[i : i + 50]) for i in range(0, tables, 50)]
+        pipes = []
+        procs = []
+        for g in groups:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_tables_process, args=(child, base.host, base.port, files.credentials, g, str(work)))
+            proc.start()
+            pipes.append(parent)
+            procs.append(proc)
         bridge = DirectorBridge(d, base.with_user("director", files.credentials["director"]))
         bridge.start()
         bridge.wait_connected(10)
-        assert parent.recv() == "ready"
+        for p in pipes:
+            assert p.recv() == "ready"
         elapsed = 0.0
         sent = 0
         for r in range(1, rounds + 1):
@@ -282,11 +297,14 @@ def bench_ingest(tables: int, rounds: int) -> tuple[float, int, int]:
                     "winner": None if rr.winner is None else [m.entrant_a, m.entrant_b][rr.winner], "records": [pool[k]],
                 }))
             t = time.perf_counter()
-            parent.send(bodies)
-            sent = parent.recv()
+            for p, g in zip(pipes, groups, strict=True):
+                p.send([(t_no, b) for t_no, b in bodies if t_no in g])
+            sent = sum(p.recv() for p in pipes)
             elapsed += time.perf_counter() - t
-        parent.send("stop")
-        proc.join(30)
+        for p in pipes:
+            p.send("stop")
+        for proc in procs:
+            proc.join(30)
         wait_until(bridge.idle, 30)
         with db.session() as s:
             stored = Counter(x.match_id for x in s.query(Result).all())
@@ -306,7 +324,7 @@ def bench_ingest(tables: int, rounds: int) -> tuple[float, int, int]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--tables", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()

@@ -51,15 +51,20 @@ class UsbTransport:
         self.stdin = stdin if stdin is not None else sys.stdin.buffer
         self.stdout = stdout if stdout is not None else sys.stdout.buffer
         if poller is None and select is not None:
-            poller = select.poll()
-            poller.register(sys.stdin, select.POLLIN)
+            try:
+                poller = select.poll()
+                poller.register(sys.stdin, select.POLLIN)
+            except Exception:  # noqa: BLE001 - a port whose stdin cannot be polled
+                poller = None  # then stdin.read(1) must be non-blocking itself
         self.poller = poller
 
     def read(self):
         out = bytearray()
         poller = self.poller
         stdin = self.stdin
-        while len(out) < READ_CHUNK and poller is not None and poller.poll(0):
+        while len(out) < READ_CHUNK:
+            if poller is not None and not poller.poll(0):
+                break
             b = stdin.read(1)
             if not b:
                 break

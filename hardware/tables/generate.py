@@ -77,7 +77,14 @@ class Layout:
             out.append("kems_slots = [" + ", ".join(f'"{c}"' for c in self.kems_slots) + "]")
         out.append("")
         for bid, name, channels in self.boards:
-            out += ["[[boards]]", f"id = {bid}", f'name = "{name}"', f"channels = {channels}", f"leds = {channels}", ""]
+            out += [
+                "[[boards]]",
+                f"id = {bid}",
+                f'name = "{name}"',
+                f"channels = {channels}",
+                f"leds = {channels}",
+                "",
+            ]
         for i, (name, rack) in enumerate(self.seats):
             turn, button, call = SEAT_PINS[i]
             out += [
@@ -121,7 +128,9 @@ def line_of_play(t: Layout, board: int, cx: float, cy: float) -> None:
     t.line = (center, left, right)
 
 
-def rack(t: Layout, seat: int, name: str, board: int, n: int, side: str, size: float, pitch: float = 40.0) -> None:
+def rack(
+    t: Layout, seat: int, name: str, board: int, n: int, side: str, size: float, pitch: float = 40.0
+) -> None:
     cells = []
     mid = size / 2
     for k in range(n):
@@ -147,7 +156,11 @@ def dominoes(seats: int) -> Layout:
         3: "Three seats: 10 rack cells each (9 dealt, room for one more).",
         2: "Two seats: 14 rack cells each (7 dealt + room for drawn tiles; a hand\nlarger than 14 is not supported by this layout) and a 14-cell boneyard.",
     }[seats]
-    t = Layout(f"dominoes-{seats}", ["dominoes"], notes + "\nLine: centre + 13 left + 14 right cells, each arm folds after 7 cells.")
+    t = Layout(
+        f"dominoes-{seats}",
+        ["dominoes"],
+        notes + "\nLine: centre + 13 left + 14 right cells, each arm folds after 7 cells.",
+    )
     t.board(1, "line", 32)
     t.board(2, "racks", 32)
     line_of_play(t, 1, 600.0, 600.0)

@@ -62,12 +62,21 @@ def test_main_wires_gpio_readers_and_leds_and_restores_kbd_intr(fw: ModuleType, 
     bus = fake_machine.SPI(0)
     chips = [bus.attach(fake_machine.Pin(p), EmulatedMFRC522()) for p in (17, 18, 19)]
     chips[1].place(EmulatedCard(UID7))
-    t = Loopback()
+    seen: list[int] = []
+
+    class Watching(Loopback):
+        def read(self) -> bytes:
+            seen.append(fake_machine.state["kbd_intr"])  # Ctrl-C state while framing
+            return super().read()
+
+    t = Watching()
     t.send(proto.HELLO, 1, b"\x01")
     t.send(proto.LEDS, 2, proto.encode_leds([(255, 0, 0), (0, 2, 0), (0, 0, 1)]))
     b = fw.main(path, t, max_steps=12)
     assert b is not None
+    assert seen and set(seen) == {-1}
     assert fake_machine.calls[:2] == [("kbd_intr", -1), ("kbd_intr", 3)]
+    assert fake_machine.state["kbd_intr"] == 3
     types = [f[0] for f in t.frames]
     assert types[0] == proto.BOOT and proto.IDENTITY in types
     cells = [proto.decode_cell_event(f[3]) for f in t.frames if f[0] == proto.CELL]
@@ -183,3 +192,23 @@ def test_file_hashes_cover_program_and_config(fw: ModuleType, tmp_path: Path) ->
         ("config.json", hashlib.sha256(b"{}").digest()),
         ("main.py", hashlib.sha256(b"print(1)\n").digest()),
     ]
+
+
+def test_usb_transport_without_poll_reads_a_non_blocking_stdin(fw: ModuleType) -> None:
+    class NonBlockingStdin:
+        def __init__(self, data: bytes) -> None:
+            self.data = bytearray(data)
+
+        def read(self, n: int) -> bytes:  # b"" when nothing waits, like the wasm board
+            out = bytes(self.data[:n])
+            del self.data[:n]
+            return out
+
+    stdin = NonBlockingStdin(b"A" * 100 + b"\x03rest")
+    t = fw.UsbTransport(stdin, object(), poller=object())
+    t.poller = None
+    assert t.read() == b"A" * 64  # at most READ_CHUNK per read
+    assert t.read() == b"A" * 36 + b"\x03"  # stops right after 0x03
+    assert bytes(stdin.data) == b"rest"
+    stdin.data.clear()
+    assert t.read() == b""

@@ -168,16 +168,20 @@ def test_check_messages_speak_to_players() -> None:
     rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
     with pytest.raises(IllegalPlayError) as err:
         rnd.check(Swap(1, C("9S"), C("9D")))
-    assert (
-        str(err.value)
-        == "seat 1 does not hold 9S: it can only lay a card from its hand (7S 8S TS JS)"
-    )
+    assert str(err.value) == "seat 1 does not hold 9S: a seat lays a card from its own hand"
     with pytest.raises(IllegalPlayError) as err:
         rnd.check(Swap(1, C("7S"), C("8D")))
     assert str(err.value) == "8D is not on the board (9D 9C QD QC)"
     with pytest.raises(IllegalPlayError) as err:
         rnd.check(Swap(1, C("7S"), C("9S")))
-    assert str(err.value) == "9S is not on the board (9D 9C QD QC); seat 0 holds it"
+    # another seat's hand is never revealed; the partner's is named (the rule)
+    assert str(err.value) == "9S is not on the board (9D 9C QD QC)"
+    with pytest.raises(IllegalPlayError) as err:
+        rnd.check(Swap(1, C("7S"), C("7H")))
+    assert str(err.value) == (
+        "7H is not on the board (9D 9C QD QC); it comes from partner seat 3's hand "
+        "(no direct swap between partners)"
+    )
     with pytest.raises(IllegalPlayError, match="no seat 4 at a 4-seat table"):
         rnd.check(Swap(4, C("7S"), C("9D")))
     assert not rnd.is_legal(Call(0, "double"))

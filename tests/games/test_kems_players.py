@@ -232,3 +232,38 @@ def test_win_rate_table_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| random | greedy |" in out and "| greedy | tracking |" in out
     assert "| tracking | tracking |" in out
     assert out.count("\n") == 8
+
+
+def test_a_seat_may_be_shown_the_real_button_light() -> None:
+    # at a real table the light is what the human partner pressed: a bot
+    # trusts it, right or wrong
+    rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
+    rng = random.Random(1)
+    for player in (RandomPlayer(), GreedyPlayer(), TrackingPlayer()):
+        assert player.decide(rnd.view(2, signal=True), rng) == Call(2, "kems")
+    assert not rnd.view(2).signal
+
+
+@pytest.mark.slow
+def test_soak_random_option_matches_replay() -> None:
+    """Many computer matches under random options and seat counts: every
+    record replays to the match's own score (run with --runslow)."""
+    rng = random.Random(2026)
+    for i in range(120):
+        seats = rng.choice([4, 6, 8])
+        values: dict[str, Any] = {
+            "target": rng.randint(1, 4),
+            "double_points": rng.choice([2, 3]),
+            "false_call": rng.choice(["opponents-plus-one", "caller-minus-one"]),
+            "refresh": rng.choice(["bottom", "discard"]),
+            "misdeal_at": rng.choice([3, 4, None]),
+            "allow_take_back": rng.random() < 0.3,
+        }
+        if seats == 6 and rng.random() < 0.3:
+            values["deck"] = 32
+        options = KemsOptions.from_dict(values, seats)
+        players = [make_player(rng.choice(sorted(PLAYERS))) for _ in range(seats)]
+        match = play_match(players, rng, options, max_rounds=60)
+        result = replay_record(match.to_record())
+        assert list(result.score) == match.score, i
+        assert result.winner == match.winner, i

@@ -100,7 +100,7 @@ def mutate(path: list[Any], value: Any, delete: bool = False) -> dict[str, Any]:
         (["hands", 0, "deal", 0, 0], "2S", False, "not a card of the 32-card deck"),
         (["hands", 0, "deal", 0, 0], "9H", False, "appears twice"),
         (["hands", 0, "deal", 3], None, True, "Kems is played by 4, 6 or 8 seats"),
-        (["hands", 0, "board"], ["9D"], False, "board has 1 cards"),
+        (["hands", 0, "board"], ["9D"], False, "board holds 1 card"),
         (["hands", 0, "events", 0], {"seat": 0}, False, "events\\[0\\]"),
         (["unexpected"], 1, False, "unknown field 'unexpected'"),
     ],

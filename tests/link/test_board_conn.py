@@ -12,7 +12,13 @@ from collections.abc import Iterator
 import pytest
 
 from tablesense.firmware import proto
-from tablesense.link.board_conn import BoardConnection, BoardIdentity, BoardStatus, ConnState, LinkOptions
+from tablesense.link.board_conn import (
+    BoardConnection,
+    BoardIdentity,
+    BoardStatus,
+    ConnState,
+    LinkOptions,
+)
 from tablesense.link.serial_link import LinkError, Received, split_frames
 from tablesense.table.state import EMPTY, UNSCANNED, ReadError, Reading, Tag
 
@@ -75,7 +81,9 @@ class Listener:
     def board_identified(self, conn: BoardConnection, identity: BoardIdentity) -> str | None:
         return self.problem
 
-    def board_cells(self, board: int, readings: dict[int, Reading], full: bool, received_at: float) -> None:
+    def board_cells(
+        self, board: int, readings: dict[int, Reading], full: bool, received_at: float
+    ) -> None:
         with self.lock:
             self.cells.update(readings)
             self.updates.append((dict(readings), full))
@@ -112,7 +120,10 @@ class Board:
 
     def identify(self, caps: int = proto.CAP_LEDS, leds: int = 4) -> None:
         hello = self.expect(proto.HELLO)
-        self.send(proto.IDENTITY, proto.encode_identity(hello[2], b"\x01" * 8, "1.0.0", CELLS, leds, caps, b"abcd"))
+        self.send(
+            proto.IDENTITY,
+            proto.encode_identity(hello[2], b"\x01" * 8, "1.0.0", CELLS, leds, caps, b"abcd"),
+        )
 
     def answer_snapshot(self, states: list) -> None:
         req = self.expect(proto.SNAPSHOT_REQ)
@@ -129,7 +140,13 @@ def setup() -> Iterator[tuple[BoardConnection, FakeLink, Listener, Board]]:
         return link
 
     listener = Listener()
-    opts = LinkOptions(ping_interval=0.1, watchdog=0.5, snapshot_timeout=0.3, resync_interval=60, led_min_interval=0.0)
+    opts = LinkOptions(
+        ping_interval=0.1,
+        watchdog=0.5,
+        snapshot_timeout=0.3,
+        resync_interval=60,
+        led_min_interval=0.0,
+    )
     conn = BoardConnection("fake0", listener, opts, link_factory=factory)  # type: ignore[arg-type]
     conn.start()
     deadline = time.monotonic() + 2
@@ -268,7 +285,9 @@ def test_watchdog_ends_a_silent_session_and_reconnects(setup) -> None:  # noqa: 
 
 def test_mismatch_is_reported_and_retried() -> None:
     links: list[FakeLink] = []
-    listener = Listener(problem="board 3 on fake0: its config hash is 61626364, table 't' expects 00000000")
+    listener = Listener(
+        problem="board 3 on fake0: its config hash is 61626364, table 't' expects 00000000"
+    )
 
     def factory(port: str) -> FakeLink:
         links.append(FakeLink(port))

@@ -90,7 +90,9 @@ def test_config_mismatch_keeps_the_board_offline_with_a_clear_message(rig: RigFa
     r = rig(geometry=g, boards={2: {"config": other}}, options=LinkOptions(mismatch_retry=0.2))
     r.wait(lambda s: s.boards_online.get(1, False))
     deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and not any(s.state is ConnState.MISMATCH for s in r.rec.statuses):
+    while time.monotonic() < deadline and not any(
+        s.state is ConnState.MISMATCH for s in r.rec.statuses
+    ):
         time.sleep(0.02)
     mism = [s for s in r.rec.statuses if s.state is ConnState.MISMATCH]
     assert mism, r.rec.statuses
@@ -104,7 +106,10 @@ def test_config_mismatch_keeps_the_board_offline_with_a_clear_message(rig: RigFa
 def test_firmware_version_mismatch(rig: RigFactory) -> None:
     r = rig(options=LinkOptions(expected_fw="9.9.9", mismatch_retry=0.5))
     deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and len({s.board for s in r.rec.statuses if s.state is ConnState.MISMATCH}) < 2:
+    while (
+        time.monotonic() < deadline
+        and len({s.board for s in r.rec.statuses if s.state is ConnState.MISMATCH}) < 2
+    ):
         time.sleep(0.02)
     msgs = [s.message for s in r.rec.statuses if s.state is ConnState.MISMATCH]
     assert msgs and all("firmware" in m and "9.9.9" in m for m in msgs)
@@ -114,7 +119,9 @@ def test_firmware_version_mismatch(rig: RigFactory) -> None:
 def test_a_board_of_another_table_is_refused(rig: RigFactory) -> None:
     r = rig(start_link=False)
     one = bench_geometry(1, 8)
-    link = TableLink(one, list(r.table.stable_paths().values()), options=LinkOptions(check_config=False))
+    link = TableLink(
+        one, list(r.table.stable_paths().values()), options=LinkOptions(check_config=False)
+    )
     try:
         link.start()
         assert link.wait_online(3)
@@ -154,6 +161,11 @@ def test_unplug_goes_offline_and_replug_recovers_state_and_leds(rig: RigFactory)
     r.table.unplug(2)
     st = r.wait(lambda s: not s.boards_online[2])
     assert isinstance(st["b2-4"], Offline) and st["b1-0"] == Empty()
+    deadline = time.monotonic() + 2  # statuses reach subscribers on the dispatcher thread
+    while time.monotonic() < deadline and not any(
+        s.board == 2 and s.state is ConnState.OFFLINE for s in r.rec.statuses
+    ):
+        time.sleep(0.01)
     assert any(s.board == 2 and s.state is ConnState.OFFLINE for s in r.rec.statuses)
     # the caller keeps going: LED pictures for an absent board do not raise
     r.link.set_leds({"b2-4": (0, 60, 0)})
@@ -225,7 +237,12 @@ FAULTS = {
 def test_every_byte_fault_kind_ends_in_the_true_state(rig: RigFactory, kind: str) -> None:
     r = rig(faults=FAULTS[kind])
     r.wait(lambda s: s.complete, timeout=10)
-    moves = [("place", "b1-1", UID_A), ("place", "b2-5", UID_B), ("move", "b1-1", "b2-7"), ("remove", "b2-5", None)]
+    moves = [
+        ("place", "b1-1", UID_A),
+        ("place", "b2-5", UID_B),
+        ("move", "b1-1", "b2-7"),
+        ("remove", "b2-5", None),
+    ]
     for op, a, b in moves:
         if op == "place":
             assert isinstance(b, bytes)

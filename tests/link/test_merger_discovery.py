@@ -10,7 +10,7 @@ from tablesense.link import discovery
 from tablesense.link.merger import Merger
 from tablesense.sim.layouts import bench_geometry
 from tablesense.sim.virtual_table import VirtualTable
-from tablesense.table.state import EMPTY, OFFLINE, ReadError, Tag, TableState
+from tablesense.table.state import EMPTY, OFFLINE, ReadError, TableState, Tag
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
 
@@ -41,7 +41,9 @@ def test_merger_maps_channels_to_cells_and_tracks_online() -> None:
     assert m.apply(1, {99: EMPTY}) is None
     clock.t = 105.0
     st = m.apply(2, {4: ReadError(2)})
-    assert st is not None and st.stable_since == 105.0 and st.complete  # a read error is known: the referee judges it
+    assert (
+        st is not None and st.stable_since == 105.0 and st.complete
+    )  # a read error is known: the referee judges it
     # a sync flag changes completeness but not stable_since
     m.apply(2, {4: EMPTY})
     clock.t = 110.0
@@ -65,17 +67,29 @@ def test_table_state_is_an_immutable_mapping() -> None:
     assert st != other and st == TableState({"a": EMPTY, "b": Tag(UID)}, {1: True}, 3.0, 2)
     with pytest.raises(TypeError):
         st["a"] = EMPTY  # type: ignore[index]
-    assert str(Tag(UID)) == UID.hex() and "read-error(crc)" == str(ReadError(2))
+    assert str(Tag(UID)) == UID.hex() and str(ReadError(2)) == "read-error(crc)"
 
 
 def test_candidate_ports_filter_by_usb_id(monkeypatch: pytest.MonkeyPatch) -> None:
     from serial.tools import list_ports
 
     ports = [
-        SimpleNamespace(device="/dev/ttyACM0", vid=0x2E8A, pid=0x0005, serial_number="E6614103E7", description="Board"),
-        SimpleNamespace(device="/dev/ttyACM1", vid=0x2E8A, pid=0x0003, serial_number="X", description="BOOTSEL"),
-        SimpleNamespace(device="/dev/ttyUSB0", vid=0x0403, pid=0x6001, serial_number="FT", description="FTDI"),
-        SimpleNamespace(device="/dev/ttyS0", vid=None, pid=None, serial_number=None, description="n/a"),
+        SimpleNamespace(
+            device="/dev/ttyACM0",
+            vid=0x2E8A,
+            pid=0x0005,
+            serial_number="E6614103E7",
+            description="Board",
+        ),
+        SimpleNamespace(
+            device="/dev/ttyACM1", vid=0x2E8A, pid=0x0003, serial_number="X", description="BOOTSEL"
+        ),
+        SimpleNamespace(
+            device="/dev/ttyUSB0", vid=0x0403, pid=0x6001, serial_number="FT", description="FTDI"
+        ),
+        SimpleNamespace(
+            device="/dev/ttyS0", vid=None, pid=None, serial_number=None, description="n/a"
+        ),
     ]
     monkeypatch.setattr(list_ports, "comports", lambda: ports)
     found = discovery.candidate_ports()

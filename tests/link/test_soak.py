@@ -42,7 +42,10 @@ def make_script(seed: int, steps: int, g: TableGeometry) -> tuple[dict[str, byte
     racks = [c for s in g.seats for c in s.rack]
     start = {c: bytes([4]) + rng.randbytes(6) for c in rng.sample(racks, 10)}
     world = dict(start)
-    line = [g.line.center, *[c for pair in zip(g.line.left, g.line.right, strict=False) for c in pair]]
+    line = [
+        g.line.center,
+        *[c for pair in zip(g.line.left, g.line.right, strict=False) for c in pair],
+    ]
     ops: list[Op] = []
     for i in range(steps):
         if i == steps // 3:
@@ -68,7 +71,9 @@ def make_script(seed: int, steps: int, g: TableGeometry) -> tuple[dict[str, byte
     return start, ops
 
 
-def run(rig: RigFactory, g: TableGeometry, seed: int, steps: int, faults: FaultPlan | None) -> tuple[Rig, list[dict[str, bytes]]]:
+def run(
+    rig: RigFactory, g: TableGeometry, seed: int, steps: int, faults: FaultPlan | None
+) -> tuple[Rig, list[dict[str, bytes]]]:
     start, ops = make_script(seed, steps, g)
     r = rig(geometry=g, faults=faults, seed=seed)
     r.wait(lambda s: s.complete, timeout=15)
@@ -146,7 +151,9 @@ def _explain(got: list[dict[str, bytes]], want: list[dict[str, bytes]]) -> str:
         if g != w:
             extra = {c: u.hex() for c, u in g.items() if w.get(c) != u}
             missing = {c: u.hex() for c, u in w.items() if g.get(c) != u}
-            return f"state {i} of {len(got)} (want {len(want)}): link has {extra}, world has {missing}"
+            return (
+                f"state {i} of {len(got)} (want {len(want)}): link has {extra}, world has {missing}"
+            )
     return f"lengths differ: link {len(got)}, world {len(want)}"
 
 

@@ -19,7 +19,9 @@ def geo() -> TableGeometry:
     return TableGeometry.load(REPO / "hardware" / "tables" / "dominoes-4.toml")
 
 
-def make(geo: TableGeometry, interval: float = 0.05) -> tuple[CellLeds, list[dict], ManualScheduler, EventBus]:
+def make(
+    geo: TableGeometry, interval: float = 0.05
+) -> tuple[CellLeds, list[dict], ManualScheduler, EventBus]:
     frames: list[dict] = []
     clock = ManualScheduler()
     leds = CellLeds(geo, frames.append, min_interval=interval, scheduler=clock)
@@ -139,3 +141,32 @@ def test_sink_failure_is_contained_and_close_blanks(geo: TableGeometry) -> None:
 def test_palette_is_validated() -> None:
     with pytest.raises(ValueError, match="error"):
         LedPalette(error=(300, 0, 0))
+
+
+def test_last_move_follows_the_suggestion_it_carried_out_and_view_corrections(
+    geo: TableGeometry,
+) -> None:
+    leds, frames, clock, bus = make(geo)
+    bus.publish(
+        "suggestion", kind="play", seat=2, piece="5-3", from_cell="seat2-4", to_cell="right-1"
+    )
+    clock.advance(0.1)
+    # the referee's move_accepted names no cells: the suggestion's are used
+    bus.publish("move_accepted", seat=2, move={"seat": 2, "tile": "3-5", "end": "right"})
+    clock.advance(0.1)
+    assert lit(frames[-1], leds.palette.last_move) == {"seat2-4", "right-1"}
+    assert lit(frames[-1], leds.palette.suggestion) == set()
+    # a move that is not the suggested one lights nothing it cannot know
+    bus.publish(
+        "suggestion", kind="play", seat=3, piece="1-1", from_cell="seat3-1", to_cell="left-1"
+    )
+    bus.publish("move_accepted", seat=3, move={"seat": 3, "tile": "1-4", "end": "left"})
+    clock.advance(0.1)
+    assert lit(frames[-1], leds.palette.last_move) == set()
+    # a view with an open correction keeps its cells red; null clears them
+    bus.publish("view", to_play=0, correction={"cells": ["left-5"], "instruction": "take it back"})
+    clock.advance(0.1)
+    assert lit(frames[-1], RED) == {"left-5"}
+    bus.publish("view", to_play=0, correction=None)
+    clock.advance(0.1)
+    assert lit(frames[-1], RED) == set()

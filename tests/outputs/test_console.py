@@ -28,7 +28,15 @@ def test_console_prints_each_decision_in_order() -> None:
 
 
 def test_describe_covers_suggestions_and_calls() -> None:
-    ev = TableEvent("suggestion", {"seat": 2, "kind": "play", "piece": "6-6", "from_cell": "seat2-1", "to_cell": "center"}, 1, 0.0)
+    ev = TableEvent(
+        "suggestion",
+        {"seat": 2, "kind": "play", "piece": "6-6", "from_cell": "seat2-1", "to_cell": "center"},
+        1,
+        0.0,
+    )
     assert describe(ev) == "seat 2 suggests play 6-6 seat2-1 -> center"
-    assert describe(TableEvent("call", {"seat": 1, "kind": "contre", "target": 2}, 2, 0.0)) == "seat 1 calls contre on seat 2"
+    assert (
+        describe(TableEvent("call", {"seat": 1, "kind": "contre", "target": 2}, 2, 0.0))
+        == "seat 1 calls contre on seat 2"
+    )
     assert describe(TableEvent("custom", {"a": 1, "record": {}}, 3, 0.0)) == "a=1"

@@ -60,7 +60,9 @@ class FakeGPIO(types.ModuleType):
         self._rec("setmode", mode)
         self.mode = mode
 
-    def setup(self, pin: int, direction: int, pull_up_down: int | None = None, initial: int | None = None) -> None:
+    def setup(
+        self, pin: int, direction: int, pull_up_down: int | None = None, initial: int | None = None
+    ) -> None:
         assert self.mode == self.BCM, "setup before setmode"
         self._rec("setup", pin, direction, pull_up_down, initial)
         if direction == self.IN:
@@ -75,7 +77,13 @@ class FakeGPIO(types.ModuleType):
     def input(self, pin: int) -> int:
         return self.levels[pin]
 
-    def add_event_detect(self, pin: int, edge: int, callback: Callable[[int], None] | None = None, bouncetime: int | None = None) -> None:
+    def add_event_detect(
+        self,
+        pin: int,
+        edge: int,
+        callback: Callable[[int], None] | None = None,
+        bouncetime: int | None = None,
+    ) -> None:
         self._rec("add_event_detect", pin, edge, bouncetime)
         assert callback is not None
         self.callbacks[pin] = callback
@@ -119,7 +127,10 @@ def test_rpi_backend_sets_bcm_and_drives_pins_through_the_module(fake_gpio: Fake
     btn = Button(backend, 17, debounce=0.03)
     assert ("setup", 4, FakeGPIO.OUT, None, FakeGPIO.LOW) in fake_gpio.calls
     assert ("output", 4, FakeGPIO.HIGH) in fake_gpio.calls
-    assert fake_gpio.calls[-3:-1] == [("output", 4, FakeGPIO.LOW), ("setup", 17, FakeGPIO.IN, FakeGPIO.PUD_UP, None)]
+    assert fake_gpio.calls[-3:-1] == [
+        ("output", 4, FakeGPIO.LOW),
+        ("setup", 17, FakeGPIO.IN, FakeGPIO.PUD_UP, None),
+    ]
     # Edge detection on both edges, with no hardware bouncetime (debouncing is ours).
     assert fake_gpio.calls[-1] == ("add_event_detect", 17, FakeGPIO.BOTH, None)
     fake_gpio.drive(17, 0)
@@ -145,7 +156,9 @@ def test_rpi_backend_active_low_led_and_release_on_close(fake_gpio: FakeGPIO) ->
     backend.close()
 
 
-def test_rpi_backend_errors_become_clear_messages(fake_gpio: FakeGPIO, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rpi_backend_errors_become_clear_messages(
+    fake_gpio: FakeGPIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
     backend = RPiGPIOBackend(scheduler=ManualScheduler())
     fake_gpio.fail_on = "setup"
     with pytest.raises(GPIOError, match="gpio' group"):
@@ -158,7 +171,9 @@ def test_rpi_backend_errors_become_clear_messages(fake_gpio: FakeGPIO, monkeypat
         RPiGPIOBackend()
 
 
-def test_make_backend_from_environment(fake_gpio: FakeGPIO, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_make_backend_from_environment(
+    fake_gpio: FakeGPIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TABLESENSE_GPIO", "rpi")
     b = make_backend()
     assert isinstance(b, RPiGPIOBackend)
@@ -286,7 +301,10 @@ def test_table_from_geometry_lights_turns_from_view_events_and_reports_buttons()
         sim.advance(0.05)
         sim.bounce(pin, final_pressed=False)
         sim.advance(0.05)
-        assert [(e.button, e.seat, e.pressed) for e in events] == [("seat", 1, True), ("seat", 1, False)]
+        assert [(e.button, e.seat, e.pressed) for e in events] == [
+            ("seat", 1, True),
+            ("seat", 1, False),
+        ]
         if geo.referee_button_pin is not None:
             sim.press(geo.referee_button_pin)
             sim.advance(0.05)
@@ -320,7 +338,9 @@ def test_forward_buttons_to_the_referee_session() -> None:
     sim = SimBackend()
     table = TableGPIO(sim, [(4, 17, 27), (5, 18, 23)], referee_button_pin=3)
     calls: list[tuple] = []
-    remove = forward_buttons(table, lambda seat, button: calls.append((seat, button)), lambda: calls.append(("referee",)))
+    remove = forward_buttons(
+        table, lambda seat, button: calls.append((seat, button)), lambda: calls.append(("referee",))
+    )
     for pin in (18, 27, 3):
         sim.bounce(pin, final_pressed=True)
         sim.advance(0.05)

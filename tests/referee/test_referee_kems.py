@@ -176,3 +176,47 @@ def test_undo_a_swap() -> None:
     assert not ref.hand.events
     h.settle()
     assert kinds(events, "move_rejected")[-1]["fix"] is not None
+
+
+def test_table_dealt_round_and_a_refresh_of_cards_never_seen() -> None:
+    """A real dealer deals by hand: the round is read from the racks and the
+    slots; the stock is face down, so a refresh may show any unseen cards and
+    the record's stock order is fitted to them (the record still replays)."""
+    import random as _random
+
+    from tablesense.games.kems import deck
+    from tablesense.games.record import replay
+    from tablesense.referee.core import MatchSpec, Referee
+    from tablesense.referee.layout import Sensed
+    from tablesense.table.geometry import TableGeometry
+    from tablesense.table.tags import TagRegistry
+
+    g = TableGeometry.load("kems-4")
+    events: list[tuple[str, dict[str, Any]]] = []
+    stored: list[dict[str, Any]] = []
+    ref = Referee(MatchSpec("kems", "classic", seed=1), g, TagRegistry.virtual(0),
+                  emit=lambda k, **d: events.append((k, d)), store=stored.append, deal="table")
+    ref.start(0.0)
+    for seed in range(100):
+        cards = [str(c) for c in deck(32)]
+        _random.Random(seed).shuffle(cards)
+        hands = [cards[4 * s : 4 * s + 4] for s in range(4)]
+        if all(max(sum(1 for c in h if c[0] == r) for r in "789TJQKA") < 3 for h in hands):
+            break  # no misdeal
+    cells = {}
+    for s, seat in enumerate(g.seats):
+        cells.update(zip(seat.rack, hands[s], strict=False))
+    cells.update(zip(g.kems_slots, cards[16:20], strict=True))
+    ref.feed(Sensed.of(cells), 1.0)
+    ref.feed(Sensed.of(cells), 5.0)
+    assert ref.phase == "play" and [str(c) for c in ref.hand.board] == cards[16:20]
+    unseen = cards[28:32]  # not the engine's next four
+    for cell, card in zip(g.kems_slots, unseen, strict=True):
+        cells[cell] = card
+    ref.feed(Sensed.of(cells), 6.0)
+    ref.feed(Sensed.of(cells), 9.0)
+    assert ref.hand.events == [Refresh()]
+    assert [str(c) for c in ref.hand.board] == unseen
+    ref.press(0, "main", 10.0)
+    ref.tick(20.0)
+    assert replay(ref.record()).to_json()["ok"] is True

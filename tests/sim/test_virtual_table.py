@@ -36,7 +36,9 @@ class Raw:
         self.ser.write(proto.encode_frame(msg_type, 0, seq, payload))
         return seq
 
-    def wait_for(self, msg_type: int, timeout: float = 2.0, ack: int | None = None) -> tuple[int, int, int, bytes]:
+    def wait_for(
+        self, msg_type: int, timeout: float = 2.0, ack: int | None = None
+    ) -> tuple[int, int, int, bytes]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for f in self.dec.feed(self.ser.read(256)):
@@ -177,7 +179,9 @@ def test_unreadable_tag_is_a_read_error_not_empty(table: VirtualTable) -> None:
             snap = raw.snapshot()
             if isinstance(snap[4], int) and snap[4] > 0:
                 break
-            assert snap[4] is not None or time.monotonic() < deadline, "an unreadable tag must not read as empty"
+            assert snap[4] is not None or time.monotonic() < deadline, (
+                "an unreadable tag must not read as empty"
+            )
             assert time.monotonic() < deadline
             time.sleep(0.03)
     finally:
@@ -185,7 +189,9 @@ def test_unreadable_tag_is_a_read_error_not_empty(table: VirtualTable) -> None:
 
 
 def test_scheduled_faults_run_on_time(tmp_path: Path) -> None:
-    plan = FaultPlan(seed=1, events=[ScheduledFault(0.2, "unplug", 1, 0.3), ScheduledFault(0.3, "reboot", 2)])
+    plan = FaultPlan(
+        seed=1, events=[ScheduledFault(0.2, "unplug", 1, 0.3), ScheduledFault(0.3, "reboot", 2)]
+    )
     vt = VirtualTable(bench_geometry(2, 8), seed=1, faults=plan, link_dir=tmp_path)
     vt.start()
     try:
@@ -206,7 +212,7 @@ def test_scenario_file_runs_against_the_table(tmp_path: Path, table: VirtualTabl
         '[[steps]]\nat = 0.0\nplace = "b1-1"\nuid = "04a1b2c3d4e5f6"\n'
         '[[steps]]\nafter = 0.05\nmove = ["b1-1", "b2-4"]\n'
         '[[steps]]\nafter = 0.05\nflicker = "b2-4"\nvalue = 0.1\n'
-        '[[steps]]\nafter = 0.05\nreboot = 2\n'
+        "[[steps]]\nafter = 0.05\nreboot = 2\n"
     )
     sc = Scenario.load(f, table.geometry)
     assert [s.action for s in sc.steps] == ["place", "move", "flicker", "reboot"]
@@ -230,7 +236,14 @@ def test_scenario_errors_are_all_listed(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         Scenario.from_dict(bad, g)
     text = str(info.value)
-    for needle in ("uid must be", "seconds >= 0", "unknown cell 'nowhere'", "unknown board 9", "exactly one action", "between 0 and 1"):
+    for needle in (
+        "uid must be",
+        "seconds >= 0",
+        "unknown cell 'nowhere'",
+        "unknown board 9",
+        "exactly one action",
+        "between 0 and 1",
+    ):
         assert needle in text
     with pytest.raises(ScenarioError, match="list of steps"):
         Scenario.from_dict({"step": []}, g)

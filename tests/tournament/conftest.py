@@ -8,25 +8,31 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from testsupport import free_port, need
 
-from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, mosquitto_binary, write_broker_config
+from tablesense.tournament.mosquitto import (
+    BrokerFiles,
+    Mosquitto,
+    mosquitto_binary,
+    write_broker_config,
+)
+from testsupport import free_port, need
 
 
 def _pg_schema_url(postgres_url: str) -> Iterator[str]:
     """A fresh schema per test (search_path in the URL), dropped afterwards: parallel runs never collide."""
     import psycopg
+    import psycopg.sql
 
     plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
     schema = "ts_test_" + uuid.uuid4().hex[:12]
     with psycopg.connect(plain, autocommit=True) as c:
-        c.execute(f"CREATE SCHEMA {schema}")
+        c.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
     sep = "&" if "?" in postgres_url else "?"
     try:
         yield f"{postgres_url}{sep}options=-csearch_path%3D{schema}"
     finally:
         with psycopg.connect(plain, autocommit=True) as c:
-            c.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            c.execute(psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(psycopg.sql.Identifier(schema)))
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from testsupport import need
 from typer.testing import CliRunner
 
 from tablesense.cli import app
 from tablesense.tournament.mosquitto import mosquitto_binary
+from testsupport import need
 
 runner = CliRunner()
 

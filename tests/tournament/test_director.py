@@ -127,6 +127,7 @@ def test_confirmation_needs_both_badges_then_correction_is_audited(db_url: str) 
     m1 = next(m for m in d.matches(1) if m.table_no == 1)
     assert d.ingest(1, result_for(d, m1.id, key, revision=1)).status == "accepted"
     badges = {e.id: e.badges for e in d.entrants()}
+    assert m1.entrant_b is not None
     base = {"kind": "confirm", "event": d.event_id, "round": 1, "table": 1, "revision": 1, "match": m1.id}
     half = key.sign(base | {"badges": [badges[m1.entrant_a][0]]})
     assert "has not confirmed" in d.ingest(1, half).reason

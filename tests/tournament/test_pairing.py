@@ -37,7 +37,7 @@ def _random_field(rng: random.Random, n: int, rounds: int) -> list[pr.SwissPlaye
     for _ in range(rounds):
         order = list(range(n))
         rng.shuffle(order)
-        for a, b in zip(order[::2], order[1::2], strict=True):
+        for a, b in zip(order[::2], order[1::2], strict=False):  # odd field: the last one sits out
             met[a].add(b)
             met[b].add(a)
             scores[rng.choice((a, b))] += 1
@@ -53,7 +53,7 @@ def test_swiss_matching_is_minimum_cost(seed: int) -> None:
     cost, rematches = pr.pairing_cost(players, pairs)
     assert rematches == 0
     assert cost == _brute_force_cost(sorted(players, key=lambda p: p.rank))
-    assert sorted(x for p in pairs for x in (p.a, p.b)) == list(range(10))
+    assert sorted(x for p in pairs for x in (p.a, p.b) if x is not None) == list(range(10))
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import select
-from testsupport import need
 
 from tablesense.games.record import replay
 from tablesense.tournament.db import Database, Result
@@ -18,6 +17,7 @@ from tablesense.tournament.export import export_event
 from tablesense.tournament.mosquitto import mosquitto_binary
 from tablesense.tournament.service import Director
 from tablesense.tournament.simulate import Faults, simulate
+from testsupport import need
 
 
 def _check_event(db_url: str, event_id: int, rounds: int) -> dict:
@@ -74,6 +74,8 @@ def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_ur
     assert refused, "refusals are logged in the audit log"
     offline = [a for a in data["audit"] if a["action"] == "offline"]
     assert offline, "a dropped table's last will is seen by the director"
+    quiet = [a for a in data["audit"] if a["action"] == "table-quiet"]
+    assert quiet, "the director flags a table that drops off mid-round"
 
 
 @pytest.mark.slow

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tablesense.tournament.standings import MatchOutcome, TiebreakError, compute_standings, lots_value
+from tablesense.tournament.standings import (
+    MatchOutcome,
+    TiebreakError,
+    compute_standings,
+    lots_value,
+)
 
 
 def M(r: int, a: int, b: int | None, sa: float, sb: float, kind: str = "match") -> MatchOutcome:

@@ -32,8 +32,10 @@ if str(Path(__file__).parent) not in sys.path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    need(Path(CHROMIUM).exists() or shutil.which("chromium") is not None,
-         "Debian's chromium is not installed (/usr/bin/chromium)")
+    need(
+        Path(CHROMIUM).exists() or shutil.which("chromium") is not None,
+        "Debian's chromium is not installed (/usr/bin/chromium)",
+    )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:  # pragma: no cover - depends on the environment

@@ -14,7 +14,8 @@ PAGE_STATE_JS = """() => {
     game: q('#game').textContent,
     hand: q('#hand-no').textContent,
     target: q('#target').textContent,
-    line: all('#line g.tile').map((g) => ({
+    previousLine: all('#line svg.previous g.tile').map((g) => g.dataset.tile),
+    line: all('#line svg:not(.previous) g.tile').map((g) => ({
       arm: g.dataset.arm, index: Number(g.dataset.index), tile: g.dataset.tile,
       shown: g.dataset.shown, inner: g.dataset.inner, outer: g.dataset.outer,
       crosswise: g.classList.contains('crosswise'),
@@ -43,7 +44,9 @@ def page_state(page: Any) -> dict[str, Any]:
 
 def wait_seq(page: Any, seq: int, timeout_ms: int = 5000) -> dict[str, Any]:
     """Wait until the page has drawn the view with ``seq`` (or a later one)."""
-    page.wait_for_function("(n) => Number(document.body.dataset.seq) >= n", arg=seq, timeout=timeout_ms)
+    page.wait_for_function(
+        "(n) => Number(document.body.dataset.seq) >= n", arg=seq, timeout=timeout_ms
+    )
     return page_state(page)
 
 

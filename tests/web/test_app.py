@@ -3,6 +3,7 @@ streams, optional routers of other rooms, and serving in a thread."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import sys
@@ -11,6 +12,7 @@ import types
 
 import httpx
 import pytest
+import websockets
 from fastapi import APIRouter, Request
 from fastapi.testclient import TestClient
 
@@ -26,7 +28,10 @@ def test_page_and_static_files_are_local() -> None:
         assert page.status_code == 200
         assert "<title>Club table 3</title>" in page.text
         # every script and stylesheet is served by us: no CDN, no external URL
-        assert "http://" not in page.text.replace("http://www.w3.org", "") and "https://" not in page.text
+        assert (
+            "http://" not in page.text.replace("http://www.w3.org", "")
+            and "https://" not in page.text
+        )
         for path in ("/static/display.js", "/static/domino_svg.js", "/static/display.css"):
             r = client.get(path)
             assert r.status_code == 200 and len(r.content) > 500, path
@@ -39,7 +44,10 @@ def test_api_view_history_and_health() -> None:
         assert client.get("/api/view").json() == {"seq": 0, "view": None}
         bus.publish("message", text="hello", level="info")
         ev = bus.publish("view", game="kems", board=["7S"])
-        assert client.get("/api/view").json() == {"seq": ev.seq, "view": {"game": "kems", "board": ["7S"]}}
+        assert client.get("/api/view").json() == {
+            "seq": ev.seq,
+            "view": {"game": "kems", "board": ["7S"]},
+        }
         hist = client.get("/api/history", params={"limit": 1}).json()
         assert [h["kind"] for h in hist] == ["view"]
         health = client.get("/healthz").json()
@@ -145,9 +153,6 @@ def test_a_closed_tab_releases_its_subscription_at_once() -> None:
     bus = EventBus()
     server = serve_display(bus)
     try:
-        import asyncio
-
-        import websockets
 
         async def visit() -> None:
             url = server.url.replace("http://", "ws://") + "ws"

@@ -71,7 +71,9 @@ def check_dominoes(state: dict[str, Any], hand: Any) -> None:
     assert turns == ([] if hand.is_over else [hand.to_play])
 
 
-def test_dominoes_hand_move_by_move(page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path) -> None:
+def test_dominoes_hand_move_by_move(
+    page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path
+) -> None:
     from tablesense.games.dominoes import DominoMatch, move_to_json
 
     bus, _ = served
@@ -107,14 +109,36 @@ def test_dominoes_hand_move_by_move(page: Any, served: tuple[EventBus, DisplaySe
     result = match.finish_hand()
     res = {"hand_no": 1, **result.to_json()}
     state = wait_seq(page, publish(bus, dominoes_view(match, hand, hand_no=1, result=res)))
-    assert state["scores"] == [str(int(s)) if float(s).is_integer() else str(s) for s in match.score]
+    assert state["scores"] == [
+        str(int(s)) if float(s).is_integer() else str(s) for s in match.score
+    ]
     assert state["result"].startswith("Hand 1:")
     if result.winner is not None:
         assert ["Ana & Carla", "Bruno & Davi"][result.winner] + " won" in state["result"]
     page.screenshot(path=str(artifacts / "dominoes-engine-end.png"))
+    # The next hand has no line yet: the last hand's final line is shown, dimmed.
+    final = displayed_line(hand)
+    next_hand = match.new_hand(rng=rng)
+    view = dominoes_view(match, next_hand, hand_no=2, result=res)
+    view["last_line"] = {**dominoes_view(match, hand, hand_no=1)["line"], "hand_no": 1}
+    state = wait_seq(page, publish(bus, view))
+    assert state["line"] == []
+    assert sorted(state["previousLine"]) == sorted(final["center"] + final["left"] + final["right"])
+    assert page.locator(".line-caption").inner_text() == "Hand 1: the final line"
+    page.screenshot(path=str(artifacts / "dominoes-engine-next-hand.png"))
+    random_domino_moves(next_hand, rng, 1)
+    state = wait_seq(
+        page,
+        publish(
+            bus, {**dominoes_view(match, next_hand, hand_no=2), "last_line": view["last_line"]}
+        ),
+    )
+    assert state["previousLine"] == [] and len(state["line"]) == 1
 
 
-def test_long_line_turns_and_phone_layout(page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path) -> None:
+def test_long_line_turns_and_phone_layout(
+    page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path
+) -> None:
     """A line long enough to turn at both ends still shows every tile in order."""
     from tablesense.games.dominoes import DominoMatch
 
@@ -147,7 +171,9 @@ def test_long_line_turns_and_phone_layout(page: Any, served: tuple[EventBus, Dis
     page.set_viewport_size({"width": 1280, "height": 720})
 
 
-def test_kems_round_swap_by_swap(page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path) -> None:
+def test_kems_round_swap_by_swap(
+    page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path
+) -> None:
     from tablesense.games.kems import KemsMatch, event_to_json
 
     bus, _ = served
@@ -173,7 +199,9 @@ def test_kems_round_swap_by_swap(page: Any, served: tuple[EventBus, DisplayServe
         assert f"gave {swap.give}, took {swap.take}" in state["lastMove"]
         if step == 3:
             bad = {"text": "Ana holds 5 cards: put one back on the board", "level": "error"}
-            state = wait_seq(page, publish(bus, kems_view(match, rnd, hand_no=hand_no, message=bad)))
+            state = wait_seq(
+                page, publish(bus, kems_view(match, rnd, hand_no=hand_no, message=bad))
+            )
             assert state["message"]["text"] == bad["text"] and state["message"]["level"] == "error"
             page.screenshot(path=str(artifacts / "kems-engine-error.png"))
             state = wait_seq(page, publish(bus, kems_view(match, rnd, hand_no=hand_no)))
@@ -182,10 +210,17 @@ def test_kems_round_swap_by_swap(page: Any, served: tuple[EventBus, DisplayServe
     page.screenshot(path=str(artifacts / "kems-engine.png"))
 
 
-def test_board_offline_and_reconnect_after_server_side_close(page: Any, served: tuple[EventBus, DisplayServer]) -> None:
+def test_board_offline_and_reconnect_after_server_side_close(
+    page: Any, served: tuple[EventBus, DisplayServer]
+) -> None:
     bus, server = served
-    view = {"game": "kems", "board": ["7S", "8S", "9S", "TS"], "seats": [], "scores": [1, 2],
-            "boards": [{"id": 1, "online": True}, {"id": 2, "online": False}]}
+    view = {
+        "game": "kems",
+        "board": ["7S", "8S", "9S", "TS"],
+        "seats": [],
+        "scores": [1, 2],
+        "boards": [{"id": 1, "online": True}, {"id": 2, "online": False}],
+    }
     state = wait_seq(page, publish(bus, view))
     assert state["boards"] == [[1, True], [2, False]]
     # the server ends every live stream (as on shutdown): the page reconnects
@@ -196,3 +231,38 @@ def test_board_offline_and_reconnect_after_server_side_close(page: Any, served: 
     view["boards"] = [{"id": 1, "online": True}, {"id": 2, "online": True}]
     state = wait_seq(page, publish(bus, view))
     assert state["boards"] == [[1, True], [2, True]]
+
+
+def test_eight_seat_kems_fits_a_kiosk_screen(
+    page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path
+) -> None:
+    from tablesense.games.kems import KemsMatch
+
+    bus, _ = served
+    rng = random.Random(8)
+    match = KemsMatch(seats=8)
+    rnd = match.new_round(rng=rng)
+    while rnd.is_misdeal:
+        match.finish_round()
+        rnd = match.new_round(rng=rng)
+    view = kems_view(match, rnd, hand_no=len(match.rounds) + 1)
+    view["message"] = {"text": "Kems! the partner may still call double", "level": "info"}
+    state = wait_seq(page, publish(bus, view))
+    assert [s["name"] for s in state["seats"]] == [
+        "Ana",
+        "Bruno",
+        "Carla",
+        "Davi",
+        "Eva",
+        "Fabio",
+        "Gil",
+        "Hugo",
+    ]
+    assert state["scoreLabels"] == ["Ana & Eva", "Bruno & Fabio", "Carla & Gil", "Davi & Hugo"]
+    assert state["board"] == [str(c) for c in rnd.board]
+    # every seat is visible without scrolling on a 1280x720 kiosk
+    height, inner = page.evaluate(
+        "() => [document.documentElement.scrollHeight, window.innerHeight]"
+    )
+    assert height <= inner
+    page.screenshot(path=str(artifacts / "kems-8-seats.png"))

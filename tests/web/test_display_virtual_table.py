@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from pagestate import arms, wait_seq
 
+from tablesense.outputs.cell_leds import CellLeds
 from tablesense.outputs.events import EventBus, Subscription, TableEvent
 from testsupport import REPO
 
@@ -82,8 +83,15 @@ def start_table(game: str, variant: str, layout: str, seed: int, bots: dict[int,
         table=geometry.name,
     )
     bus = EventBus(history_size=20000)
-    referee = Referee(spec, geometry, registry, emit=bus.publish, store=None,
-                      timing=Timing().scaled(0.25), deal="engine")
+    referee = Referee(
+        spec,
+        geometry,
+        registry,
+        emit=bus.publish,
+        store=None,
+        timing=Timing().scaled(0.25),
+        deal="engine",
+    )
     vtable = VirtualTable(geometry, seed=seed)
     paths = vtable.start()
     link = TableLink(geometry, ports=list(vtable.stable_paths().values()) or list(paths.values()))
@@ -140,7 +148,9 @@ class Hands:
                 self.place(piece, cell)
 
 
-def next_event(sub: Subscription, kinds: set[str], deadline: float, seen: set[str] | None = None) -> TableEvent:
+def next_event(
+    sub: Subscription, kinds: set[str], deadline: float, seen: set[str] | None = None
+) -> TableEvent:
     """The next event of one of ``kinds``; the kinds of every event read
     (also the skipped ones) are added to ``seen``."""
     while True:
@@ -232,9 +242,15 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
     from tablesense.games.dominoes_players import RandomPlayer
 
     seed = 11
-    table = start_table("dominoes", "pairs-pips", "dominoes-4", seed, {i: RandomPlayer() for i in range(4)})
+    table = start_table(
+        "dominoes", "pairs-pips", "dominoes-4", seed, {i: RandomPlayer() for i in range(4)}
+    )
     hands = Hands(table)
     sub = table.bus.subscribe(replay=False, maxsize=100000)
+    # the cell LED output follows the same stream (frames to a recording sink)
+    frames: list[dict[str, Any]] = []
+    leds = CellLeds(table.referee.geometry, frames.append, min_interval=0.0)
+    leds.attach(table.bus)
     try:
         run_session(table, lambda s: len(s.referee.finished_hands()) >= 1)
         open_display(page, table)
@@ -243,6 +259,7 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
         bad_done = False
         seen: set[str] = set()
         most_tiles: tuple[int, list[str]] = (0, [])
+        last_play: tuple[str, str] | None = None
         while "hand_ended" not in seen:
             ev = next_event(sub, {"suggestion", "move_accepted", "hand_ended"}, deadline, seen)
             if ev.kind == "hand_ended":
@@ -255,6 +272,10 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
                     most_tiles = (len(state["line"]), [t["tile"] for t in state["line"]])
                 if moves == 1:
                     page.screenshot(path=str(artifacts / "vt-dominoes-first-move.png"))
+                if last_play and ev.data["move"].get("tile") and "hand_ended" not in seen:
+                    # the LEDs show where the tile went (until the hand ends)
+                    assert last_play[1] in leds.layer("last_move")
+                    assert leds.layer("last_move") <= frozenset(last_play)
                 assert state["lastMove"], "the last move is shown"
                 continue
             d = ev.data
@@ -274,8 +295,13 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
                         view_ev = next_event(sub, {"view"}, deadline)
                     state = check_after(page, table, view_ev)
                     assert state["message"]["level"] == "error" and state["message"]["text"]
-                    assert arms(state)["left"] == [_tile_key(t["tile"]) for t in before["line"]["left"]]
-                    assert arms(state)["right"] == [_tile_key(t["tile"]) for t in before["line"]["right"]]
+                    assert bad in leds.layer("error")
+                    assert arms(state)["left"] == [
+                        _tile_key(t["tile"]) for t in before["line"]["left"]
+                    ]
+                    assert arms(state)["right"] == [
+                        _tile_key(t["tile"]) for t in before["line"]["right"]
+                    ]
                     page.screenshot(path=str(artifacts / "vt-dominoes-bad-move.png"))
                     # Fix it: the tile back on its rack; the message clears.
                     hands.move(bad, d["from_cell"])
@@ -285,9 +311,11 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
                         view_ev = next_event(sub, {"view"}, deadline)
                     state = check_after(page, table, view_ev)
                     assert state["message"]["hidden"] is True
+                    assert leds.layer("error") == frozenset()
                     page.screenshot(path=str(artifacts / "vt-dominoes-fixed.png"))
                     bad_done = True
                 hands.move(d["from_cell"], d["to_cell"])
+                last_play = (d["from_cell"], d["to_cell"])
             elif kind == "pass":
                 table.session.press(d["seat"], "main")
         assert bad_done, "the bad move was made and fixed"
@@ -305,7 +333,9 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
         assert state["scores"] == [_num(x) for x in table.referee.match.score]
         assert state["result"].startswith("Hand 1:")
         page.screenshot(path=str(artifacts / "vt-dominoes-hand-end.png"))
+        assert frames and leds.frames_sent == len(frames)
     finally:
+        leds.close()
         sub.close()
         table.close()
 
@@ -314,7 +344,9 @@ def test_kems_round_through_the_virtual_table(page: Any, artifacts: Path) -> Non
     from tablesense.games.kems_players import make_player
 
     seed = 4
-    table = start_table("kems", "classic", "kems-4", seed, {i: make_player("greedy") for i in range(4)})
+    table = start_table(
+        "kems", "classic", "kems-4", seed, {i: make_player("greedy") for i in range(4)}
+    )
     hands = Hands(table)
     sub = table.bus.subscribe(replay=False, maxsize=100000)
     geometry = table.referee.geometry
@@ -399,4 +431,3 @@ def test_kems_round_through_the_virtual_table(page: Any, artifacts: Path) -> Non
     finally:
         sub.close()
         table.close()
-

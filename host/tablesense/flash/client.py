@@ -195,7 +195,7 @@ class BoardClient:
             _ack, stats, errs = proto.decode_stats(payload)
         except proto.ProtocolError as exc:
             raise BoardError(f"bad STATS reply: {exc}") from None
-        return stats, errs
+        return {str(k): int(v) for k, v in stats.items()}, list(errs)
 
     def snapshot(self) -> list[object]:
         _t, payload = self.request(proto.SNAPSHOT_REQ, expect=(proto.SNAPSHOT,), retries=1)

@@ -26,6 +26,7 @@ The steps, for one board:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -416,10 +417,8 @@ def _restore(session: ReplSession, swapped: bool) -> None:
             "  try:\n   os.remove(t)\n  except OSError:\n   pass\n"
             "  os.rename(n,t)\n"
         )
-    try:
+    with contextlib.suppress(ReplError):
         session.exec(code)
-    except ReplError:
-        pass
 
 
 def _roll_back(port: str, session_factory: Callable[[str], ReplSession],

@@ -18,6 +18,7 @@ import ast
 import base64
 import contextlib
 import io
+import math
 from collections.abc import Callable
 from types import TracebackType
 
@@ -49,6 +50,25 @@ def check_mpremote_version() -> str | None:
     return None
 
 
+_CHATTER = io.StringIO()
+
+
+def _nothing() -> contextlib.nullcontext:
+    return contextlib.nullcontext()
+
+
+def _quiet_mpremote() -> None:
+    """mpremote's transport prints what it received when it fails; keep that
+    out of our stdout (which may carry --json) without redirecting
+    sys.stdout, which is process-wide and unsafe with one thread per board."""
+    import mpremote.transport_serial as ts
+
+    def _print(*args: object, **kwargs: object) -> None:
+        _CHATTER.write(" ".join(str(a) for a in args) + "\n")
+
+    ts.print = _print  # type: ignore[attr-defined]
+
+
 class ReplSession:
     """The raw REPL of one board. Use as a context manager; :meth:`close`
     leaves the raw REPL (the board stays at its friendly REPL unless
@@ -64,22 +84,24 @@ class ReplSession:
         from mpremote.transport import TransportError
         from mpremote.transport_serial import SerialTransport
 
-        chatter = io.StringIO()
+        _quiet_mpremote()
+        chatter = _CHATTER
         try:
-            with contextlib.redirect_stdout(chatter):
+            with _nothing():
                 t = SerialTransport(self.port, baudrate=115200)
         except (TransportError, OSError) as exc:
             raise ReplError(
                 f"cannot open {self.port} ({exc}): is the board plugged in, and no other program "
                 "(tablesense play, a terminal) using the port?"
             ) from None
+        mark = len(chatter.getvalue())
         try:
-            with contextlib.redirect_stdout(chatter):
-                t.enter_raw_repl(soft_reset=False, timeout_overall=self.timeout)
+            with _nothing():
+                t.enter_raw_repl(soft_reset=False, timeout_overall=math.ceil(self.timeout))
         except (TransportError, OSError) as exc:
             with contextlib.suppress(Exception):
                 t.close()
-            seen = chatter.getvalue().strip()[-200:]
+            seen = chatter.getvalue()[mark:].strip()[-200:]
             raise ReplError(
                 f"{self.port} did not give a MicroPython raw REPL ({exc}{'; it sent ' + seen if seen else ''}). "
                 "If the board runs firmware that ignores Ctrl-C, unplug it, hold BOOTSEL, plug it in and "
@@ -115,13 +137,12 @@ class ReplSession:
         if t is None:
             raise ReplError(f"{self.port}: the raw REPL is not open")
         wait = self.timeout if timeout is None else timeout
-        chatter = io.StringIO()
         try:
-            with contextlib.redirect_stdout(chatter):
+            with _nothing():
                 if self.fast_write:
                     out, err = self._exec_fast(code.encode(), wait)
                 else:
-                    out, err = t.exec_raw(code, timeout=wait)
+                    out, err = t.exec_raw(code, timeout=math.ceil(wait))
         except (TransportError, OSError) as exc:
             raise ReplError(f"{self.port}: the board stopped answering the raw REPL ({exc}); check the cable and retry") from None
         if err:
@@ -135,7 +156,7 @@ class ReplSession:
         has flow control, so the whole command goes in one write."""
         t = self._t
         assert t is not None
-        data = t.read_until(1, b">", timeout=timeout)
+        data = t.read_until(1, b">", timeout=math.ceil(timeout))
         if not data.endswith(b">"):
             raise ReplError(f"{self.port}: no raw REPL prompt")
         t.serial.write(command + b"\x04")
@@ -201,12 +222,10 @@ class ReplSession:
         t = self._t
         if t is None:
             return
-        chatter = io.StringIO()
-        with contextlib.suppress(Exception), contextlib.redirect_stdout(chatter):
+        with contextlib.suppress(Exception):
             data = t.read_until(1, b">", timeout=2)
             if data.endswith(b">"):
                 t.serial.write(b"import machine\nmachine.reset()\x04")
-                t.serial.flush()
         self._t = None
         with contextlib.suppress(Exception):
             t.close()

@@ -1048,7 +1048,7 @@ class DominoHand:
                         f"can play {other.tile} on the {other.end}: "
                         "with a choice the game must stay open"
                     )
-        return m
+        return _play(m.seat, t.index, _END_CODE[m.end])  # interned, without ``first``
 
     def _fits_text(self, t: Tile) -> str:
         on_left, on_right = t.has(self._left), t.has(self._right)

@@ -444,7 +444,8 @@ class SeatView:
 
     ``signal`` models the team's secret sign through the table's seat
     buttons: it is True exactly when this seat's partner holds four of a kind
-    (the partner presses its button; only this seat sees the light).
+    (the partner presses its button; only this seat sees the light), unless
+    the table passes the real light (``KemsRound.view(seat, signal=...)``).
     Computer players get only this object's information.
     """
 
@@ -545,7 +546,7 @@ class KemsRound:
             if len(hand) != HAND_SIZE:
                 raise DealError(f"seat {s} is dealt {len(hand)} cards; each seat gets {HAND_SIZE}")
         if len(board) != BOARD_SIZE:
-            raise DealError(f"the board has {len(board)} cards; it has {BOARD_SIZE}")
+            raise DealError(f"the board holds {len(board)} card(s), not {BOARD_SIZE}")
         seen: set[Card] = set()
         for card in [c for h in deal for c in h] + list(board) + list(stock):
             if not isinstance(card, Card):
@@ -607,8 +608,13 @@ class KemsRound:
         four of a kind (the table shows it on ``seat``'s button light only)."""
         return self.has_four(self.partner_of(seat))
 
-    def view(self, seat: Seat) -> SeatView:
-        """Everything ``seat`` may know, and nothing more (for computer players)."""
+    def view(self, seat: Seat, signal: bool | None = None) -> SeatView:
+        """Everything ``seat`` may know, and nothing more (for computer players).
+
+        ``signal`` overrides the partner signal: at a real table, a computer
+        seat whose partner is a person sees the light that person pressed
+        (which may be a mistake or a bluff), not the truth.
+        """
         self._seat_ok(seat)
         return SeatView(
             seat=seat,
@@ -617,7 +623,7 @@ class KemsRound:
             board=tuple(self.board),
             events=tuple(self.events),
             stock_count=len(self.stock),
-            signal=self.signal(seat),
+            signal=self.signal(seat) if signal is None else signal,
             options=self.options,
             is_over=self.is_over,
             awaiting_double=self.awaiting_double,
@@ -734,13 +740,16 @@ class KemsRound:
     def _check_swap(self, swap: Swap) -> None:
         size = self.options.deck
         for card in (swap.give, swap.take):
+            if not isinstance(card, Card):
+                raise IllegalPlayError(f"{card!r} is not a card (use Card.parse('TH'))")
             if size == 32 and card.rank not in RANKS_32:
                 raise IllegalPlayError(f"{card} is not a card of the 32-card deck")
         hand = self.hands[swap.seat]
         if swap.give not in hand:
+            # the message may be shown on the table's public display: it
+            # never lists a hand
             raise IllegalPlayError(
-                f"seat {swap.seat} does not hold {swap.give}: it can only lay a card from its hand "
-                f"({' '.join(map(str, hand))})"
+                f"seat {swap.seat} does not hold {swap.give}: a seat lays a card from its own hand"
             )
         if swap.take == swap.give:
             if not self.options.allow_take_back:
@@ -749,14 +758,12 @@ class KemsRound:
                 )
             return
         if swap.take not in self.board:
-            where = ""
-            for s, h in enumerate(self.hands):
-                if swap.take in h:
-                    where = (
-                        f"; seat {s} holds it (no direct swap between partners)"
-                        if s == self.partner_of(swap.seat)
-                        else f"; seat {s} holds it"
-                    )
+            partner = self.partner_of(swap.seat)
+            where = (
+                f"; it comes from partner seat {partner}'s hand (no direct swap between partners)"
+                if swap.take in self.hands[partner]
+                else ""
+            )
             raise IllegalPlayError(
                 f"{swap.take} is not on the board ({' '.join(map(str, self.board))}){where}"
             )

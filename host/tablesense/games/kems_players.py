@@ -106,7 +106,12 @@ class RandomPlayer:
     name: str = "random"
 
     def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
-        view = round.view(seat)
+        return self.decide(round.view(seat), rng)
+
+    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        """The choice from a seat's view alone (the table can build the view
+        with the real button light as the signal)."""
+        seat = view.seat
         call = _signal_call(view)
         if call is not None or view.is_over:
             return call
@@ -133,7 +138,12 @@ class GreedyPlayer:
     name: str = "greedy"
 
     def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
-        view = round.view(seat)
+        return self.decide(round.view(seat), rng)
+
+    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        """The choice from a seat's view alone (the table can build the view
+        with the real button light as the signal)."""
+        seat = view.seat
         call = _signal_call(view)
         if call is not None or view.is_over:
             return call
@@ -335,7 +345,12 @@ class TrackingPlayer:
     _trackers: dict[int, Tracker] = field(default_factory=dict, repr=False, compare=False)
 
     def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
-        view = round.view(seat)
+        return self.decide(round.view(seat), rng)
+
+    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        """The choice from a seat's view alone (the table can build the view
+        with the real button light as the signal)."""
+        seat = view.seat
         call = _signal_call(view)
         if call is not None or view.is_over:
             return call

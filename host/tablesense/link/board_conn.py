@@ -96,7 +96,9 @@ class BoardStatus:
 class LinkOptions:
     """Timing and checks of a board connection (seconds)."""
 
-    ping_interval: float = 0.1  # after this much silence: PING (bounds how long a lost event goes unseen)
+    ping_interval: float = (
+        0.1  # after this much silence: PING (bounds how long a lost event goes unseen)
+    )
     watchdog: float = 3.0
     handshake_timeout: float = 0.3
     handshake_tries: int = 10
@@ -108,7 +110,9 @@ class LinkOptions:
     reconnect_delay: float = 0.1
     reconnect_max_delay: float = 1.0
     mismatch_retry: float = 5.0
-    read_timeout: float = 0.01
+    read_timeout: float = (
+        0.05  # how long a connection thread sleeps in read when idle (timers tick at this rate)
+    )
     expected_fw: str | None = None  # None: any firmware version is accepted
     check_config: bool = True
 
@@ -140,7 +144,9 @@ class ConnListener(Protocol):
         """Check an identity; return a mismatch message, or None to accept it."""
         ...
 
-    def board_cells(self, board: int, readings: dict[int, Reading], full: bool, received_at: float) -> None:
+    def board_cells(
+        self, board: int, readings: dict[int, Reading], full: bool, received_at: float
+    ) -> None:
         """Channel readings from an event (``full=False``) or a snapshot (``full=True``)."""
         ...
 
@@ -193,7 +199,9 @@ class BoardConnection:
         self.port = port
         self.listener = listener
         self.options = options or LinkOptions()
-        self._link_factory = link_factory or (lambda p: SerialLink(p, read_timeout=self.options.read_timeout))
+        self._link_factory = link_factory or (
+            lambda p: SerialLink(p, read_timeout=self.options.read_timeout)
+        )
         self._locate = locate
         self._clock = clock
         self._link: FrameLink | None = None
@@ -223,6 +231,7 @@ class BoardConnection:
         self._led_inflight: tuple[int, tuple[RGB, ...], float] | None = None
         self._led_last_sent = -1e9
         self._leds_disabled = False
+        self._led_timer: threading.Timer | None = None
 
     # --- public API ----------------------------------------------------------
 
@@ -238,7 +247,9 @@ class BoardConnection:
         if self._thread is not None:
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name=f"board-conn {self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name=f"board-conn {self.port}", daemon=True
+        )
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
@@ -385,7 +396,9 @@ class BoardConnection:
             raise _Mismatch(problem)
         self._rx_seq = seq
         self._state = ConnState.SYNCING
-        self._set_status(ConnState.SYNCING, f"board {board} identified (firmware {ident.fw_version}); syncing")
+        self._set_status(
+            ConnState.SYNCING, f"board {board} identified (firmware {ident.fw_version}); syncing"
+        )
         with self._lock:
             self._led_confirmed = None  # the board's strip is unknown after a (re)connect
         self._request_snapshot(now)
@@ -430,11 +443,15 @@ class BoardConnection:
                 if channel >= ident.cells:
                     raise proto.ProtocolError(f"CELL for channel {channel} of {ident.cells}")
                 self.stats.events += 1
-                self.listener.board_cells(board, {channel: reading_from_proto(state)}, False, received_at)
+                self.listener.board_cells(
+                    board, {channel: reading_from_proto(state)}, False, received_at
+                )
             elif msg_type == proto.SNAPSHOT:
                 _ack, states = proto.decode_snapshot(payload)
                 if len(states) != ident.cells:
-                    raise proto.ProtocolError(f"SNAPSHOT of {len(states)} cells, board has {ident.cells}")
+                    raise proto.ProtocolError(
+                        f"SNAPSHOT of {len(states)} cells, board has {ident.cells}"
+                    )
                 self._on_snapshot(board, states, now, received_at)
             elif msg_type == proto.ACK:
                 ack_seq, _status = proto.decode_ack(payload)
@@ -444,7 +461,9 @@ class BoardConnection:
                 self._on_nak(ack_seq, code, message)
             elif msg_type == proto.LOG:
                 level, message = proto.decode_log(payload)
-                log.log(logging.WARNING if level >= 2 else logging.INFO, "board %d: %s", board, message)
+                log.log(
+                    logging.WARNING if level >= 2 else logging.INFO, "board %d: %s", board, message
+                )
         except proto.ProtocolError as exc:
             log.warning("board %d: %s; resyncing", board, exc)
             self._resync("protocol", now, urgent=True)
@@ -484,7 +503,9 @@ class BoardConnection:
                 self._led_inflight = None
                 if code == proto.NAK_UNSUPPORTED:
                     self._leds_disabled = True
-                    log.warning("board %s refuses LED frames (%s): LEDs disabled", self.board, message)
+                    log.warning(
+                        "board %s refuses LED frames (%s): LEDs disabled", self.board, message
+                    )
                     return
         log.warning("board %s: NAK %d for frame %d: %s", self.board, code, ack_seq, message)
 
@@ -529,7 +550,9 @@ class BoardConnection:
         self.stats.resync_reasons[reason] = self.stats.resync_reasons.get(reason, 0) + 1
         if urgent:
             self._set_frozen(True)
-        if self._snap_inflight is None or (urgent and now - self._snap_at >= self.options.snapshot_retry_on_error):
+        if self._snap_inflight is None or (
+            urgent and now - self._snap_at >= self.options.snapshot_retry_on_error
+        ):
             self._request_snapshot(now)
 
     def _request_snapshot(self, now: float) -> None:
@@ -558,23 +581,29 @@ class BoardConnection:
         """Send the wanted LED frame if allowed now (caller holds _lock)."""
         wanted = self._led_wanted
         ident = self.identity
-        if wanted is None or self._link is None or self._state is not ConnState.ONLINE or ident is None:
+        if (
+            wanted is None
+            or self._link is None
+            or self._state is not ConnState.ONLINE
+            or ident is None
+        ):
             return False
         if not ident.has_leds or self._leds_disabled:
             self.stats.led_skipped += 1
             return False
         inflight = self._led_inflight
-        if inflight is not None:
-            if inflight[1] == wanted:
-                if now - inflight[2] < self.options.led_ack_timeout:
-                    return False  # already on its way
-            elif now - inflight[2] < self.options.led_ack_timeout and now - self._led_last_sent < self.options.led_min_interval:
-                self.stats.led_deferred += 1
-                return False
-        elif wanted == self._led_confirmed:
-            return False
-        if now - self._led_last_sent < self.options.led_min_interval:
+        if (
+            inflight is not None
+            and inflight[1] == wanted
+            and now - inflight[2] < self.options.led_ack_timeout
+        ):
+            return False  # already on its way
+        if inflight is None and wanted == self._led_confirmed:
+            return False  # the board shows it
+        wait = self._led_last_sent + self.options.led_min_interval - now
+        if wait > 0:
             self.stats.led_deferred += 1
+            self._schedule_led_flush(wait)
             return False
         frame = list(wanted[: ident.leds]) + [(0, 0, 0)] * max(0, ident.leds - len(wanted))
         seq = self._send(proto.LEDS, proto.encode_leds(frame))
@@ -582,6 +611,20 @@ class BoardConnection:
         self._led_last_sent = now
         self.stats.led_frames += 1
         return True
+
+    def _schedule_led_flush(self, delay: float) -> None:
+        """Send the deferred frame as soon as the rate limit allows (caller holds _lock)."""
+        if self._led_timer is not None:
+            return
+        timer = threading.Timer(delay, self._flush_leds)
+        timer.daemon = True
+        self._led_timer = timer
+        timer.start()
+
+    def _flush_leds(self) -> None:
+        with self._lock:
+            self._led_timer = None
+            self._maybe_send_leds(self._clock())
 
     def _set_frozen(self, frozen: bool) -> None:
         """Freeze (cells possibly stale, resync pending) or thaw this board's cells."""

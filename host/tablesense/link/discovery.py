@@ -72,7 +72,9 @@ def usb_boards_in_bootloader() -> list[str]:
     try:
         for pid in (PID_RP2040_BOOT, PID_RP2350_BOOT):
             for dev in usb.core.find(find_all=True, idVendor=VID_RPI, idProduct=pid) or []:
-                found.append(f"bus {getattr(dev, 'bus', '?')} address {getattr(dev, 'address', '?')} (2E8A:{pid:04X})")
+                found.append(
+                    f"bus {getattr(dev, 'bus', '?')} address {getattr(dev, 'address', '?')} (2E8A:{pid:04X})"
+                )
     except Exception:  # NoBackendError and permission problems: nothing to report
         return []
     return found

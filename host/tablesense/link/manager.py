@@ -31,7 +31,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from tablesense.link import discovery
-from tablesense.link.board_conn import RGB, BoardConnection, BoardIdentity, BoardStatus, ConnState, LinkOptions
+from tablesense.link.board_conn import (
+    RGB,
+    BoardConnection,
+    BoardIdentity,
+    BoardStatus,
+    ConnState,
+    LinkOptions,
+)
 from tablesense.link.merger import Merger
 from tablesense.link.serial_link import FrameLink
 from tablesense.table.geometry import CellId, TableGeometry
@@ -89,13 +96,17 @@ class TableLink:
             return
         self._started = True
         self._stop.clear()
-        self._dispatcher = threading.Thread(target=self._dispatch, name="table-link dispatch", daemon=True)
+        self._dispatcher = threading.Thread(
+            target=self._dispatch, name="table-link dispatch", daemon=True
+        )
         self._dispatcher.start()
         if self._ports is not None:
             for port in self._ports:
                 self._add_connection(port)
         else:
-            self._scanner = threading.Thread(target=self._scan_loop, name="table-link discovery", daemon=True)
+            self._scanner = threading.Thread(
+                target=self._scan_loop, name="table-link discovery", daemon=True
+            )
             self._scanner.start()
 
     def stop(self) -> None:
@@ -147,7 +158,9 @@ class TableLink:
         with self._lock:
             return self._owner.get(board)
 
-    def wait_until(self, predicate: Callable[[TableState], bool], timeout: float) -> TableState | None:
+    def wait_until(
+        self, predicate: Callable[[TableState], bool], timeout: float
+    ) -> TableState | None:
         """Block until the state satisfies ``predicate`` (checked on each change);
         return that state, or None after ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
@@ -224,9 +237,13 @@ class TableLink:
         if identity.cells != bg.channels:
             problems.append(f"it scans {identity.cells} cells, the table expects {bg.channels}")
         if bg.usb_serial and bg.usb_serial.upper() != identity.usb_serial:
-            problems.append(f"its USB serial is {identity.usb_serial}, the table expects {bg.usb_serial}")
+            problems.append(
+                f"its USB serial is {identity.usb_serial}, the table expects {bg.usb_serial}"
+            )
         if self.options.expected_fw is not None and identity.fw_version != self.options.expected_fw:
-            problems.append(f"it runs firmware {identity.fw_version!r}, the host expects {self.options.expected_fw!r}")
+            problems.append(
+                f"it runs firmware {identity.fw_version!r}, the host expects {self.options.expected_fw!r}"
+            )
         if self.options.check_config:
             want = g.config_hash(b)
             if identity.config_hash != want:
@@ -241,12 +258,18 @@ class TableLink:
             )
         with self._lock:
             other = self._owner.get(b)
-            if other is not None and other is not conn and other.status.state is not ConnState.OFFLINE:
+            if (
+                other is not None
+                and other is not conn
+                and other.status.state is not ConnState.OFFLINE
+            ):
                 return f"board {b} on {conn.port} has the same id as the board on {other.port}: check their configs"
             self._owner[b] = conn
         return None
 
-    def board_cells(self, board: int, readings: dict[int, Reading], full: bool, received_at: float) -> None:
+    def board_cells(
+        self, board: int, readings: dict[int, Reading], full: bool, received_at: float
+    ) -> None:
         with self._lock:
             if board not in self._owner:
                 return

@@ -20,7 +20,9 @@ from tablesense.table.state import OFFLINE, Reading, TableState
 class Merger:
     """Channel readings of all boards -> the table's cell readings."""
 
-    def __init__(self, geometry: TableGeometry, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, geometry: TableGeometry, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.geometry = geometry
         self._clock = clock
         self._lock = threading.Lock()
@@ -45,7 +47,11 @@ class Merger:
         return self._state
 
     def apply(
-        self, board: int, readings: Mapping[int, Reading], full: bool = False, received_at: float | None = None
+        self,
+        board: int,
+        readings: Mapping[int, Reading],
+        full: bool = False,
+        received_at: float | None = None,
     ) -> TableState | None:
         """Apply channel readings of one board (a snapshot when ``full``).
 
@@ -70,7 +76,9 @@ class Merger:
                 return None
             return self._publish(cells_changed=True, received_at=received_at)
 
-    def set_online(self, board: int, online: bool, received_at: float | None = None) -> TableState | None:
+    def set_online(
+        self, board: int, online: bool, received_at: float | None = None
+    ) -> TableState | None:
         """Mark a board online (its last readings show) or offline (its cells read Offline)."""
         with self._lock:
             if board not in self._online or self._online[board] == online:
@@ -89,7 +97,9 @@ class Merger:
             pending.clear()
             return self._publish(cells_changed=cells_changed, received_at=received_at)
 
-    def set_sync(self, board: int, in_sync: bool, received_at: float | None = None) -> TableState | None:
+    def set_sync(
+        self, board: int, in_sync: bool, received_at: float | None = None
+    ) -> TableState | None:
         """Mark an online board's cells as trustworthy or as possibly stale
         (a sequence gap or CRC error; a snapshot is on its way)."""
         with self._lock:
@@ -112,7 +122,12 @@ class Merger:
         since = self._clock() if cells_changed else self._state.stable_since
         at = received_at if received_at is not None else time.perf_counter()
         st = TableState(
-            self._cells, self._online, since, self._version, received_at=at, syncing=frozenset(self._syncing)
+            self._cells,
+            self._online,
+            since,
+            self._version,
+            received_at=at,
+            syncing=frozenset(self._syncing),
         )
         self._state = st
         return st

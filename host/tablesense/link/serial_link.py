@@ -16,6 +16,7 @@ next frame.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Protocol
@@ -64,7 +65,12 @@ class SerialLink:
     """
 
     def __init__(
-        self, port: str, *, baudrate: int = 115200, read_timeout: float = 0.01, stale_frame: float = 0.05
+        self,
+        port: str,
+        *,
+        baudrate: int = 115200,
+        read_timeout: float = 0.01,
+        stale_frame: float = 0.05,
     ) -> None:
         self.port = port
         self.stale_frame = stale_frame
@@ -95,10 +101,8 @@ class SerialLink:
             raise LinkError(f"cannot open {self.port}: {_reason(exc)}") from None
         except (OSError, ValueError) as exc:
             raise LinkError(f"cannot open {self.port}: {exc}") from None
-        try:
+        with contextlib.suppress(serial.SerialException, OSError):
             ser.reset_input_buffer()
-        except (serial.SerialException, OSError):
-            pass
         self._decoder = proto.FrameDecoder()
         self._ser = ser
 
@@ -106,10 +110,8 @@ class SerialLink:
         """Close the port; idempotent, never raises."""
         ser, self._ser = self._ser, None
         if ser is not None:
-            try:
+            with contextlib.suppress(serial.SerialException, OSError):
                 ser.close()
-            except (serial.SerialException, OSError):
-                pass
 
     @property
     def is_open(self) -> bool:

@@ -9,14 +9,17 @@ whole idempotent frames survive lost packets and board reboots where "turn LED
 ==============  =====================================  ==========================
 layer           set by                                 cleared by
 ==============  =====================================  ==========================
-``error``       ``move_rejected`` (``cells``)           ``correction_cleared``,
-                                                       ``move_accepted``, a new hand
+``error``       ``move_rejected`` (``cells``), a       ``correction_cleared``,
+                ``view`` whose ``correction`` has      ``move_accepted``, a ``view``
+                cells                                  with ``correction: null``
 ``suggestion``  ``suggestion`` (``from_cell``,          ``move_accepted``, a new hand
                 ``to_cell``)
 ``targets``     ``targets`` (``cells``, on a            ``move_accepted``, ``targets``
                 player's request)                      with no cells, a new hand
 ``last_move``   ``move_accepted`` (``cells`` or         the next move, a new hand
-                ``from_cell``/``to_cell``/``cell``)
+                ``from_cell``/``to_cell``/``cell``;
+                else the cells of the suggestion
+                it carried out)
 ``turn``        ``view`` (``to_play``: that seat's      the next ``view``
                 ``led_cells``, else its rack)
 ==============  =====================================  ==========================
@@ -114,6 +117,7 @@ class CellLeds:
         self.frames_sent = 0
         self.events_seen = 0
         self.unknown_cells: set[str] = set()
+        self._suggested: tuple[dict[str, Any], tuple[str, ...]] | None = None
 
     # -- layers -------------------------------------------------------------------
 
@@ -178,21 +182,36 @@ class CellLeds:
         if kind in ("match_started", "hand_started", "hand_ended", "match_ended"):
             self.clear("error", "suggestion", "targets", "last_move")
         elif kind == "move_accepted":
+            cells = _cells_of(data)
+            if not cells and self._suggested is not None and _same_move(self._suggested[0], data):
+                # The referee names no cells: the move carried out the lit
+                # suggestion, so it went where the suggestion said.
+                cells = list(self._suggested[1])
+            self._suggested = None
             with self._lock:
                 self._layers["error"] = frozenset()
                 self._layers["suggestion"] = frozenset()
                 self._layers["targets"] = frozenset()
-            self.set_layer("last_move", _cells_of(data))
+            self.set_layer("last_move", cells)
         elif kind == "move_rejected":
             self.set_layer("error", _cells_of(data))
         elif kind == "correction_cleared":
             self.clear("error")
         elif kind == "suggestion":
-            self.set_layer("suggestion", _cells_of(data))
+            cells = _cells_of(data)
+            self._suggested = (dict(data), tuple(cells))
+            self.set_layer("suggestion", cells)
         elif kind == "targets":
             self.set_layer("targets", _cells_of(data))
         elif kind == "view":
             self.set_layer("turn", self._turn_cells(data.get("to_play")))
+            if "correction" in data:
+                # The view is the truth: a correction still open keeps its
+                # cells red (also for an output attached late), none clears.
+                correction = data.get("correction") or {}
+                self.set_layer(
+                    "error", _cells_of(correction) if isinstance(correction, dict) else []
+                )
         elif kind == "board_status" and data.get("online"):
             with self._lock:
                 self._force = True  # the board lost its LEDs: send the frame again
@@ -289,8 +308,34 @@ def _cells_of(data: Mapping[str, Any]) -> list[str]:
     cells = data.get("cells")
     if isinstance(cells, list | tuple):
         out.extend(str(c) for c in cells if c is not None)
-    for key in ("from_cell", "to_cell", "cell"):
+    for key in ("from_cell", "to_cell", "take_cell", "cell"):
         value = data.get(key)
         if isinstance(value, str):
             out.append(value)
     return out
+
+
+def _same_move(suggestion: Mapping[str, Any], accepted: Mapping[str, Any]) -> bool:
+    """Whether an accepted move (``seat`` and the record-form ``move``) is the
+    one a ``suggestion`` asked for (same seat, same piece)."""
+    if suggestion.get("seat") != accepted.get("seat"):
+        return False
+    move = accepted.get("move")
+    piece = suggestion.get("piece")
+    if not isinstance(move, dict) or piece is None:
+        return False
+    swap = move.get("swap")
+    moved = (
+        move.get("tile")
+        or move.get("draw")
+        or (swap.get("give") if isinstance(swap, dict) else None)
+    )
+    return moved is not None and _piece_key(str(moved)) == _piece_key(str(piece))
+
+
+def _piece_key(piece: str) -> str:
+    """Tiles compare in either order ("5-3" is "3-5"); cards as written."""
+    parts = piece.split("-")
+    if len(parts) == 2 and all(p.isdigit() for p in parts):
+        return "-".join(sorted(parts))
+    return piece

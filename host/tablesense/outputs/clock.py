@@ -73,7 +73,9 @@ class ThreadScheduler:
                 raise RuntimeError("the clock is stopped")
             heapq.heappush(self._heap, entry)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="outputs-timers", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="outputs-timers", daemon=True
+                )
                 self._thread.start()
             self._cond.notify()
         return entry

@@ -56,7 +56,11 @@ def describe(ev: TableEvent) -> str:
     if k == "move_rejected":
         return str(d.get("instruction") or d.get("message") or "move rejected")
     if k == "correction_cleared":
-        return f"the table matches again ({d['reason']})" if d.get("reason") else "the table matches again"
+        return (
+            f"the table matches again ({d['reason']})"
+            if d.get("reason")
+            else "the table matches again"
+        )
     if k == "board_status":
         state = "online" if d.get("online") else "OFFLINE"
         extra = f": {d['message']}" if d.get("message") else ""

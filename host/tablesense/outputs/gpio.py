@@ -224,7 +224,9 @@ class RPiGPIOBackend(GPIOBackend):
 
     name = "rpi"
 
-    def __init__(self, module: ModuleType | Any | None = None, scheduler: Scheduler | None = None) -> None:
+    def __init__(
+        self, module: ModuleType | Any | None = None, scheduler: Scheduler | None = None
+    ) -> None:
         super().__init__(scheduler or ThreadScheduler())
         if module is None:
             try:
@@ -353,7 +355,9 @@ class SimBackend(GPIOBackend):
         """Open the contact (the pin returns to its pull)."""
         self.drive(pin, self.pins[pin].pull_up if pin in self.pins else True)
 
-    def bounce(self, pin: int, final_pressed: bool, edges: int = 6, interval: float = 0.002) -> None:
+    def bounce(
+        self, pin: int, final_pressed: bool, edges: int = 6, interval: float = 0.002
+    ) -> None:
         """A bouncing contact: ``edges`` alternating edges ``interval`` apart,
         ending pressed or released; needs a :class:`ManualScheduler`."""
         if not isinstance(self.scheduler, ManualScheduler):
@@ -391,7 +395,9 @@ def make_backend(name: str | None = None) -> GPIOBackend:
     if chosen == "sim":
         return SimBackend(ThreadScheduler())
     if chosen:
-        raise GPIOError(f"unknown GPIO backend {chosen!r} (from {ENV_VAR}?): use one of {', '.join(BACKEND_NAMES)}")
+        raise GPIOError(
+            f"unknown GPIO backend {chosen!r} (from {ENV_VAR}?): use one of {', '.join(BACKEND_NAMES)}"
+        )
     if platform.machine() in ("aarch64", "armv7l"):
         try:
             return RPiGPIOBackend()
@@ -439,7 +445,9 @@ class _Device:
 class LED(_Device):
     """A LED on an output pin. A new command cancels a running blink."""
 
-    def __init__(self, backend: GPIOBackend, pin: int, *, active_high: bool = True, name: str | None = None) -> None:
+    def __init__(
+        self, backend: GPIOBackend, pin: int, *, active_high: bool = True, name: str | None = None
+    ) -> None:
         super().__init__(backend, pin, name or f"LED(GPIO{pin})")
         self.active_high = active_high
         self._lit = False
@@ -492,7 +500,12 @@ class LED(_Device):
             self.off()
 
     def blink(
-        self, on_time: float = 0.25, off_time: float = 0.25, n: int | None = None, *, end_lit: bool = False
+        self,
+        on_time: float = 0.25,
+        off_time: float = 0.25,
+        n: int | None = None,
+        *,
+        end_lit: bool = False,
     ) -> None:
         """Blink ``n`` times (None = until the next command), then stay ``end_lit``."""
         if on_time <= 0 or off_time <= 0:
@@ -642,7 +655,10 @@ class Button(_Device):
     def wait_for_press(self, timeout: float | None = None) -> bool:
         """Block until pressed (real-time clocks only); False on timeout."""
         with self._changed:
-            return self._changed.wait_for(lambda: self._pressed or self.closed, timeout) and not self.closed
+            return (
+                self._changed.wait_for(lambda: self._pressed or self.closed, timeout)
+                and not self.closed
+            )
 
     def close(self) -> None:
         with self._lock:
@@ -697,9 +713,19 @@ class TableGPIO:
         self.referee_button: Button | None = None
         try:
             for index, (led_pin, button_pin, call_pin) in enumerate(seat_pins):
-                led = None if led_pin is None else LED(backend, led_pin, name=f"seat {index} turn LED")
-                seat_btn = None if button_pin is None else self._button(button_pin, "seat", index, debounce)
-                call_btn = None if call_pin is None else self._button(call_pin, "call", index, debounce)
+                led = (
+                    None
+                    if led_pin is None
+                    else LED(backend, led_pin, name=f"seat {index} turn LED")
+                )
+                seat_btn = (
+                    None
+                    if button_pin is None
+                    else self._button(button_pin, "seat", index, debounce)
+                )
+                call_btn = (
+                    None if call_pin is None else self._button(call_pin, "call", index, debounce)
+                )
                 self.seats.append(SeatIO(index, led, seat_btn, call_btn))
             if referee_button_pin is not None:
                 self.referee_button = self._button(referee_button_pin, "referee", None, debounce)
@@ -741,7 +767,12 @@ class TableGPIO:
             self._emit(ButtonEvent(kind, seat, False, self.backend.scheduler.now(), held))
 
         return Button(
-            self.backend, pin, debounce=debounce, name=label, when_pressed=pressed, when_released=released
+            self.backend,
+            pin,
+            debounce=debounce,
+            name=label,
+            when_pressed=pressed,
+            when_released=released,
         )
 
     def _emit(self, ev: ButtonEvent) -> None:

@@ -187,7 +187,12 @@ def register(app: typer.Typer) -> None:
         from tablesense.link.manager import TableLink
 
         link = TableLink(geometry, ports=port_list or None)
-        session = Session(referee, link, bus, bots=bots, seed=seed)
+        from tablesense.referee.demo import attach_leds
+
+        session = Session(referee, link, bus, bots=bots, seed=seed, paint_leds=False)
+        leds = attach_leds(geometry, link, bus)
+        if leds is None:
+            session.paint_leds = True
         stop = threading.Event()
         _stop_on_signals(stop)
         server = None
@@ -226,6 +231,8 @@ def register(app: typer.Typer) -> None:
             raise _err(str(exc), 1) from None
         finally:
             session.detach()
+            if leds is not None:
+                leds.close()
             if gpio is not None:
                 gpio.close()
             if server is not None:
@@ -279,6 +286,7 @@ def register(app: typer.Typer) -> None:
         ),
         world_file: Path | None = typer.Option(None, "--world-file", hidden=True),
         timeout: float | None = typer.Option(None, "--timeout", hidden=True),
+        trace: bool = typer.Option(False, "--trace", hidden=True),
     ) -> None:
         """Play a whole match on the virtual table, with the display page."""
         from rich.console import Console
@@ -306,6 +314,7 @@ def register(app: typer.Typer) -> None:
             player=player,
             world_file=str(world_file) if world_file else None,
             timeout=timeout,
+            trace=trace,
         )
         stop = threading.Event()
         _stop_on_signals(stop)

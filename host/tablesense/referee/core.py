@@ -87,6 +87,10 @@ class Timing:
     contre_window: float = 6.0
     confirm: float = 10.0
     notice: float = 5.0
+    between_hands: float = 0.0
+    """Host-dealt games: how long the finished hand stays on the display
+    before the next deal is asked for (the demo sets it so people can read
+    the score)."""
 
     def scaled(self, factor: float) -> Timing:
         """Every wait multiplied by ``factor`` (0.1 = ten times faster)."""
@@ -207,7 +211,7 @@ class Referee:
         registry: TagRegistry,
         *,
         emit: Emit | None = None,
-        store: Callable[[dict[str, Any]], None] | None = None,
+        store: Callable[[dict[str, Any]], object] | None = None,
         timing: Timing | None = None,
         deal: str = "engine",
     ) -> None:
@@ -253,7 +257,7 @@ class Referee:
         self.sensed: Sensed | None = None
         self.changed_at = 0.0
         self.now = 0.0
-        self.phase = "idle"  # idle | dealing | play | over
+        self.phase = "idle"  # idle | dealing | play | between | over
         self.paused = False
         self.correction: Rejection | None = None
         self.notice: tuple[Rejection, float] | None = None
@@ -268,6 +272,7 @@ class Referee:
         self.entries: list[dict[str, Any]] = []
         self.accepted = 0
         self._hold: tuple[Any, ...] | None = None
+        self.next_hand_at: float | None = None
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -535,6 +540,10 @@ class Referee:
             self._say(None)
         if self.finish_at is not None and now >= self.finish_at and self.phase == "play":
             self._finish(now)
+        if self.phase == "between" and self.next_hand_at is not None and now >= self.next_hand_at:
+            self.next_hand_at = None
+            self._next_hand(now)
+            self._view()
         self._evaluate(now)
 
     # ------------------------------------------------------------------ judging
@@ -616,6 +625,7 @@ class Referee:
             text=self._move_text(move),
             seat=getattr(move, "seat", None),
             index=self.accepted,
+            cells=self._cells_of_move(move),
         )
         if was_correcting:
             self._emit("correction_cleared", reason="move accepted")
@@ -623,6 +633,18 @@ class Referee:
         self._after_move(now)
         self._view()
         return True
+
+    def _cells_of_move(self, move: Any) -> list[str]:
+        """Where the moved pieces lie now (the last-move LEDs)."""
+        s = self.sensed
+        if s is None:
+            return []
+        names = [str(getattr(move, k)) for k in ("tile", "give", "take") if getattr(move, k, None) is not None]
+        if type(move).__name__ == "Refresh":
+            return list(self.geometry.kems_slots)
+        if type(move).__name__ == "Announce":
+            return []
+        return [c for c, p in sorted(s.pieces.items()) if p in names]
 
     def _stock_reorder(self, new: list[str]) -> dict[str, Any]:
         rnd = self.hand
@@ -679,6 +701,9 @@ class Referee:
                 record=self.match.to_record(),
             )
             self._say(f"match over: team {self.match.winner + 1} wins", "info")
+        elif self.deal_mode == "engine" and self.timing.between_hands > 0:
+            self.phase = "between"
+            self.next_hand_at = now + self.timing.between_hands
         else:
             self._next_hand(now)
         self._view()
@@ -1053,7 +1078,7 @@ class Referee:
     def view(self) -> dict[str, Any]:
         """The whole public display state (CONTRACTS section 6)."""
         spec = self.spec
-        hand = self.hand
+        hand = self.hand if self.hand is not None else self._last_finished()
         n = len(spec.seat_names)
         seats = []
         to_play = self._to_play()
@@ -1108,8 +1133,14 @@ class Referee:
                 out["stock"] = len(hand.stock)
         return out
 
+    def _last_finished(self) -> Any:
+        if self.phase not in ("between", "over"):
+            return None
+        done = self._finished()
+        return done[-1] if done else None
+
     def _line_view(self) -> dict[str, Any]:
-        hand = self.hand
+        hand = self.hand if self.hand is not None else self._last_finished()
         if hand is None or not hand.line:
             return {"center": None, "left": [], "right": []}
         first = hand.line[0]

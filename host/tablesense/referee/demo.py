@@ -264,6 +264,9 @@ class DemoConfig:
     table: str | None = None
     world_file: str | None = None
     timeout: float | None = None
+    trace: bool = False
+    """Print each accepted move as a JSON line on stdout as it is accepted
+    (after the journal has it): the crash test's witness."""
 
 
 def demo_variant(cfg: DemoConfig) -> str:
@@ -323,9 +326,25 @@ def run_demo(
         from tablesense.referee.cli import _log_events
 
         _log_events(bus, log)
+    if cfg.trace:
+        import json
+        import sys
+
+        def trace(ev: TableEvent) -> None:
+            if ev.kind == "move_accepted":
+                line = {"trace": ev.data["move"], "hand_no": ev.data["hand_no"], "index": ev.data["index"]}
+                with contextlib.suppress(OSError):  # a closed pipe must not stop the match
+                    sys.stdout.write(json.dumps(line) + "\n")
+                    sys.stdout.flush()
+
+        bus.add_listener(trace)
     fast = cfg.hands is not None and not cfg.web
     pace = 0.0 if fast else 0.6 / max(cfg.speed, 0.01)
-    timing = Timing().scaled(0.5) if fast else Timing().scaled(1.0 / max(cfg.speed, 0.01))
+    if fast:
+        # nobody watches: settle just long enough for the link (none when direct)
+        timing = Timing().scaled(0.2 if cfg.link == "direct" else 0.5)
+    else:
+        timing = Timing(between_hands=6.0).scaled(1.0 / max(cfg.speed, 0.01))
     journal = Journal(cfg.journal) if cfg.journal else None
     resumed_entries: list[dict[str, Any]] | None = None
     if journal is not None:
@@ -373,7 +392,8 @@ def run_demo(
         link.start()
         world = vtable
         source = link
-    session = Session(referee, source, bus, bots=bots, seed=cfg.seed)
+    session = Session(referee, source, bus, bots=bots, seed=cfg.seed, paint_leds=False)
+    leds = attach_leds(geometry, source, bus)
     initial: dict[str, str] = {}
     if cfg.link == "direct":
         for cell, uid in world.contents().items():
@@ -423,6 +443,9 @@ def run_demo(
     finally:
         hands.stop()
         session.detach()
+        if leds is not None:
+            with contextlib.suppress(Exception):
+                leds.close(blank=False)
         if server is not None:
             with contextlib.suppress(Exception):
                 server.stop()
@@ -434,6 +457,18 @@ def run_demo(
             journal.close()
 
 
+def attach_leds(geometry: Any, source: Any, bus: EventBus) -> Any:
+    """Drive the cell LEDs from the bus (the outputs room's CellLeds), or
+    None when that room is not installed."""
+    try:
+        from tablesense.outputs.cell_leds import CellLeds
+    except ImportError:
+        return None
+    leds = CellLeds(geometry, source.set_leds)
+    leds.attach(bus)
+    return leds
+
+
 def serve_display(bus: EventBus, host: str, port: int) -> tuple[str | None, Any]:
     """Serve the display page for ``bus`` (the outputs+web room's app)."""
     try:
@@ -441,8 +476,15 @@ def serve_display(bus: EventBus, host: str, port: int) -> tuple[str | None, Any]
         from tablesense.web.server import serve_in_thread
     except ImportError:  # the web room is optional for headless tables
         return None, None
+    from tablesense.web.server import WebServerError
+
     app = create_app(bus, title="tablesense demo")
-    server = serve_in_thread(app, host=host, port=port)
+    try:
+        server = serve_in_thread(app, host=host, port=port)
+    except WebServerError:
+        if port == 0:
+            raise
+        server = serve_in_thread(app, host=host, port=0)  # the port is taken: any free one
     url = getattr(server, "url", None)
     if url is None:
         real_port = getattr(server, "port", port)

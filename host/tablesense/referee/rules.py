@@ -165,6 +165,22 @@ class TableRules:
                     problem.cells,
                     DELAY_PROBLEM,
                 )
+            if problem.kind == "badge":
+                return Rejection(
+                    "badge_on_table",
+                    f"a player badge ({problem.detail}) lies on cell {problem.cells[0]}: "
+                    f"badges are for checking in; take it off the table",
+                    problem.cells,
+                    DELAY_PROBLEM,
+                )
+        for problem in sensed.problems:
+            if problem.kind == "unscanned":
+                return Rejection(
+                    "board_starting",
+                    "a board has just restarted and is reading its cells again: please wait",
+                    (),
+                    DELAY_MISSING,
+                )
         return None
 
     def place_text(self, place: Place) -> str:
@@ -473,7 +489,7 @@ class DominoRules(TableRules):
 
         hand = self.hand
         tile = self._tile(piece)
-        ends: list[str | None] = [None] if not hand.line else ["left", "right"]
+        ends: list[Any] = [None] if not hand.line else ["left", "right"]
         for end in ends:
             try:
                 hand.check(Play(seat, tile, end))

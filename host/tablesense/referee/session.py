@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tablesense.referee.core import Referee
+from tablesense.referee.core import Referee, RefereeError
 from tablesense.referee.layout import Sensed
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,17 @@ class Session:
                 items.append(self._inbox.get_nowait())
         except queue.Empty:
             pass
+        try:
+            self._handle(items)
+        except RefereeError as exc:
+            # the journal refused a write: nothing was accepted; say so and go on
+            log.error("%s", exc)
+            self.bus.publish("message", text=f"{exc}: check the disk", level="error")
+        self._drive_bots()
+        if self.paint_leds:
+            self._paint()
+
+    def _handle(self, items: list[tuple[Any, ...]]) -> None:
         ref = self.referee
         now = self.clock()
         fed = False
@@ -154,9 +165,6 @@ class Session:
             elif kind == "referee":
                 ref.referee_press(now)
         ref.tick(now)
-        self._drive_bots()
-        if self.paint_leds:
-            self._paint()
 
     def run(self, stop: threading.Event, until: Callable[[Session], bool] | None = None) -> None:
         """Step until ``stop`` is set or ``until(self)`` is true."""

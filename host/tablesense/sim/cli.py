@@ -39,20 +39,47 @@ class _Served(Protocol):
 
 @sim_app.command("boards")
 def boards_command(
-    table: str | None = typer.Option(None, "--table", "-t", help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...)."),
-    micropython: bool = typer.Option(False, "--micropython", help="Instead: virtual MicroPython boards (raw REPL) to flash and diagnose."),
-    count: int = typer.Option(1, "--count", help="With --micropython: how many boards."),
-    seed: int = typer.Option(0, "--seed", help="Seed of board identities, reader noise and link faults."),
-    faults: float = typer.Option(0.0, "--faults", help="Fraction of link bytes dropped/corrupted/duplicated (e.g. 0.02)."),
-    burst: float = typer.Option(1.0, "--burst", help="Mean length of a run of faulty bytes (1 = independent bytes)."),
-    link_dir: Path | None = typer.Option(
-        None, "--link-dir", help="Also keep DIR/board-<id> symlinks that follow each board across replugs."
+    table: str | None = typer.Option(
+        None,
+        "--table",
+        "-t",
+        help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...).",
     ),
-    scenario: Path | None = typer.Option(None, "--scenario", help="Play this scenario file (TOML/JSON) on the world."),
-    exit_after_scenario: bool = typer.Option(False, "--exit-after-scenario", help="Stop once the scenario has run."),
-    scan_interval_ms: float = typer.Option(4.0, "--scan-ms", help="Milliseconds per cell read (pacing of the scan loop)."),
-    unplug_every: float | None = typer.Option(None, "--unplug-every", help="Mean seconds between random unplugs of a board."),
-    reboot_every: float | None = typer.Option(None, "--reboot-every", help="Mean seconds between random reboots of a board."),
+    micropython: bool = typer.Option(
+        False,
+        "--micropython",
+        help="Instead: virtual MicroPython boards (raw REPL) to flash and diagnose.",
+    ),
+    count: int = typer.Option(1, "--count", help="With --micropython: how many boards."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of board identities, reader noise and link faults."
+    ),
+    faults: float = typer.Option(
+        0.0, "--faults", help="Fraction of link bytes dropped/corrupted/duplicated (e.g. 0.02)."
+    ),
+    burst: float = typer.Option(
+        1.0, "--burst", help="Mean length of a run of faulty bytes (1 = independent bytes)."
+    ),
+    link_dir: Path | None = typer.Option(
+        None,
+        "--link-dir",
+        help="Also keep DIR/board-<id> symlinks that follow each board across replugs.",
+    ),
+    scenario: Path | None = typer.Option(
+        None, "--scenario", help="Play this scenario file (TOML/JSON) on the world."
+    ),
+    exit_after_scenario: bool = typer.Option(
+        False, "--exit-after-scenario", help="Stop once the scenario has run."
+    ),
+    scan_interval_ms: float = typer.Option(
+        4.0, "--scan-ms", help="Milliseconds per cell read (pacing of the scan loop)."
+    ),
+    unplug_every: float | None = typer.Option(
+        None, "--unplug-every", help="Mean seconds between random unplugs of a board."
+    ),
+    reboot_every: float | None = typer.Option(
+        None, "--reboot-every", help="Mean seconds between random reboots of a board."
+    ),
 ) -> None:
     """Start the virtual boards of a table and run until interrupted.
 
@@ -107,10 +134,17 @@ def boards_command(
         stable_links=link_dir is not None,
         on_path=on_path,
     )
-    status = _serve(vt, err, script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
-                    exit_after_script=exit_after_scenario, started=started,
-                    describe=lambda b: f"board {b} ({geometry.board(b).name}, {geometry.board(b).channels} cells)",
-                    stable=vt.stable_paths)
+    status = _serve(
+        vt,
+        err,
+        script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
+        exit_after_script=exit_after_scenario,
+        started=started,
+        describe=lambda b: (
+            f"board {b} ({geometry.board(b).name}, {geometry.board(b).channels} cells)"
+        ),
+        stable=vt.stable_paths,
+    )
     raise typer.Exit(status)
 
 
@@ -158,7 +192,9 @@ def _serve(
             started.set()
         err.print("[green]virtual boards running[/]; Ctrl-C to stop")
         if script_runner is not None:
-            t = threading.Thread(target=lambda: (script_runner(stop), exit_after_script and stop.set()), daemon=True)
+            t = threading.Thread(
+                target=lambda: (script_runner(stop), exit_after_script and stop.set()), daemon=True
+            )
             t.start()
         while not stop.wait(0.5):
             pass

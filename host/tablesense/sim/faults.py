@@ -76,7 +76,14 @@ class FaultPlan:
             raise ValueError(f"fault rate {rate} is outside 0..0.5")
         if burst < 1.0:
             raise ValueError(f"burst length {burst} is below 1")
-        return cls(seed=seed, drop=rate * 0.4, corrupt=rate * 0.4, duplicate=rate * 0.2, delay=rate, burst=burst)
+        return cls(
+            seed=seed,
+            drop=rate * 0.4,
+            corrupt=rate * 0.4,
+            duplicate=rate * 0.2,
+            delay=rate,
+            burst=burst,
+        )
 
     @property
     def has_byte_faults(self) -> bool:
@@ -87,7 +94,9 @@ class FaultPlan:
         if not self.has_byte_faults or direction not in self.directions:
             return None
         rng = random.Random(f"{self.seed}:{board}:{direction}:{generation}")
-        return ByteFaults(rng, self.drop, self.corrupt, self.duplicate, self.delay, self.delay_ms, self.burst)
+        return ByteFaults(
+            rng, self.drop, self.corrupt, self.duplicate, self.delay, self.delay_ms, self.burst
+        )
 
     def timeline(self, boards: list[int], horizon: float) -> list[ScheduledFault]:
         """Scheduled events plus the rate-driven ones up to ``horizon`` seconds, sorted."""

@@ -40,11 +40,20 @@ def bench_geometry(boards: int = 2, channels: int = 8, leds: bool = True) -> Tab
             "name": f"bench-{boards}x{channels}",
             "games": ["dominoes"],
             "boards": [
-                {"id": b, "name": f"board-{b}", "channels": channels, "leds": channels if leds else 0}
+                {
+                    "id": b,
+                    "name": f"board-{b}",
+                    "channels": channels,
+                    "leds": channels if leds else 0,
+                }
                 for b in range(1, boards + 1)
             ],
             "seats": seats,
-            "line": {"center": center, "left": left or [right[0]], "right": right if left else right[1:]},
+            "line": {
+                "center": center,
+                "left": left or [right[0]],
+                "right": right if left else right[1:],
+            },
             "cells": cells,
         },
         source=f"<bench {boards}x{channels}>",

@@ -456,7 +456,8 @@ class EmulatedMFRC522:
             r[_COMMAND] = 0x30  # PowerDown set until the oscillator is up
             self._soft_reset_until = self._now() + 40.0
             return
-        r[_COMMAND] = (r[_COMMAND] & 0xE0) | (value & 0x30) | cmd
+        # bits 5 (RcvOff) and 4 (PowerDown) are written with every command
+        r[_COMMAND] = (r[_COMMAND] & 0xC0) | (value & 0x30) | cmd
         if field_was != self._field_on():
             for c in self.cards:
                 c.power(self._field_on())
@@ -502,7 +503,7 @@ class EmulatedMFRC522:
                     if not (self.flicker and self.rng.random() < self.flicker):
                         c.receive(frame, last_bits)
             return
-        if not self._field_on():
+        if not self._field_on() or r[_COMMAND] & 0x20:  # no field, or RcvOff
             self._answer = None
             self._rx_at = None
             if r[_T_MODE] & 0x80:
@@ -788,7 +789,7 @@ class EmulatedSPIBus:
         self.devices = []  # (line, chip)
         self.contention = 0
         self.transfers = 0
-        self._active = []
+        self._selected = []  # chips whose chip select is active now
 
     def init(self, baudrate=None, **kwargs):
         if baudrate:
@@ -801,8 +802,8 @@ class EmulatedSPIBus:
         """Wire chip's NSS to line (anything with .active and .listen())."""
         self.devices.append((line, chip))
         chip.bus = self
-        line.listen(self._lines_changed)
-        self._lines_changed()
+        line.listen(lambda: self._line_changed(line, chip))
+        self._line_changed(line, chip)
         return chip
 
     def add_reader(self, pin_id=None, **chip_kwargs):
@@ -816,19 +817,32 @@ class EmulatedSPIBus:
         """Let virtual time pass (the firmware doing something else)."""
         self.now_us += us
 
-    def _lines_changed(self):
-        for line, chip in self.devices:
-            active = bool(line.active)
-            if active != chip._selected:
-                chip.select(active)
+    def _line_changed(self, line, chip):
+        active = bool(line.active)
+        if active != chip._selected:
+            chip.select(active)
+            if active:
+                self._selected.append(chip)
+            elif chip in self._selected:
+                self._selected.remove(chip)
 
     def _xfer(self, wbuf, rbuf):
         self.transfers += 1
         n = len(wbuf)
         self.now_us += self.overhead_us + n * 8e6 / self.baudrate
-        chips = [chip for line, chip in self.devices if chip._selected]
+        chips = self._selected
+        if len(chips) == 1:
+            chip = chips[0]
+            if rbuf is None:
+                for i in range(n):
+                    chip.transfer(wbuf[i])
+            else:
+                for i in range(n):
+                    rbuf[i] = chip.transfer(wbuf[i])
+            return
         if len(chips) > 1:
             self.contention += 1
+        chips = list(chips)
         for i in range(n):
             out = 0xFF
             for chip in chips:

@@ -61,10 +61,25 @@ function pump() {
   }
 }
 
+// The port reports Emscripten's errno numbers (ENOENT is 44 there); real
+// boards, and mpremote's error mapping, use MicroPython's (ENOENT 2). Map the
+// common ones in REPL output (never in the firmware's binary frames).
+const ERRNO = { 44: 2, 20: 17, 54: 20, 31: 21, 28: 22, 2: 13, 8: 9, 51: 28, 55: 39, 63: 1 };
+
+function fixErrno(buf) {
+  const text = buf.toString("latin1");
+  if (!text.includes("OSError: ")) return buf;
+  return Buffer.from(
+    text.replace(/OSError: (\d+)/g, (m, n) => (n in ERRNO ? `OSError: ${ERRNO[n]}` : m)),
+    "latin1",
+  );
+}
+
 function flush() {
   if (out.length === 0) return;
-  const buf = Buffer.from(out);
+  let buf = Buffer.from(out);
   out = [];
+  if (!running) buf = fixErrno(buf);
   let off = 0;
   const deadline = Date.now() + 2000;
   while (off < buf.length) {
@@ -332,6 +347,6 @@ async function loop() {
   }
 }
 
-process.on("SIGTERM", () => process.exit(0));
+// SIGTERM keeps its default action (exit) even while MicroPython runs synchronously.
 await boot("power");
 await loop();

@@ -52,7 +52,19 @@ from typing import Any
 
 from tablesense.table.geometry import TableGeometry
 
-ACTIONS = ("place", "remove", "move", "stack", "unplug", "replug", "reboot", "noise", "flicker", "dead", "wait")
+ACTIONS = (
+    "place",
+    "remove",
+    "move",
+    "stack",
+    "unplug",
+    "replug",
+    "reboot",
+    "noise",
+    "flicker",
+    "dead",
+    "wait",
+)
 
 
 class ScenarioError(ValueError):
@@ -98,11 +110,15 @@ class Scenario:
         try:
             data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
         except (ValueError, tomllib.TOMLDecodeError) as exc:
-            raise ScenarioError(f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}") from None
+            raise ScenarioError(
+                f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}"
+            ) from None
         return cls.from_dict(data, geometry, source=str(p))
 
     @classmethod
-    def from_dict(cls, data: Any, geometry: TableGeometry | None = None, source: str = "<scenario>") -> Scenario:
+    def from_dict(
+        cls, data: Any, geometry: TableGeometry | None = None, source: str = "<scenario>"
+    ) -> Scenario:
         problems: list[str] = []
         raw_steps = data.get("steps") if isinstance(data, dict) else None
         if not isinstance(raw_steps, list):
@@ -121,7 +137,9 @@ class Scenario:
             if unknown:
                 problems.append(f"{where}: unknown key(s) {', '.join(unknown)}")
             if len(actions) != 1:
-                problems.append(f"{where}: needs exactly one action of {', '.join(ACTIONS)} (found {actions or 'none'})")
+                problems.append(
+                    f"{where}: needs exactly one action of {', '.join(ACTIONS)} (found {actions or 'none'})"
+                )
                 continue
             action = actions[0]
             if "at" in raw and "after" in raw:
@@ -141,7 +159,9 @@ class Scenario:
                 except ValueError:
                     uid = None
                 if uid is None or len(uid) not in (4, 7, 10):
-                    problems.append(f"{where}: uid must be 4, 7 or 10 bytes of hex, not {raw.get('uid')!r}")
+                    problems.append(
+                        f"{where}: uid must be 4, 7 or 10 bytes of hex, not {raw.get('uid')!r}"
+                    )
             if action in ("place", "remove", "stack", "noise", "flicker", "dead"):
                 names = [target]
             elif action == "move":
@@ -157,7 +177,9 @@ class Scenario:
                 elif cells is not None and n not in cells:
                     problems.append(f"{where}: unknown cell {n!r}")
             if action in ("unplug", "replug", "reboot") and (
-                not isinstance(target, int) or isinstance(target, bool) or (boards is not None and target not in boards)
+                not isinstance(target, int)
+                or isinstance(target, bool)
+                or (boards is not None and target not in boards)
             ):
                 problems.append(f"{where}: unknown board {target!r}")
             value = raw.get("value")
@@ -168,12 +190,20 @@ class Scenario:
             if action == "dead" and not isinstance(value, bool):
                 problems.append(f"{where}: dead needs value = true or false")
             duration = raw.get("duration")
-            if duration is not None and (action != "unplug" or not isinstance(duration, int | float) or duration < 0):
+            if duration is not None and (
+                action != "unplug" or not isinstance(duration, int | float) or duration < 0
+            ):
                 problems.append(f"{where}: duration only goes with unplug, in seconds")
                 duration = None
-            steps.append(Step(t, action, target, uid, value, float(duration) if duration is not None else None))
+            steps.append(
+                Step(
+                    t, action, target, uid, value, float(duration) if duration is not None else None
+                )
+            )
         if problems:
-            raise ScenarioError(f"{source}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems))
+            raise ScenarioError(
+                f"{source}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems)
+            )
         return cls(steps, source)
 
     def run(

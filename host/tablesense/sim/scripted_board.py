@@ -44,7 +44,9 @@ class ScriptedBoard:
         self.path = os.ttyname(self._slave)
         self._decoder = proto.FrameDecoder()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name=f"scripted-board {board_id}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._serve, name=f"scripted-board {board_id}", daemon=True
+        )
 
     def start(self) -> str:
         self._thread.start()
@@ -83,12 +85,18 @@ class ScriptedBoard:
                 data = os.read(self._master, 4096)
             except OSError:
                 return
-            for msg_type, _board, seq, payload in self._decoder.feed(data):
+            for msg_type, _board, seq, _payload in self._decoder.feed(data):
                 with self._lock:
                     if msg_type == proto.HELLO:
                         caps = proto.CAP_LEDS if self.leds else 0
                         ident = proto.encode_identity(
-                            seq, self.uid, "scripted", len(self.cells), self.leds, caps, self.config_hash
+                            seq,
+                            self.uid,
+                            "scripted",
+                            len(self.cells),
+                            self.leds,
+                            caps,
+                            self.config_hash,
                         )
                         self._send(proto.IDENTITY, ident)
                     elif msg_type == proto.SNAPSHOT_REQ:
@@ -99,4 +107,7 @@ class ScriptedBoard:
                     elif msg_type == proto.PING:
                         self._send(proto.ACK, proto.encode_ack(seq))
                     else:
-                        self._send(proto.NAK, proto.encode_nak(seq, proto.NAK_UNKNOWN_TYPE, "scripted board"))
+                        self._send(
+                            proto.NAK,
+                            proto.encode_nak(seq, proto.NAK_UNKNOWN_TYPE, "scripted board"),
+                        )

@@ -193,7 +193,9 @@ class VirtualBoard:
         self.config = config if config is not None else geometry.board_config(board_id)
         self.with_leds = with_leds and self.spec.leds > 0
         self.fw_version = fw_version or fw_board.FW_VERSION
-        self.uid = hashlib.sha256(f"tablesense-sim:{geometry.name}:{board_id}:{seed}".encode()).digest()[:8]
+        self.uid = hashlib.sha256(
+            f"tablesense-sim:{geometry.name}:{board_id}:{seed}".encode()
+        ).digest()[:8]
         self.chips: list[EmulatedMFRC522] = []
         self._buses: list[EmulatedSPIBus] = []
         self._selects: list[EmulatedPin] = []
@@ -246,7 +248,9 @@ class VirtualBoard:
                 self._plug()
         if self._thread is None:
             self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name=f"virtual-board {self.board_id}", daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, name=f"virtual-board {self.board_id}", daemon=True
+            )
             self._thread.start()
         path = self.path
         assert path is not None
@@ -325,9 +329,7 @@ class VirtualBoard:
 
     def _boot(self, cause: int) -> None:
         self.boots += 1
-        strip = (
-            fw_leds.Strip(self.neopixel, self.spec.leds) if self.with_leds else fw_leds.NoLeds()
-        )
+        strip = fw_leds.Strip(self.neopixel, self.spec.leds) if self.with_leds else fw_leds.NoLeds()
         if self.with_leds:
             self.neopixel.pixels = [(0, 0, 0)] * self.spec.leds
             self.neopixel.write()  # the strip goes dark at power-up
@@ -402,7 +404,9 @@ class VirtualBoard:
                     continue
                 try:
                     running = fw.step()
-                except Exception:  # the firmware's step never raises; a bug here must not kill the sim
+                except (
+                    Exception
+                ):  # the firmware's step never raises; a bug here must not kill the sim
                     running = True
                 if self._to_host is not None and self._pty is not None:
                     held = self._to_host.due(time.monotonic())

@@ -106,7 +106,10 @@ class VirtualTable:
         if timeline:
             self._stop.clear()
             self._timer = threading.Thread(
-                target=self._run_timeline, args=(timeline,), name="virtual-table faults", daemon=True
+                target=self._run_timeline,
+                args=(timeline,),
+                name="virtual-table faults",
+                daemon=True,
             )
             self._timer.start()
         return self.device_paths()
@@ -138,7 +141,9 @@ class VirtualTable:
 
     def stable_paths(self) -> dict[int, str]:
         """Board id -> the symlink that follows the board across replugs."""
-        return {bid: vb.stable_path for bid, vb in self.boards.items() if vb.stable_path is not None}
+        return {
+            bid: vb.stable_path for bid, vb in self.boards.items() if vb.stable_path is not None
+        }
 
     # --- the world ---------------------------------------------------------------------
 
@@ -197,7 +202,14 @@ class VirtualTable:
         with self._lock:
             return {c: card.uid for c, card in self._world.items()}
 
-    def set_noise(self, cell: CellId, *, noise: float | None = None, flicker: float | None = None, dead: bool | None = None) -> None:
+    def set_noise(
+        self,
+        cell: CellId,
+        *,
+        noise: float | None = None,
+        flicker: float | None = None,
+        dead: bool | None = None,
+    ) -> None:
         """Per-cell reader knobs: ``noise`` (answers corrupted: 1.0 = an
         unreadable tag), ``flicker`` (a tag misses exchanges), ``dead`` (the
         reader chip does not answer)."""

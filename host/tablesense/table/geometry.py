@@ -83,7 +83,9 @@ class GeometryError(ValueError):
         self.source = source
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"{source}: {len(self.problems)} problem(s) in the table geometry:\n{lines}")
+        super().__init__(
+            f"{source}: {len(self.problems)} problem(s) in the table geometry:\n{lines}"
+        )
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,9 @@ class TableGeometry:
 
     def cells_of_board(self, board_id: int) -> list[CellGeometry]:
         """The cells a board senses, by channel."""
-        return sorted((c for c in self.cells.values() if c.board == board_id), key=lambda c: c.channel)
+        return sorted(
+            (c for c in self.cells.values() if c.board == board_id), key=lambda c: c.channel
+        )
 
     def seat_of(self, cell_id: CellId) -> int | None:
         """The seat whose rack holds this cell, or None."""
@@ -324,13 +328,24 @@ class _Parser:
         self._unknown_keys(
             "top level",
             d,
-            ("name", "games", "boards", "cells", "seats", "line", "boneyard", "kems_slots", "referee_button_pin", "notes"),
+            (
+                "name",
+                "games",
+                "boards",
+                "cells",
+                "seats",
+                "line",
+                "boneyard",
+                "kems_slots",
+                "referee_button_pin",
+                "notes",
+            ),
         )
         name = self._str("name", d.get("name")) or "?"
         games_raw = d.get("games")
         games: list[str] = []
         if not isinstance(games_raw, list) or not games_raw:
-            self.bad("games must be a non-empty list, e.g. [\"dominoes\"]")
+            self.bad('games must be a non-empty list, e.g. ["dominoes"]')
         else:
             for g in games_raw:
                 if g not in GAMES:
@@ -345,7 +360,9 @@ class _Parser:
         line = self._line(d.get("line"), cells)
         boneyard = self._cell_list("boneyard", d.get("boneyard"), cells)
         kems_slots = self._cell_list("kems_slots", d.get("kems_slots"), cells)
-        referee_pin = self._int("referee_button_pin", d.get("referee_button_pin"), 0, 27, optional=True)
+        referee_pin = self._int(
+            "referee_button_pin", d.get("referee_button_pin"), 0, 27, optional=True
+        )
 
         # Game-specific requirements.
         if "dominoes" in games and line is None:
@@ -365,7 +382,9 @@ class _Parser:
             owner[cell] = what
             c = cells.get(cell)
             if c is not None and c.zone != zone:
-                self.bad(f"cell {cell!r} is in {what} but its zone is {c.zone!r}, expected {zone!r}")
+                self.bad(
+                    f"cell {cell!r} is in {what} but its zone is {c.zone!r}, expected {zone!r}"
+                )
 
         if line is not None:
             claim(line.center, "the line centre", "line")
@@ -398,7 +417,9 @@ class _Parser:
                 else:
                     pins[pin] = f"seat {s.index}'s {label}"
         if referee_pin is not None and referee_pin in pins:
-            self.bad(f"GPIO {referee_pin} is used by both {pins[referee_pin]} and the referee button")
+            self.bad(
+                f"GPIO {referee_pin} is used by both {pins[referee_pin]} and the referee button"
+            )
 
         # Seat cells carry their seat index.
         seat_of = {c: s.index for s in seats for c in s.rack}
@@ -443,7 +464,9 @@ class _Parser:
                 continue
             if serial is not None:
                 if serial in seen_serials:
-                    self.bad(f"{where}: USB serial {serial!r} is also board {seen_serials[serial]}'s")
+                    self.bad(
+                        f"{where}: USB serial {serial!r} is also board {seen_serials[serial]}'s"
+                    )
                 seen_serials[serial] = bid
             out.append(BoardGeometry(bid, name or f"board-{bid}", channels, leds, serial))
         return out
@@ -481,10 +504,14 @@ class _Parser:
                 self.bad(f"{where}: unknown board {board}")
                 continue
             if channel >= b.channels:
-                self.bad(f"{where}: channel {channel} but board {board} has {b.channels} channels (0..{b.channels - 1})")
+                self.bad(
+                    f"{where}: channel {channel} but board {board} has {b.channels} channels (0..{b.channels - 1})"
+                )
                 continue
             if (board, channel) in channels_used:
-                self.bad(f"{where}: board {board} channel {channel} is also {channels_used[(board, channel)]!r}")
+                self.bad(
+                    f"{where}: board {board} channel {channel} is also {channels_used[(board, channel)]!r}"
+                )
                 continue
             channels_used[(board, channel)] = cid
             if led is not None:
@@ -492,7 +519,9 @@ class _Parser:
                     self.bad(f"{where}: LED {led} but board {board}'s strip has {b.leds} LEDs")
                     continue
                 if (board, led) in leds_used:
-                    self.bad(f"{where}: duplicate LED index {led} on board {board} (also {leds_used[(board, led)]!r})")
+                    self.bad(
+                        f"{where}: duplicate LED index {led} on board {board} (also {leds_used[(board, led)]!r})"
+                    )
                     continue
                 leds_used[(board, led)] = cid
             out[cid] = CellGeometry(cid, board, channel, led, xy[0], xy[1], str(zone))
@@ -509,7 +538,17 @@ class _Parser:
                 self.bad(f"{where} must be a table")
                 continue
             self._unknown_keys(
-                where, s, ("index", "name", "rack", "turn_led_pin", "button_pin", "call_button_pin", "led_cells")
+                where,
+                s,
+                (
+                    "index",
+                    "name",
+                    "rack",
+                    "turn_led_pin",
+                    "button_pin",
+                    "call_button_pin",
+                    "led_cells",
+                ),
             )
             index = self._int(f"{where}.index", s.get("index"), 0, 15)
             if index is not None and index != i:
@@ -522,8 +561,14 @@ class _Parser:
                 self._int(f"{where}.{k}", s.get(k), 2, 27, optional=True)
                 for k in ("turn_led_pin", "button_pin", "call_button_pin")
             ]
-            led_cells = self._cell_list(f"{where}.led_cells", s.get("led_cells"), cells) if "led_cells" in s else list(rack)
-            out.append(SeatGeometry(i, name or f"Seat {i + 1}", rack, pins[0], pins[1], pins[2], led_cells))
+            led_cells = (
+                self._cell_list(f"{where}.led_cells", s.get("led_cells"), cells)
+                if "led_cells" in s
+                else list(rack)
+            )
+            out.append(
+                SeatGeometry(i, name or f"Seat {i + 1}", rack, pins[0], pins[1], pins[2], led_cells)
+            )
         return out
 
     def _line(self, raw: Any, cells: dict[str, CellGeometry]) -> LineGeometry | None:

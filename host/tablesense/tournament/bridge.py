@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
 
 from . import protocol as proto
 from .service import Ack, Director
@@ -54,14 +55,14 @@ class BrokerURL:
 def make_client(client_id: str, broker: BrokerURL, *, clean: bool = False) -> mqtt.Client:
     """A paho client (MQTT 3.1.1, persistent session unless ``clean``) with auto-reconnect."""
     c = mqtt.Client(
-        callback_api_version=mqtt.CallbackAPIVersion.VERSION2,
+        callback_api_version=CallbackAPIVersion.VERSION2,
         client_id=client_id,
         clean_session=clean,
         protocol=mqtt.MQTTv311,
     )
     if broker.username is not None:
         c.username_pw_set(broker.username, broker.password)
-    c.reconnect_delay_set(min_delay=0.1, max_delay=1.0)
+    c.reconnect_delay_set(min_delay=1, max_delay=2)
     c.max_queued_messages_set(0)
     c.max_inflight_messages_set(100)
     return c
@@ -96,6 +97,10 @@ class DirectorBridge:
         self._client.on_connect = self._on_connect
         self._client.on_message = self._on_message
         self._worker = threading.Thread(target=self._work, name="director-ingest", daemon=True)
+        self._watcher = threading.Thread(target=self._watch, name="director-watch", daemon=True)
+        self._stopping = threading.Event()
+        self.quiet: set[int] = set()
+        self._quiet_lock = threading.Lock()
         self._connected = threading.Event()
         self._assignments: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -104,6 +109,7 @@ class DirectorBridge:
 
     def start(self) -> DirectorBridge:
         self._worker.start()
+        self._watcher.start()
         self._client.connect_async(self.broker.host, self.broker.port, keepalive=5)
         self._client.loop_start()
         return self
@@ -112,8 +118,10 @@ class DirectorBridge:
         return self._connected.wait(timeout)
 
     def stop(self) -> None:
+        self._stopping.set()
         self._queue.put(None)
         self._worker.join(timeout=10)
+        self._watcher.join(timeout=10)
         self._client.disconnect()
         self._client.loop_stop()
 
@@ -167,6 +175,24 @@ class DirectorBridge:
             finally:
                 self._queue.task_done()
 
+    def _watch(self, interval: float = 1.0) -> None:
+        """Flag tables that went quiet (offline, or silent too long) mid-round, once each."""
+        while not self._stopping.wait(interval):
+            try:
+                self.check_quiet()
+            except Exception:  # the watchdog must outlive a database hiccup
+                log.exception("director: quiet-table check failed")
+
+    def check_quiet(self) -> set[int]:
+        """Audit every table newly quiet since the last check; returns the quiet set."""
+        with self._quiet_lock:
+            now_quiet = set(self.director.quiet_tables())
+            for t in sorted(now_quiet - self.quiet):
+                self.director.audit("director", "table-quiet", table=t, round=self.director.current_round_no())
+                log.warning("table %d has gone quiet", t)
+            self.quiet = now_quiet
+            return now_quiet
+
     def _handle(self, topic: str, payload: bytes) -> None:
         table = proto.table_from_topic(topic)
         if table is None:
@@ -175,6 +201,8 @@ class DirectorBridge:
         if leaf == "status":
             text = payload.decode(errors="replace").strip()
             self.director.table_seen(table, online=(text == proto.STATUS_ONLINE))
+            if text != proto.STATUS_ONLINE:
+                self.check_quiet()
             return
         if leaf == "heartbeat":
             self.director.table_seen(table)

@@ -325,7 +325,8 @@ def simulate(
     with _errors():
         from rich.console import Console
 
-        from .simulate import Faults, simulate as run
+        from .simulate import Faults
+        from .simulate import simulate as run
 
         console = Console(stderr=True)
         faults = Faults(drop_tables=drop_tables, drop_round=2 if drop_tables else 0,

@@ -32,7 +32,13 @@ from . import pairing as pr
 from .db import AuditEntry, Database, Entrant, Event, Match, Result, Round, Table
 from .protocol import message_key
 from .security import SignatureError, digest, verify
-from .standings import DEFAULT_TIEBREAKS, MatchOutcome, Standing, compute_standings, validate_tiebreaks
+from .standings import (
+    DEFAULT_TIEBREAKS,
+    MatchOutcome,
+    Standing,
+    compute_standings,
+    validate_tiebreaks,
+)
 
 FORMATS = ("swiss", "round-robin", "knockout", "groups")
 GAMES = {"dominoes": ("pairs-pips", "pips-two-player", "brazilian-points"), "kems": ("classic",)}
@@ -656,6 +662,7 @@ def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int) 
     match carries one record per game; its score is the sum of the games and
     its winner the side that won the majority.
     """
+    from tablesense.games.common import IllegalStepError
     from tablesense.games.record import replay
 
     records = body.get("records")
@@ -669,7 +676,7 @@ def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int) 
         try:
             rr = replay(rec)
         except Exception as exc:  # RecordFormatError, IllegalStepError: both refuse the result
-            where = f" (hand {exc.hand}, move {exc.move})" if hasattr(exc, "hand") else ""
+            where = f" (hand {exc.hand}, move {exc.move})" if isinstance(exc, IllegalStepError) else ""
             raise _Refusal(f"record {i} does not replay{where}: {exc}") from exc
         sc = tuple(float(x) for x in rr.score)
         if len(sc) != 2:

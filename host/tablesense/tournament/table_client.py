@@ -15,6 +15,7 @@ acknowledged the result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
@@ -192,10 +193,8 @@ class HeadlessTable:
             c.loop_stop()
             sock = c.socket()
             if sock is not None:
-                try:
+                with contextlib.suppress(OSError):
                     sock.close()
-                except OSError:
-                    pass
         for t in self._threads:
             t.join(timeout=10)
 
@@ -235,9 +234,12 @@ class HeadlessTable:
             if cur is None or (data.get("event"), data.get("round")) >= (cur.get("event"), cur.get("round")):
                 self.journal.put("assignment", data)
                 self._wake.set()
-        elif msg.topic == proto.ack_topic(self.number) and isinstance(data, dict):
-            if self.journal.acked(str(data.get("key")), str(data.get("digest")), str(data.get("status"))):
-                self._wake.set()
+        elif (
+            msg.topic == proto.ack_topic(self.number)
+            and isinstance(data, dict)
+            and self.journal.acked(str(data.get("key")), str(data.get("digest")), str(data.get("status")))
+        ):
+            self._wake.set()
 
     def _publish_pending(self) -> None:
         """Re-send what the director has not acknowledged, backing off per message

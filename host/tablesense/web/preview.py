@@ -12,10 +12,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-#: Seat names of the previews.
-NAMES4 = ["Ana", "Bruno", "Carla", "Davi"]
+#: Seat names of the previews (seat order).
+NAMES = ["Ana", "Bruno", "Carla", "Davi", "Eva", "Fabio", "Gil", "Hugo"]
+NAMES4 = NAMES[:4]
 
-__all__ = ["NAMES4", "displayed_line", "dominoes_view", "kems_view", "random_domino_moves"]
+__all__ = ["NAMES", "NAMES4", "displayed_line", "dominoes_view", "kems_view", "random_domino_moves"]
 
 
 def dominoes_view(
@@ -35,14 +36,22 @@ def dominoes_view(
         first = hand.line[0]
         line["center"] = {"tile": str(first.tile), "seat": first.seat}
         for end in ("left", "right"):
-            line[end] = [{"tile": str(lp.tile), "outer": lp.outer, "seat": lp.seat} for lp in hand.arm(end)]
+            line[end] = [
+                {"tile": str(lp.tile), "outer": lp.outer, "seat": lp.seat} for lp in hand.arm(end)
+            ]
     view: dict[str, Any] = {
         "game": "dominoes",
         "variant": match.variant,
         "table": "dominoes-4",
         "seats": [
-            {"index": i, "name": NAMES4[i], "team": hand.team_of(i), "count": len(hand.hands[i]),
-             "is_turn": to_play == i, "kind": "bot" if i == 3 else "human"}
+            {
+                "index": i,
+                "name": NAMES[i],
+                "team": hand.team_of(i),
+                "count": len(hand.hands[i]),
+                "is_turn": to_play == i,
+                "kind": "bot" if i == 3 else "human",
+            }
             for i in range(n)
         ],
         "scores": [int(s) if float(s).is_integer() else s for s in match.score],
@@ -85,10 +94,16 @@ def kems_view(
     return {
         "game": "kems",
         "variant": "classic",
-        "table": "kems-4",
+        "table": f"kems-{n}",
         "seats": [
-            {"index": i, "name": NAMES4[i], "team": rnd.team_of(i), "count": len(rnd.hands[i]),
-             "is_turn": False, "kind": "human"}
+            {
+                "index": i,
+                "name": NAMES[i],
+                "team": rnd.team_of(i),
+                "count": len(rnd.hands[i]),
+                "is_turn": False,
+                "kind": "human",
+            }
             for i in range(n)
         ],
         "scores": [int(s) if float(s).is_integer() else s for s in match.score],

@@ -126,6 +126,8 @@
     text($("#hand-no"), view.hand_no ? handWord + view.hand_no : "");
     let target = view.target ? "to " + num(view.target) : "";
     if (view.match_over) target += (target ? " · " : "") + "match over";
+    else if (view.paused) target += (target ? " · " : "") + "paused";
+    document.body.dataset.phase = view.phase || "";
     text($("#target"), target);
 
     // Sensor boards: one dot per board.
@@ -164,7 +166,19 @@
       board.hidden = true;
       line.hidden = false;
       const lastTile = last && typeof last === "object" && last.tile ? tileKey(last.tile) : undefined;
-      line.replaceChildren(window.DominoSVG.render(view.line || {}, { lastTile, ends: view.ends }));
+      const current = view.line || {};
+      const prev = view.last_line;
+      if (!current.center && prev && prev.center) {
+        // A new hand has not started its line: show how the last one ended.
+        const svg = window.DominoSVG.render(prev, { ends: prev.ends });
+        svg.classList.add("previous");
+        const caption = make("div", "line-caption", "Hand " + (prev.hand_no || (view.hand_no || 1) - 1) + ": the final line");
+        line.replaceChildren(caption, svg);
+        line.dataset.previous = "true";
+      } else {
+        line.replaceChildren(window.DominoSVG.render(current, { lastTile, ends: view.ends }));
+        line.dataset.previous = "false";
+      }
     }
     const ends = view.ends || {};
     text($("#ends"), ends.left !== undefined && ends.left !== null ? "Ends " + ends.left + " · " + ends.right : "");
@@ -194,6 +208,7 @@
     // Seats.
     const seats = $("#seats");
     seats.replaceChildren();
+    document.body.dataset.many = (view.seats || []).length > 4 ? "true" : "false";
     const unit = view.game === "kems" ? "card" : "tile";
     const teams = new Set((view.seats || []).map((s) => s.team).filter((t) => t !== undefined && t !== null));
     const teamed = teams.size > 0 && teams.size < (view.seats || []).length;

@@ -1,0 +1,407 @@
+"""Board diagnostics: what is wrong with a sensor board, and how to fix it.
+
+:func:`diagnose_board` talks to one board over the protocol (it must run the
+tablesense firmware) and returns a :class:`BoardReport`: identity and versions,
+uptime, the readers' self-test, each cell's state and read-error counters, an
+LED test pattern, and link statistics (CRC and framing errors on both sides,
+unexpected reboots, round-trip latency). Every :class:`Check` that fails
+carries ``fix``: one plain sentence saying what to do.
+
+:func:`sweep` is the guided per-cell reliability test (one test tag moved
+over the cells, each cell lit in turn), :mod:`tablesense.diag.heatmap` draws
+its result, :func:`check_seat_gpio` tests the seat buttons and turn LEDs
+through the outputs room's GPIO layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tablesense.firmware import proto
+from tablesense.flash.client import BoardClient, BoardError, Identity
+
+#: MFRC522 VersionReg values of working chips (NXP v1.0, v2.0, and a common clone).
+GOOD_READER_VERSIONS = {0x91: "MFRC522 v1.0", 0x92: "MFRC522 v2.0", 0x88: "FM17522 clone", 0x12: "clone"}
+#: Round trips slower than this (ms, p99) fail the link check.
+RTT_LIMIT_MS = 100.0
+#: Per-cell read errors above this fraction of sweeps fail the cell.
+CELL_ERROR_LIMIT = 0.05
+
+
+@dataclass
+class Check:
+    """One verdict: ok True/False, or None when it could not be run (skipped)."""
+
+    name: str
+    ok: bool | None
+    detail: str
+    fix: str | None = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+@dataclass
+class CellResult:
+    """A cell's reliability: reads that saw the tag / reads taken (sweep), or
+    the board's error counter (no sweep)."""
+
+    cell: str
+    channel: int
+    reads: int = 0
+    good: int = 0
+    errors: int = 0
+    detected: bool = True
+
+    @property
+    def reliability(self) -> float | None:
+        return None if self.reads == 0 else self.good / self.reads
+
+    def to_json(self) -> dict:
+        r = self.reliability
+        return {"cell": self.cell, "channel": self.channel, "reads": self.reads, "good": self.good,
+                "errors": self.errors, "detected": self.detected,
+                "reliability": None if r is None else round(r, 4)}
+
+
+@dataclass
+class BoardReport:
+    port: str
+    identity: Identity | None = None
+    uptime_s: float | None = None
+    checks: list[Check] = field(default_factory=list)
+    readers: list[dict] = field(default_factory=list)
+    cells: list[CellResult] = field(default_factory=list)
+    link: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok is not False for c in self.checks)
+
+    def add(self, name: str, ok: bool | None, detail: str, fix: str | None = None) -> Check:
+        c = Check(name, ok, detail, fix if ok is False else None)
+        self.checks.append(c)
+        return c
+
+    def to_json(self) -> dict:
+        return {
+            "port": self.port,
+            "ok": self.ok,
+            "identity": None if self.identity is None else self.identity.to_json(),
+            "uptime_s": self.uptime_s,
+            "checks": [c.to_json() for c in self.checks],
+            "readers": self.readers,
+            "cells": [c.to_json() for c in self.cells],
+            "link": self.link,
+        }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+def expected_config_hash(config: dict) -> bytes:
+    from tablesense.flash.deploy import config_bytes
+
+    return hashlib.sha256(config_bytes(config)).digest()[:4]
+
+
+def diagnose_board(
+    port: str,
+    *,
+    geometry=None,  # noqa: ANN001 - TableGeometry | None
+    client_factory: Callable[[str], BoardClient] = BoardClient,
+    pings: int = 20,
+    led_test: bool = True,
+    led_pause: float = 0.15,
+    expected_version: str | None = None,
+) -> BoardReport:
+    """Run every non-interactive check on the board at ``port``."""
+    report = BoardReport(port)
+    try:
+        client = client_factory(port)
+        client.open()
+    except BoardError as exc:
+        report.add("port", False, str(exc), "Plug the board in, and stop any program that holds the port.")
+        return report
+    try:
+        _diagnose(client, report, geometry, pings, led_test, led_pause, expected_version)
+    except BoardError as exc:
+        report.add("link", False, f"the board stopped answering: {exc}",
+                   "Check the USB cable and the board's power; then run diag again.")
+    finally:
+        client.close()
+    return report
+
+
+def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, led_test: bool,  # noqa: ANN001
+              led_pause: float, expected_version: str | None) -> None:
+    port = client.port
+    # identity and versions
+    try:
+        ident = client.hello(timeout=0.6, retries=2)
+    except BoardError as exc:
+        report.add("handshake", False, str(exc),
+                   f"Install the firmware: `tablesense flash --port {port}` (add --table FILE to give it its config).")
+        return
+    report.identity = ident
+    report.add("handshake", True, f"board {ident.board}, firmware {ident.fw_version}, protocol {ident.protocol}, "
+                                  f"unique id {ident.uid.hex()}, {ident.cells} cells, {ident.leds} LEDs")
+    if expected_version is None:
+        from tablesense.flash.deploy import firmware_version
+
+        try:
+            expected_version = firmware_version()
+        except Exception:  # noqa: BLE001 - no firmware tree installed: skip the comparison
+            expected_version = None
+    if expected_version is not None:
+        same = ident.fw_version == expected_version
+        report.add("firmware version", same, f"board runs {ident.fw_version}, this host ships {expected_version}",
+                   f"Update it: `tablesense flash --port {port}`.")
+    if ident.protocol != proto.VERSION:
+        report.add("protocol", False, f"board speaks protocol {ident.protocol}, host {proto.VERSION}",
+                   f"Update the firmware: `tablesense flash --port {port}`.")
+    cells_geo = []
+    if geometry is not None:
+        try:
+            board_geo = geometry.board(ident.board)
+        except (KeyError, ValueError):
+            board_geo = None
+        if board_geo is None:
+            report.add("config", False, f"the table has no board {ident.board}",
+                       f"Give the board its place: `tablesense flash --port {port} --table FILE --board ID`.")
+        else:
+            want = expected_config_hash(geometry.board_config(ident.board))
+            ok = want == ident.config_hash
+            report.add("config", ok, f"config {ident.config_hash.hex()}, table expects {want.hex()}",
+                       f"Write the table's config: `tablesense flash --port {port} --table FILE`.")
+            cells_geo = sorted((c for c in geometry.cells.values() if c.board == ident.board), key=lambda c: c.channel)
+    # uptime and counters
+    stats, cell_errors = client.stats_request()
+    report.uptime_s = stats.get("uptime_ms", 0) / 1000.0
+    # readers
+    readers = client.selftest()
+    bad = []
+    for ch, (version, antenna, ok) in enumerate(readers):
+        name = GOOD_READER_VERSIONS.get(version, f"unknown chip 0x{version:02x}")
+        report.readers.append({"channel": ch, "version": version, "chip": name, "antenna": antenna, "ok": ok})
+        if not ok:
+            bad.append(ch)
+    if bad:
+        dead = ", ".join(str(b) for b in bad[:8]) + ("..." if len(bad) > 8 else "")
+        report.add("readers", False, f"{len(bad)} of {len(readers)} readers fail the self-test (channels {dead})",
+                   "Check those readers' SPI wiring, chip-select lines and 3.3 V supply; a version of 0x00 or 0xff "
+                   "means the chip does not answer at all.")
+    else:
+        report.add("readers", True, f"all {len(readers)} readers answer and have their antenna on")
+    # cells: current state and error counters
+    snap = client.snapshot()
+    names = {c.channel: c.id for c in cells_geo}
+    sweeps = max(1, stats.get("sweeps", 0))
+    failing = []
+    for ch, state in enumerate(snap):
+        errs = cell_errors[ch] if ch < len(cell_errors) else 0
+        res = CellResult(names.get(ch, f"ch{ch}"), ch, errors=errs)
+        report.cells.append(res)
+        if isinstance(state, int) and state >= 0:
+            failing.append(f"{res.cell} reads error {state}")
+        elif errs / sweeps > CELL_ERROR_LIMIT:
+            failing.append(f"{res.cell} failed {errs} of {sweeps} reads")
+    if failing:
+        report.add("cells", False, "; ".join(failing[:6]) + ("; ..." if len(failing) > 6 else ""),
+                   "A cell with read errors has two tags on it, a tag moving, or a damaged antenna: clear it, "
+                   "then run `tablesense diag --sweep` to measure it.")
+    else:
+        report.add("cells", True, f"{len(snap)} cells read cleanly ({stats.get('sweeps', 0)} sweeps)")
+    # LEDs
+    if led_test:
+        _led_check(client, report, ident, geometry, led_pause)
+    # link
+    rtts = []
+    lost = 0
+    for _ in range(pings):
+        try:
+            rtts.append(client.ping())
+        except BoardError:
+            lost += 1
+    stats2, _errs = client.stats_request()
+    host_errors = client.link.rx_errors if hasattr(client.link, "rx_errors") else 0
+    report.link = {
+        "pings": pings,
+        "lost": lost,
+        "rtt_ms_p50": round(_percentile(rtts, 0.5), 3),
+        "rtt_ms_p99": round(_percentile(rtts, 0.99), 3),
+        "rtt_ms_max": round(max(rtts), 3) if rtts else None,
+        "rtt_ms_mean": round(statistics.fmean(rtts), 3) if rtts else None,
+        "board_crc_errors": stats2.get("crc_errors", 0),
+        "board_framing_errors": stats2.get("framing_errors", 0),
+        "board_frames_rx": stats2.get("frames_rx", 0),
+        "board_frames_tx": stats2.get("frames_tx", 0),
+        "host_rx_errors": host_errors,
+        "resyncs": len(client.stats.boots),
+        "sweep_us": stats2.get("sweep_us", 0),
+    }
+    link_ok = lost == 0 and _percentile(rtts, 0.99) <= RTT_LIMIT_MS and host_errors == 0
+    report.add("link", link_ok,
+               f"{pings - lost}/{pings} pings, p50 {report.link['rtt_ms_p50']} ms, p99 {report.link['rtt_ms_p99']} ms, "
+               f"CRC errors board {report.link['board_crc_errors']} host {host_errors}",
+               "Use a short, good USB cable directly on the Pi (no unpowered hub), and keep it away from the "
+               "LED strip's power wires.")
+    if stats2.get("crc_errors", 0) or stats2.get("framing_errors", 0):
+        report.add("link errors", None, f"the board has seen {stats2.get('crc_errors', 0)} CRC and "
+                                        f"{stats2.get('framing_errors', 0)} framing errors since it started")
+
+
+def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geometry, pause: float) -> None:  # noqa: ANN001
+    want_leds = None
+    if geometry is not None:
+        try:
+            want_leds = geometry.board(ident.board).leds
+        except (KeyError, ValueError):
+            want_leds = None
+    if not ident.caps & proto.CAP_LEDS or ident.leds == 0:
+        if want_leds:
+            report.add("leds", False, f"the board reports no LED strip; the table expects {want_leds} LEDs",
+                       "Check led_pin and leds in the board config (flash with --table), and the strip's data wire.")
+        else:
+            report.add("leds", None, "this board has no LEDs")
+        return
+    n = ident.leds
+    pattern = [(64, 0, 0), (0, 64, 0), (0, 0, 64), (64, 64, 64)]
+    try:
+        for color in pattern:
+            client.leds([color] * n)
+            time.sleep(pause)
+        client.leds([(0, 0, 0)] * n)
+        report.add("leds", True, f"test pattern red, green, blue, white on {n} LEDs accepted")
+    except BoardError as exc:
+        report.add("leds", False, f"the board refused the LED frames: {exc}",
+                   "Check the strip's 5 V supply and data wire, and led_pin in the board config.")
+
+
+# --- the guided sweep -------------------------------------------------------------
+
+
+def sweep(
+    client: BoardClient,
+    cells: list[tuple[str, int, int | None]],
+    ask: Callable[[str, int], None],
+    *,
+    reads: int = 20,
+    interval: float = 0.05,
+    find_timeout: float = 30.0,
+    on_done: Callable[[CellResult], None] | None = None,
+) -> list[CellResult]:
+    """Move one test tag over the cells: for each (cell id, channel, LED
+    index) light that cell's LED blue, ``ask`` the person to put the tag
+    there, wait until the board sees a tag on it (``find_timeout``), then
+    take ``reads`` snapshots and count those that see that same tag. The
+    cell is lit green (>= 95 %), yellow (>= 80 %) or red afterwards."""
+    ident = client.hello(timeout=0.6, retries=2)
+    n_leds = ident.leds if ident.caps & proto.CAP_LEDS else 0
+    frame = [(0, 0, 0)] * n_leds
+    results = []
+
+    def show() -> None:
+        if n_leds:
+            with contextlib.suppress(BoardError):
+                client.leds(list(frame))
+
+    for cell, ch, led in cells:
+        if led is not None and 0 <= led < n_leds:
+            frame[led] = (0, 0, 96)
+        show()
+        ask(cell, ch)
+        res = CellResult(cell, ch)
+        deadline = time.monotonic() + find_timeout
+        uid = None
+        while time.monotonic() < deadline:
+            state = client.snapshot()[ch] if ch < ident.cells else None
+            if isinstance(state, bytes):
+                uid = state
+                break
+            time.sleep(interval)
+        if uid is None:
+            res.detected = False
+        else:
+            for _ in range(reads):
+                state = client.snapshot()[ch]
+                res.reads += 1
+                if state == uid:
+                    res.good += 1
+                elif isinstance(state, int) and state >= 0:
+                    res.errors += 1
+                time.sleep(interval)
+        r = res.reliability or 0.0
+        if led is not None and 0 <= led < n_leds:
+            frame[led] = (0, 96, 0) if r >= 0.95 else (96, 64, 0) if r >= 0.8 else (96, 0, 0)
+        show()
+        results.append(res)
+        if on_done is not None:
+            on_done(res)
+    return results
+
+
+# --- seat buttons and turn LEDs -------------------------------------------------
+
+
+def check_seat_gpio(geometry, backend=None, ask: Callable[[str], None] | None = None,  # noqa: ANN001
+                    press_timeout: float = 15.0) -> list[Check]:
+    """Seat turn LEDs and buttons through the outputs room's GPIO layer.
+
+    Without ``ask``: every pin can be claimed, each LED switches, and no
+    button reads pressed at rest (a stuck or shorted button). With ``ask``
+    (interactive): the person is asked to press each button in turn."""
+    try:
+        from tablesense.outputs.gpio import LED, Button, GPIOError, make_backend
+    except ImportError:
+        return [Check("seat gpio", None, "the outputs room's GPIO layer is not installed")]
+    checks: list[Check] = []
+    try:
+        be = backend if backend is not None else make_backend()
+    except GPIOError as exc:
+        return [Check("seat gpio", False, str(exc), "Install RPi.GPIO (rpi-lgpio on a Pi 5) or set TABLESENSE_GPIO=sim.")]
+    pins: list[tuple[str, int, str]] = []
+    for seat in geometry.seats:
+        for kind, pin in (("turn LED", seat.turn_led_pin), ("button", seat.button_pin),
+                          ("call button", getattr(seat, "call_button_pin", None))):
+            if pin is not None:
+                pins.append((f"seat {seat.index} ({seat.name}) {kind}", pin, kind))
+    ref = getattr(geometry, "referee_button_pin", None)
+    if ref is not None:
+        pins.append(("referee button", ref, "button"))
+    for label, pin, kind in pins:
+        try:
+            if kind == "turn LED":
+                with LED(be, pin) as led:
+                    led.on()
+                    lit = led.is_lit
+                    led.off()
+                    ok = lit and not led.is_lit
+                checks.append(Check(label, ok, f"GPIO{pin} switched on and off",
+                                    None if ok else f"GPIO{pin} does not follow: check the LED's resistor and wiring"))
+            else:
+                with Button(be, pin) as btn:
+                    if btn.is_pressed:
+                        checks.append(Check(label, False, f"GPIO{pin} reads pressed at rest",
+                                            f"The button on GPIO{pin} is stuck or its wire touches ground: free it."))
+                        continue
+                    if ask is None:
+                        checks.append(Check(label, True, f"GPIO{pin} reads released at rest"))
+                        continue
+                    ask(label)
+                    pressed = btn.wait_for_press(press_timeout)
+                    checks.append(Check(label, pressed, f"GPIO{pin} {'pressed' if pressed else 'no press seen'}",
+                                        None if pressed else f"Check the button on GPIO{pin}: it should connect the pin to ground."))
+        except GPIOError as exc:
+            checks.append(Check(label, False, str(exc), "Stop the program holding the pin (tablesense play) and retry."))
+    return checks

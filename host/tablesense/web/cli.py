@@ -1,0 +1,117 @@
+"""Commands of the outputs+web room.
+
+``tablesense display preview`` serves the display page and plays sample games
+with the engines (no boards, no referee), so a kiosk screen or a phone can be
+set up and checked on its own. (The seat GPIO wiring check is the diagnostics
+room's: ``tablesense diag``.)
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from tablesense.outputs.events import EventBus
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``display`` commands to the root ``tablesense`` app."""
+    display = typer.Typer(
+        help="The display page without a match (kiosk and phone set-up).", no_args_is_help=True
+    )
+
+    @display.command("preview")
+    def preview(
+        game: str = typer.Option("dominoes", help="dominoes or kems"),
+        host: str = typer.Option("127.0.0.1", help="Address to serve on (0.0.0.0 for phones)."),
+        port: int = typer.Option(8080, help="TCP port (0 = any free port)."),
+        pace: float = typer.Option(1.0, help="Seconds between two moves."),
+        seed: int = typer.Option(1, help="Seed of the sample games."),
+        moves: int = typer.Option(0, help="Stop after this many moves (0 = until Ctrl-C)."),
+    ) -> None:
+        """Serve the display page and play sample games on it (no table needed)."""
+        from rich.console import Console
+
+        from tablesense.outputs.events import EventBus
+        from tablesense.web.server import WebServerError, serve_display
+
+        console = Console(stderr=True)
+        if game not in ("dominoes", "kems"):
+            console.print(f"[red]unknown game {game!r}: use dominoes or kems[/red]")
+            raise typer.Exit(2)
+        bus = EventBus()
+        try:
+            server = serve_display(bus, host, port, title=f"tablesense preview ({game})")
+        except WebServerError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(1) from None
+        typer.echo(server.url)
+        stop = threading.Event()
+        try:
+            _play_samples(bus, game, seed, pace, moves, stop)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.stop()
+            bus.close()
+
+    app.add_typer(display, name="display")
+
+
+def _play_samples(
+    bus: EventBus, game: str, seed: int, pace: float, limit: int, stop: threading.Event
+) -> None:
+    """Publish views of engine-played games until ``limit`` moves (0 = forever)."""
+    import random
+
+    from tablesense.web.preview import dominoes_view, kems_view
+
+    rng = random.Random(seed)
+    played = 0
+
+    def wait() -> bool:
+        return stop.wait(pace)
+
+    while not stop.is_set():
+        if game == "dominoes":
+            from tablesense.games.dominoes import DominoMatch, move_to_json
+
+            match = DominoMatch("pairs-pips")
+            hand_no = 0
+            while not match.is_over:
+                hand_no += 1
+                hand = match.new_hand(rng=rng)
+                bus.publish("view", **dominoes_view(match, hand, hand_no=hand_no))
+                while not hand.is_over:
+                    move = rng.choice(hand.legal_moves())
+                    hand.play(move)
+                    played += 1
+                    view = dominoes_view(match, hand, hand_no=hand_no, last_move=move_to_json(move))
+                    bus.publish("view", **view)
+                    if (limit and played >= limit) or wait():
+                        return
+                result = match.finish_hand()
+                res = {"hand_no": hand_no, **result.to_json()}
+                bus.publish("view", **dominoes_view(match, hand, hand_no=hand_no, result=res))
+                if wait():
+                    return
+        else:
+            from tablesense.games.kems import KemsMatch, event_to_json
+
+            match = KemsMatch()
+            rnd = match.new_round(rng=rng)
+            while rnd.is_misdeal:
+                match.finish_round()
+                rnd = match.new_round(rng=rng)
+            for _ in range(40):
+                seat = rng.randrange(rnd.seats)
+                swap = rng.choice(rnd.legal_swaps(seat))
+                rnd.play(swap)
+                played += 1
+                last = event_to_json(swap)
+                bus.publish("view", **kems_view(match, rnd, hand_no=1, last_move=last))
+                if (limit and played >= limit) or wait():
+                    return
