@@ -326,7 +326,7 @@ def peer_certabo(cells: int, samples: int, seed: int) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--boards", type=int, default=8)
     ap.add_argument("--cells", type=int, default=16, help="cells per board")
     ap.add_argument("--seconds", type=float, default=8.0)

@@ -375,3 +375,32 @@ def test_two_players_when_6_6_is_in_the_boneyard_the_highest_double_opens() -> N
             assert h.opening.tile == want and h.to_play == h.holder(want)
             return
     pytest.fail("6-6 never in the boneyard")
+
+
+def test_at_a_table_a_draw_may_take_any_boneyard_tile_and_the_record_keeps_the_order() -> None:
+    """``free_draw``: the face-down order is unknown to a sensing table; the
+    record lists the boneyard in the order the tiles were drawn and replays."""
+    from tablesense.games.record import replay
+
+    rng = random.Random(14)
+    m = DominoMatch("pips-two-player")
+    h = m.new_hand(rng, free_draw=True)
+    drew = 0
+    while not h.is_over:
+        moves = h.legal_moves()
+        draws = [x for x in moves if isinstance(x, Draw)]
+        if draws:
+            assert {x.tile for x in draws} == set(h.boneyard)
+            pick = draws[-1]  # not the "next" one
+            h.play(pick)
+            assert h.dealt_boneyard[len(h.dealt_boneyard) - len(h.boneyard) - 1] == pick.tile
+            drew += 1
+        else:
+            h.play(rng.choice(moves))
+    assert drew
+    m.finish_hand()
+    assert replay(m.to_record()).hands[0] == m.results[0]
+    with pytest.raises(IllegalPlayError, match="not in the boneyard"):
+        DominoMatch("pips-two-player").new_hand(
+            deal=h.deal, boneyard=h.dealt_boneyard, free_draw=True
+        ).check(Draw(0, T("6-6")) if T("6-6") not in h.dealt_boneyard else Draw(0, h.deal[0][0]))

@@ -27,9 +27,24 @@ from tablesense.journal.store import Journal
 
 def demo_cmd(journal: Path, world: Path, seed: int, hands: int) -> list[str]:
     return [
-        sys.executable, "-m", "tablesense.cli", "demo", "--link", "direct", "--no-web",
-        "--hands", str(hands), "--seed", str(seed), "--journal", str(journal),
-        "--world-file", str(world), "--trace", "--timeout", "120",
+        sys.executable,
+        "-m",
+        "tablesense.cli",
+        "demo",
+        "--link",
+        "direct",
+        "--no-web",
+        "--hands",
+        str(hands),
+        "--seed",
+        str(seed),
+        "--journal",
+        str(journal),
+        "--world-file",
+        str(world),
+        "--trace",
+        "--timeout",
+        "120",
     ]
 
 
@@ -42,13 +57,20 @@ def journal_moves(path: Path) -> list[dict]:
         j.close()
 
 
-def run_with_kills(tmp: Path, seed: int, hands: int, kills: int, rng: random.Random) -> tuple[dict, int]:
+def run_with_kills(
+    tmp: Path, seed: int, hands: int, kills: int, rng: random.Random
+) -> tuple[dict, int]:
     journal, world = tmp / f"crash-{seed}.sqlite", tmp / f"crash-{seed}.json"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     killed = 0
     for _ in range(kills):
-        proc = subprocess.Popen(demo_cmd(journal, world, seed, hands), stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env, text=True)
+        proc = subprocess.Popen(
+            demo_cmd(journal, world, seed, hands),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
         time.sleep(rng.uniform(1.5, 4.0))
         if proc.poll() is not None:
             break
@@ -62,18 +84,23 @@ def run_with_kills(tmp: Path, seed: int, hands: int, kills: int, rng: random.Ran
             assert moves[t["index"] - 1] == t["trace"], "an accepted move was lost"
         if traced:
             assert len(moves) - traced[-1]["index"] <= 1
-    done = subprocess.run(demo_cmd(journal, world, seed, hands), capture_output=True, text=True,
-                          env=env, timeout=180)
+    done = subprocess.run(
+        demo_cmd(journal, world, seed, hands), capture_output=True, text=True, env=env, timeout=180
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     last = [line for line in done.stdout.splitlines() if line.startswith('{"format"')]
     return json.loads(last[-1]), killed
 
 
 @pytest.mark.parametrize("seed", [5])
-def test_sigkill_at_random_points_loses_no_move_and_resumes_the_same_match(tmp_path: Path, seed: int) -> None:
+def test_sigkill_at_random_points_loses_no_move_and_resumes_the_same_match(
+    tmp_path: Path, seed: int
+) -> None:
     from tablesense.referee.demo import DemoConfig, run_demo
 
-    reference = run_demo(DemoConfig(hands=1, seed=seed, web=False, link="direct", timeout=120)).record
+    reference = run_demo(
+        DemoConfig(hands=1, seed=seed, web=False, link="direct", timeout=120)
+    ).record
     record, killed = run_with_kills(tmp_path, seed, 1, 3, random.Random(seed))
     assert killed >= 1
     assert record == reference
@@ -84,7 +111,9 @@ def test_sigkill_at_random_points_loses_no_move_and_resumes_the_same_match(tmp_p
 def test_sigkill_soak(tmp_path: Path, seed: int) -> None:
     from tablesense.referee.demo import DemoConfig, run_demo
 
-    reference = run_demo(DemoConfig(hands=3, seed=seed, web=False, link="direct", timeout=300)).record
+    reference = run_demo(
+        DemoConfig(hands=3, seed=seed, web=False, link="direct", timeout=300)
+    ).record
     record, killed = run_with_kills(tmp_path, seed, 3, 8, random.Random(seed))
     assert killed >= 3
     assert record == reference

@@ -16,8 +16,13 @@ def test_append_and_read_back(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     with Journal(path) as j:
         mid = j.begin({"game": "dominoes", "seed": 1})
-        assert j.append({"type": "match"}) < j.append({"type": "move", "move": {"seat": 0, "tile": "6-6"}})
-        assert j.entries() == [{"type": "match"}, {"type": "move", "move": {"seat": 0, "tile": "6-6"}}]
+        assert j.append({"type": "match"}) < j.append(
+            {"type": "move", "move": {"seat": 0, "tile": "6-6"}}
+        )
+        assert j.entries() == [
+            {"type": "match"},
+            {"type": "move", "move": {"seat": 0, "tile": "6-6"}},
+        ]
         row = j.running()
         assert row is not None and row.id == mid and row.entries == 2 and row.spec["seed"] == 1
     # WAL mode and full sync are what make an append durable

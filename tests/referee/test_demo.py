@@ -41,8 +41,19 @@ def test_same_seed_same_record_with_and_without_link_faults() -> None:
         ("kems", "classic", 8, 2),
     ],
 )
-def test_every_variant_plays_on_the_table(game: str, variant: str, seats: int | None, hands: int) -> None:
-    cfg = DemoConfig(game=game, variant=variant, seats=seats, hands=hands, seed=7, web=False, link="direct", timeout=60)
+def test_every_variant_plays_on_the_table(
+    game: str, variant: str, seats: int | None, hands: int
+) -> None:
+    cfg = DemoConfig(
+        game=game,
+        variant=variant,
+        seats=seats,
+        hands=hands,
+        seed=7,
+        web=False,
+        link="direct",
+        timeout=60,
+    )
     first = run_demo(cfg)
     assert first.hands_played == hands, first.errors
     assert first.errors == []
@@ -75,7 +86,9 @@ def test_display_page_is_served_and_follows_the_match() -> None:
         seen["url"] = url
         threading.Thread(target=poll, daemon=True).start()
 
-    cfg = DemoConfig(game="kems", hands=2, seed=4, web=True, port=0, speed=40, link="direct", timeout=60)
+    cfg = DemoConfig(
+        game="kems", hands=2, seed=4, web=True, port=0, speed=40, link="direct", timeout=60
+    )
     result = run_demo(cfg, on_ready=watch)
     assert result.url and result.url.startswith("http://127.0.0.1:")
     deadline = time.monotonic() + 5

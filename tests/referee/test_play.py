@@ -45,8 +45,18 @@ def wait_for(pred, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-de
 
 def start_play(ports: list[str], journal: Path) -> subprocess.Popen[str]:
     cmd = [
-        sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4",
-        "--ports", ",".join(ports), "--no-web", "--journal", str(journal), "--no-keys",
+        sys.executable,
+        "-m",
+        "tablesense.cli",
+        "play",
+        "--table",
+        "dominoes-4",
+        "--ports",
+        ",".join(ports),
+        "--no-web",
+        "--journal",
+        str(journal),
+        "--no-keys",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TABLESENSE_GPIO": "sim", "COLUMNS": "200"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -78,12 +88,16 @@ def test_play_reads_the_deal_recognises_moves_and_resumes(tmp_path: Path) -> Non
                 where[tile] = cell
         proc = start_play(ports, journal)
         try:
-            assert wait_for(lambda: any(e["type"] == "hand" for e in entries(journal))), "no deal read"
+            assert wait_for(lambda: any(e["type"] == "hand" for e in entries(journal))), (
+                "no deal read"
+            )
             hand = next(e for e in entries(journal) if e["type"] == "hand")
             assert sorted(hand["deal"][0]) == sorted(tiles[:7])
             opener = next(s for s, h in enumerate(hand["deal"]) if "6-6" in h)
             vt.move(where["6-6"], "center")
-            assert wait_for(lambda: any(e["type"] == "move" for e in entries(journal))), "play not seen"
+            assert wait_for(lambda: any(e["type"] == "move" for e in entries(journal))), (
+                "play not seen"
+            )
             move = next(e for e in entries(journal) if e["type"] == "move")
             assert move["move"] == {"seat": opener, "tile": "6-6"}
             # a tile of the wrong seat on the line is explained, not taken
@@ -109,9 +123,20 @@ def test_play_reads_the_deal_recognises_moves_and_resumes(tmp_path: Path) -> Non
 @pytest.mark.skipif(sys.platform != "linux", reason="pseudo-terminals")
 def test_play_refuses_a_table_file_that_does_not_exist(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "tablesense.cli", "play", "--table", str(tmp_path / "nope.toml"), "--no-web",
-         "--journal", str(tmp_path / "j.sqlite")],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "tablesense.cli",
+            "play",
+            "--table",
+            str(tmp_path / "nope.toml"),
+            "--no-web",
+            "--journal",
+            str(tmp_path / "j.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert "no table geometry file" in done.stderr and "Traceback" not in done.stderr

@@ -13,7 +13,9 @@ from tablesense.games.dominoes_players import GreedyPlayer
 from tablesense.referee.layout import Problem
 
 
-def opened(variant: str = "pairs-pips", table: str = "dominoes-4", seed: int = 1) -> tuple[Any, Any, Hands]:
+def opened(
+    variant: str = "pairs-pips", table: str = "dominoes-4", seed: int = 1
+) -> tuple[Any, Any, Hands]:
     ref, events, stored = make_referee("dominoes", variant, table, seed)
     h = Hands(ref)
     h.settle()
@@ -101,7 +103,11 @@ def test_out_of_turn_play_is_explained_and_changes_nothing() -> None:
     ref, events, h = opened()
     before = snapshot(ref)
     other = (ref.hand.to_play + 1) % 4
-    tile = next(t for t in ref.hand.hands[other] if t.has(6))  if any(t.has(6) for t in ref.hand.hands[other]) else ref.hand.hands[other][0]
+    tile = (
+        next(t for t in ref.hand.hands[other] if t.has(6))
+        if any(t.has(6) for t in ref.hand.hands[other])
+        else ref.hand.hands[other][0]
+    )
     rules: Any = ref.rules
     h.lift(str(tile))
     h.drop(str(tile), rules.line.left[0])
@@ -121,7 +127,11 @@ def test_out_of_turn_play_is_explained_and_changes_nothing() -> None:
 def test_tile_that_does_not_fit_is_explained() -> None:
     ref, events, h = opened()
     seat = ref.hand.to_play
-    bad = [t for t in ref.hand.hands[seat] if not t.has(ref.hand.left_end) and not t.has(ref.hand.right_end)]
+    bad = [
+        t
+        for t in ref.hand.hands[seat]
+        if not t.has(ref.hand.left_end) and not t.has(ref.hand.right_end)
+    ]
     if not bad:
         pytest.skip("this deal gives no unfit tile")
     rules: Any = ref.rules
@@ -144,7 +154,10 @@ def test_tile_on_a_wrong_cell_is_sent_to_the_right_one() -> None:
     h.settle()
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "wrong_cell"
-    assert rej["instruction"] == f"move {move.tile} from cell {arm[2]} to cell {arm[0]} (the next cell of the {move.end} arm)"
+    assert (
+        rej["instruction"]
+        == f"move {move.tile} from cell {arm[2]} to cell {arm[0]} (the next cell of the {move.end} arm)"
+    )
     assert rej["cells"] == [arm[2], arm[0]]
     assert rej["fix"] == {"piece": str(move.tile), "to": arm[0]}
     h.drop(str(move.tile), arm[0])
@@ -234,7 +247,9 @@ def test_a_legal_pass_by_button_and_a_whole_hand_scored_from_the_racks() -> None
     assert ended["record"]["hands"][0]["moves"]
     assert stored[-2] == {"type": "finish"}  # then the next hand's deal
     assert stored[-1]["type"] == "hand"
-    assert ended["score"] == [float(p) if not float(p).is_integer() else int(p) for p in ref.match.score]
+    assert ended["score"] == [
+        float(p) if not float(p).is_integer() else int(p) for p in ref.match.score
+    ]
 
 
 def test_draw_in_the_two_seat_game_and_a_draw_not_allowed() -> None:
@@ -302,7 +317,11 @@ def test_unknown_duplicated_and_unreadable_tags_are_their_own_errors() -> None:
     h.problems = [Problem("unknown_tag", ("left-5",), "04deadbeef")]
     h.settle()
     rej = kinds(events, "move_rejected")[-1]
-    assert rej["reason"] == "unknown_tag" and "not enrolled" in rej["instruction"] and rej["cells"] == ["left-5"]
+    assert (
+        rej["reason"] == "unknown_tag"
+        and "not enrolled" in rej["instruction"]
+        and rej["cells"] == ["left-5"]
+    )
     h.problems = [Problem("duplicate_tag", ("left-5", "seat0-1"), "3-5")]
     h.settle()
     assert kinds(events, "move_rejected")[-1]["reason"] == "duplicate_tag"
@@ -380,7 +399,11 @@ def test_replay_of_the_journal_rebuilds_the_same_match() -> None:
     rng = random.Random(2)
     for _ in range(9):
         perform(h, bot.choose(ref.hand, ref.hand.to_play, rng))
-    again = Referee(MatchSpec("dominoes", "pairs-pips", seed=3), TableGeometry.load("dominoes-4"), TagRegistry.virtual(0))
+    again = Referee(
+        MatchSpec("dominoes", "pairs-pips", seed=3),
+        TableGeometry.load("dominoes-4"),
+        TagRegistry.virtual(0),
+    )
     again.replay(stored, 0.0)
     assert snapshot(again) == snapshot(ref)
     assert again.accepted == ref.accepted

@@ -10,7 +10,9 @@ from tablekit import Hands, kinds, make_referee
 from tablesense.games.kems import Call, Refresh, Swap
 
 
-def kems(seed: int = 2) -> tuple[Any, list[tuple[str, dict[str, Any]]], list[dict[str, Any]], Hands]:
+def kems(
+    seed: int = 2,
+) -> tuple[Any, list[tuple[str, dict[str, Any]]], list[dict[str, Any]], Hands]:
     for s in range(seed, seed + 50):
         ref, events, stored = make_referee("kems", "classic", "kems-4", s)
         if not ref.match.results:  # no misdeal in the first round
@@ -194,8 +196,14 @@ def test_table_dealt_round_and_a_refresh_of_cards_never_seen() -> None:
     g = TableGeometry.load("kems-4")
     events: list[tuple[str, dict[str, Any]]] = []
     stored: list[dict[str, Any]] = []
-    ref = Referee(MatchSpec("kems", "classic", seed=1), g, TagRegistry.virtual(0),
-                  emit=lambda k, **d: events.append((k, d)), store=stored.append, deal="table")
+    ref = Referee(
+        MatchSpec("kems", "classic", seed=1),
+        g,
+        TagRegistry.virtual(0),
+        emit=lambda k, **d: events.append((k, d)),
+        store=stored.append,
+        deal="table",
+    )
     ref.start(0.0)
     for seed in range(100):
         cards = [str(c) for c in deck(32)]

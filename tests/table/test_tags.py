@@ -77,7 +77,11 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
 
 def test_bad_files_list_every_problem(tmp_path: Path) -> None:
     path = tmp_path / "tags.json"
-    path.write_text(json.dumps({"format": FORMAT, "tags": {"04aa": "3-5", "04bb": "5-3", "04cc": "ZZ"}, "extra": 1}))
+    path.write_text(
+        json.dumps(
+            {"format": FORMAT, "tags": {"04aa": "3-5", "04bb": "5-3", "04cc": "ZZ"}, "extra": 1}
+        )
+    )
     with pytest.raises(TagRegistryError) as info:
         TagRegistry.load(path)
     text = str(info.value)

@@ -606,6 +606,7 @@ class DominoHand:
         "_score_before",
         "_forbid_forced",
         "_opener",
+        "_free_draw",
     )
 
     def __init__(
@@ -615,8 +616,16 @@ class DominoHand:
         boneyard: Sequence[Tile] = (),
         opening: Opening | None = None,
         score_before: Sequence[Points] | None = None,
+        free_draw: bool = False,
     ) -> None:
-        """Raises :class:`DealError` when the deal does not fit the variant."""
+        """Raises :class:`DealError` when the deal does not fit the variant.
+
+        ``free_draw``: a draw may take any tile still in the boneyard, which
+        then becomes the next one in the boneyard's order (a physical table
+        does not know the face-down order; the record written afterwards
+        lists the tiles in the order they were drawn). Records are replayed
+        with the order fixed.
+        """
         self.options = options
         self.seats = len(deal)
         self.deal: tuple[tuple[Tile, ...], ...] = tuple(tuple(h) for h in deal)
@@ -634,6 +643,7 @@ class DominoHand:
             tuple(score_before) if score_before is not None else None
         )
         self._forbid_forced = options.forced_block == "forbidden"
+        self._free_draw = free_draw
         self.opening = opening or _first_hand_opening(options.variant, self.seats)
         self._opener, self.opening = self._resolve_opening(self.opening)
         self.to_play: Seat = self._opener
@@ -726,6 +736,7 @@ class DominoHand:
         other._score_before = self._score_before
         other._forbid_forced = self._forbid_forced
         other._opener = self._opener
+        other._free_draw = self._free_draw
         return other
 
     # -- public state
@@ -898,7 +909,10 @@ class DominoHand:
         fit = held & (_HAS[left] | _HAS[right])
         if not fit:
             if self._drawn < len(self._bone):
-                out.append(_DRAWS[seat * 28 + self._bone[self._drawn].index])
+                if self._free_draw:
+                    out.extend(_DRAWS[seat * 28 + t.index] for t in self._bone[self._drawn :])
+                else:
+                    out.append(_DRAWS[seat * 28 + self._bone[self._drawn].index])
             else:
                 out.append(_PASSES[seat])
             return out
@@ -991,6 +1005,10 @@ class DominoHand:
         if not left_in_bone:
             raise IllegalPlayError(f"the boneyard is empty: seat {seat} passes")
         nxt = self._bone[self._drawn]
+        if self._free_draw:
+            if m.tile not in self._bone[self._drawn :]:
+                raise IllegalPlayError(f"{m.tile} is not in the boneyard")
+            return m
         if m.tile != nxt:
             raise IllegalPlayError(f"the next boneyard tile is {nxt}, not {m.tile}")
         return m
@@ -1115,6 +1133,9 @@ class DominoHand:
             self.to_play = (seat + 1) % self.seats
         elif type(m) is Draw:
             held[seat] |= _BIT[m.tile.index]
+            if self._free_draw and self._bone[self._drawn] != m.tile:
+                rest = [t for t in self._bone[self._drawn :] if t != m.tile]
+                self._bone = (*self._bone[: self._drawn], m.tile, *rest)
             self._drawn += 1
             self._moves.append(m)
             if self._drawn == len(self._bone) and self._left >= 0:
@@ -1730,10 +1751,13 @@ class DominoMatch:
         rng: random.Random | None = None,
         deal: Sequence[Sequence[Tile]] | None = None,
         boneyard: Sequence[Tile] | None = None,
+        free_draw: bool = False,
     ) -> DominoHand:
         """Start the next hand with ``deal`` (and ``boneyard``), or deal with ``rng``.
 
-        The hand follows the variant's opening rule in match context. Raises
+        The hand follows the variant's opening rule in match context. With
+        ``free_draw`` a draw may take any boneyard tile (see
+        :class:`DominoHand`): what a sensing table needs. Raises
         :class:`DealError` for a deal that does not fit the variant and
         ``ValueError`` when a hand is still running or the match is over.
         """
@@ -1752,6 +1776,7 @@ class DominoMatch:
             boneyard or (),
             self._next_opening,
             score_before=tuple(self.score),
+            free_draw=free_draw,
         )
         self.current = hand
         return hand

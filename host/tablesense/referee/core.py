@@ -639,7 +639,11 @@ class Referee:
         s = self.sensed
         if s is None:
             return []
-        names = [str(getattr(move, k)) for k in ("tile", "give", "take") if getattr(move, k, None) is not None]
+        names = [
+            str(getattr(move, k))
+            for k in ("tile", "give", "take")
+            if getattr(move, k, None) is not None
+        ]
         if type(move).__name__ == "Refresh":
             return list(self.geometry.kems_slots)
         if type(move).__name__ == "Announce":

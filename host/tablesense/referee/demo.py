@@ -332,7 +332,11 @@ def run_demo(
 
         def trace(ev: TableEvent) -> None:
             if ev.kind == "move_accepted":
-                line = {"trace": ev.data["move"], "hand_no": ev.data["hand_no"], "index": ev.data["index"]}
+                line = {
+                    "trace": ev.data["move"],
+                    "hand_no": ev.data["hand_no"],
+                    "index": ev.data["index"],
+                }
                 with contextlib.suppress(OSError):  # a closed pipe must not stop the match
                     sys.stdout.write(json.dumps(line) + "\n")
                     sys.stdout.flush()

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "referee"))
+from tablekit import Hands, kinds, make_referee, perform
 
-from tablekit import Hands, kinds, make_referee, perform  # noqa: E402
-
-from tablesense.games.dominoes_players import GreedyPlayer  # noqa: E402
-from tablesense.referee.core import MatchSpec, Referee  # noqa: E402
-from tablesense.table.geometry import TableGeometry  # noqa: E402
-from tablesense.table.tags import TagRegistry  # noqa: E402
+from tablesense.games.dominoes_players import GreedyPlayer
+from tablesense.referee.core import MatchSpec, Referee
+from tablesense.table.geometry import TableGeometry
+from tablesense.table.tags import TagRegistry
 
 
 def played(moves: int) -> tuple[Referee, list[dict[str, Any]], Hands]:
@@ -45,7 +41,7 @@ def test_a_move_finished_while_the_host_was_down_is_taken() -> None:
     old, stored, h = played(5)
     move = GreedyPlayer().choose(old.hand, old.hand.to_play, random.Random(0))
     perform(h, move)  # the old referee sees it too; rebuild from the journal before it
-    before = [e for e in stored if not (e is stored[-1])]
+    before = stored[:-1]
     new, events = restarted(before)
     assert new.accepted == old.accepted - 1
     h.ref = new
