@@ -29,6 +29,7 @@ COMMAND_ROOMS = (
     "tablesense.diag.cli",  # diag, tags enroll
     "tablesense.tournament.cli",  # director serve, tournament simulate/export
     "tablesense.hw.cli",  # hw draw, hw check
+    "tablesense.web.cli",  # display preview
 )
 
 for _module_name in COMMAND_ROOMS:

@@ -391,6 +391,8 @@ def test_at_a_table_a_draw_may_take_any_boneyard_tile_and_the_record_keeps_the_o
         draws = [x for x in moves if isinstance(x, Draw)]
         if draws:
             assert {x.tile for x in draws} == set(h.boneyard)
+            with pytest.raises(IllegalPlayError, match="not in the boneyard"):
+                h.check(Draw(h.to_play, h.hand_of(1 - h.to_play)[0]))
             pick = draws[-1]  # not the "next" one
             h.play(pick)
             assert h.dealt_boneyard[len(h.dealt_boneyard) - len(h.boneyard) - 1] == pick.tile
@@ -400,7 +402,3 @@ def test_at_a_table_a_draw_may_take_any_boneyard_tile_and_the_record_keeps_the_o
     assert drew
     m.finish_hand()
     assert replay(m.to_record()).hands[0] == m.results[0]
-    with pytest.raises(IllegalPlayError, match="not in the boneyard"):
-        DominoMatch("pips-two-player").new_hand(
-            deal=h.deal, boneyard=h.dealt_boneyard, free_draw=True
-        ).check(Draw(0, T("6-6")) if T("6-6") not in h.dealt_boneyard else Draw(0, h.deal[0][0]))

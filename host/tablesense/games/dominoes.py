@@ -112,7 +112,7 @@ class Tile:
         if not isinstance(text, str):
             raise ValueError(f"a tile is written 'a-b', got {text!r}")
         parts = text.strip().split("-")
-        if len(parts) != 2 or not all(p.isdigit() and len(p) == 1 for p in parts):
+        if len(parts) != 2 or not all(len(p) == 1 and p in "0123456789" for p in parts):
             raise ValueError(f"a tile is written 'a-b' with numbers 0..6, got {text!r}")
         a, b = int(parts[0]), int(parts[1])
         if a > 6 or b > 6:

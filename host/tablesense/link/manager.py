@@ -254,7 +254,7 @@ class TableLink:
             return (
                 f"board {b} on {conn.port}: "
                 + "; ".join(problems)
-                + f" -- flash it for this table: tablesense flash --table {g.source} --board {b}"
+                + f" -- flash it for this table: tablesense flash --table {g.source} --board {b} --port {conn.port}"
             )
         with self._lock:
             other = self._owner.get(b)

@@ -58,7 +58,7 @@ def boards_command(
         0.0, "--faults", help="Fraction of link bytes dropped/corrupted/duplicated (e.g. 0.02)."
     ),
     burst: float = typer.Option(
-        1.0, "--burst", help="Mean length of a run of faulty bytes (1 = independent bytes)."
+        8.0, "--burst", help="Mean length of a run of faulty bytes (1 = every byte independent)."
     ),
     link_dir: Path | None = typer.Option(
         None,

@@ -68,7 +68,7 @@ class FaultPlan:
     reboot_every: float | None = None
 
     @classmethod
-    def from_rate(cls, rate: float, seed: int = 0, burst: float = 1.0) -> FaultPlan:
+    def from_rate(cls, rate: float, seed: int = 0, burst: float = 8.0) -> FaultPlan:
         """The ``--faults RATE`` plan: a fraction ``rate`` of bytes hit (in runs
         of mean length ``burst``), split 40/40/20 between drops, corruption and
         duplication, and ``rate`` of writes delayed by 1-20 ms."""
