@@ -167,29 +167,16 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
         )
         host_ms: list[float] = []
         deferred = 0
-        dgt_ms: list[float] = []
         last_tags: dict[str, bytes] = {}
-        lock = threading.Lock()
-        # DGT-style peer: per board, light the LEDs only after 0.25 s without a change there.
-        quiet = 0.25
-        dgt_pending: dict[int, list[float]] = {b: [] for b in range(1, boards + 1)}
-        dgt_timer: dict[int, threading.Timer] = {}
-
-        def dgt_fire(b: int) -> None:
-            now = time.perf_counter()
-            with lock:
-                dgt_ms.extend((now - t) * 1000 for t in dgt_pending[b])
-                dgt_pending[b].clear()
+        changes: list[
+            tuple[float, dict[str, bytes]]
+        ] = []  # for the DGT-style peer, judged afterwards
 
         def on_state(st: TableState) -> None:
             nonlocal deferred, last_tags
             tags = st.tags()
             if tags == last_tags:
                 return
-            changed = {g.cells[c].board for c in set(tags) ^ set(last_tags)}
-            changed |= {
-                g.cells[c].board for c in tags if c in last_tags and tags[c] != last_tags[c]
-            }
             last_tags = tags
             written = link.set_leds({cell: ON for cell in tags})
             t_written = time.perf_counter()
@@ -197,14 +184,7 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
                 host_ms.append((t_written - st.received_at) * 1000)
             else:
                 deferred += 1
-            with lock:
-                for b in changed:
-                    dgt_pending[b].append(st.received_at)
-                    old = dgt_timer.get(b)
-                    if old is not None:
-                        old.cancel()
-                    dgt_timer[b] = threading.Timer(quiet, dgt_fire, args=(b,))
-                    dgt_timer[b].start()
+            changes.append((st.received_at, tags))
 
         link.subscribe(on_state)
         link.start()
@@ -220,8 +200,6 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
         ok = link.wait_until(lambda s: s.complete and s.tags() == world, 10) is not None
         events = sum(c.stats.events for c in link.connections) - events_before
         link.stop()
-        for t in list(dgt_timer.values()):
-            t.cancel()
     finally:
         if child.stdin is not None:
             child.stdin.close()
@@ -241,6 +219,24 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
                 if t_led >= t and (cell.led in on) == lit:
                     e2e_ms.append((t_led - t) * 1000)
                     break
+    # DGT-style peer on the same stream: a board's change is only acted on once
+    # that board has been quiet for 0.25 s (then the host dumps the board).
+    quiet = 0.25
+    per_board: dict[int, list[float]] = {}
+    prev: dict[str, bytes] = {}
+    for t, tags in changes:
+        for c in set(tags) | set(prev):
+            if tags.get(c) != prev.get(c):
+                per_board.setdefault(g.cells[c].board, []).append(t)
+        prev = tags
+    dgt_ms: list[float] = []
+    for times in per_board.values():
+        times = sorted(set(times))
+        for i, t in enumerate(times):
+            j = i
+            while j + 1 < len(times) and times[j + 1] - times[j] < quiet:
+                j += 1
+            dgt_ms.append((times[j] + quiet - t) * 1000)
     return {
         "host_ms": host_ms,
         "deferred": deferred,

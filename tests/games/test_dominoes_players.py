@@ -110,13 +110,21 @@ def test_missing_numbers_come_from_passes() -> None:
     pytest.fail("no pass seen")
 
 
-def test_greedy_lays_its_heaviest_tile() -> None:
+def test_greedy_lays_a_double_if_it_can_else_its_heaviest_tile() -> None:
     rng = random.Random(10)
-    for h in states("pairs-pips", None, 11, 30):
+    seen = set()
+    for h in states("pairs-pips", None, 11, 60):
         m = GreedyPlayer().choose(h, h.to_play, rng)
         plays = [x for x in h.legal_moves() if isinstance(x, Play)]
-        if plays:
-            assert isinstance(m, Play) and m.tile.pips == max(x.tile.pips for x in plays)
+        if not plays:
+            continue
+        assert isinstance(m, Play)
+        doubles = [x for x in plays if x.tile.is_double]
+        pool = doubles or plays
+        assert m.tile.is_double == bool(doubles)
+        assert m.tile.pips == max(x.tile.pips for x in pool)
+        seen.add(bool(doubles))
+    assert seen == {True, False}
 
 
 def test_play_match_reaches_a_winner() -> None:

@@ -108,3 +108,45 @@ def test_identify_a_virtual_board_and_not_a_silent_port() -> None:
         assert discovery.identify(paths[1], timeout=0.3) is None  # gone: None, no exception
     finally:
         vt.stop()
+
+
+def test_discovery_mode_finds_boards_and_finds_them_again_after_a_replug(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tablesense.link.manager import TableLink
+
+    g = bench_geometry(2, 8)
+    vt = VirtualTable(g, seed=4, scan_interval=0.002, stable_links=False)
+    vt.start()
+
+    def ports() -> list[discovery.PortCandidate]:
+        return [
+            discovery.PortCandidate(p, vt.boards[b].uid.hex().upper(), "virtual", 0x2E8A, 0x0005)
+            for b, p in vt.device_paths().items()
+        ]
+
+    monkeypatch.setattr(discovery, "candidate_ports", ports)
+    link = TableLink(g, None, rescan_interval=0.1)
+    try:
+        link.start()
+        assert link.wait_online(5)
+        vt.place("b2-1", UID)
+        assert link.wait_until(lambda s: s.complete and s.tags() == {"b2-1": UID}, 5) is not None
+        old = vt.device_paths()[2]
+        vt.unplug(2)
+        assert link.wait_until(lambda s: not s.boards_online[2], 5) is not None
+        # plug it back under another name (keep the old pty number taken meanwhile)
+        import os
+
+        blocker = os.openpty()
+        try:
+            new = vt.replug(2)
+        finally:
+            for fd in blocker:
+                os.close(fd)
+        assert new != old
+        assert link.wait_until(lambda s: s.complete and s.tags() == {"b2-1": UID}, 8) is not None
+        assert any(c.port == new for c in link.connections)
+    finally:
+        link.stop()
+        vt.stop()

@@ -25,12 +25,39 @@ def demo_record(*args: str, timeout: float = 150) -> dict[str, Any]:
 
 def test_same_seed_same_record_with_and_without_link_faults() -> None:
     """On the virtual table (real firmware behind pseudo-terminals, the link,
-    the referee): faults on the link must not change a single move."""
+    the referee): faults on the link, and a board unplugged mid-hand (play
+    pauses, then resumes), must not change a single move."""
     clean = demo_record("--hands", "1", "--seed", "3")
-    faulty = demo_record("--hands", "1", "--seed", "3", "--link-faults", "0.005")
     assert len(clean["hands"]) == 1 and clean["hands"][0]["moves"]
-    assert faulty == clean
     assert replay(clean).to_json()["ok"] is True
+
+    def unplug_later(world: Any) -> None:
+        def run() -> None:
+            time.sleep(4.0)
+            world.unplug(2)
+            time.sleep(2.0)
+            world.replug(2)
+
+        threading.Thread(target=run, daemon=True).start()
+
+    bus_messages: list[str] = []
+    faulty = run_demo(
+        DemoConfig(hands=1, seed=3, web=False, link_faults=0.005, timeout=120),
+        on_world=unplug_later,
+        log=_Collect(bus_messages),
+    )
+    assert faulty.record == clean
+    assert any("offline" in m for m in bus_messages), bus_messages[-5:]
+
+
+class _Collect:
+    """A console stand-in that keeps what the demo prints."""
+
+    def __init__(self, into: list[str]) -> None:
+        self.into = into
+
+    def print(self, text: str, **kwargs: Any) -> None:
+        self.into.append(str(text))
 
 
 @pytest.mark.parametrize(

@@ -436,3 +436,24 @@ def test_table_dealt_hand_is_read_from_the_racks() -> None:
     ref.feed(Sensed.of(cells), 5.0)
     assert ref.phase == "play" and ref.hand_no == 1
     assert sorted(map(str, ref.hand.hands[0])) == sorted(tiles[:7])
+
+
+def test_two_plays_in_quick_succession_are_both_taken() -> None:
+    """The next seat lays its tile before the previous one has settled: the
+    table shows two moves at once, both are taken, in order."""
+    ref, events, h = opened()
+    rules: Any = ref.rules
+    first = first_play(ref)
+    after = ref.hand.clone()
+    after.apply(first)
+    second = next((m for m in after.legal_moves() if isinstance(m, Play)), None)
+    if second is None:
+        pytest.skip("the next seat cannot play here")
+    h.lift(str(first.tile))
+    h.drop(str(first.tile), rules.target_cell(first.end))
+    h.show(0.05)
+    h.lift(str(second.tile))
+    h.drop(str(second.tile), rules.target_cell(second.end, after))
+    h.settle()
+    assert ref.hand.moves[-2:] == [first, second]
+    assert not kinds(events, "move_rejected")

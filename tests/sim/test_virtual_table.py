@@ -118,7 +118,8 @@ def test_unplug_makes_the_path_vanish_and_replug_boots_again(table: VirtualTable
     try:
         raw.wait_for(proto.IDENTITY, ack=raw.send(proto.HELLO, bytes([proto.VERSION])))
         table.unplug(1)
-        assert not os.path.exists(old)
+        # (the /dev/pts number itself may be handed to another process at once,
+        # so the proof is the open port failing and the stable name vanishing)
         assert 1 not in table.device_paths()
         with pytest.raises(serial.SerialException):
             for _ in range(20):

@@ -62,7 +62,8 @@ def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_ur
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
     faults = Faults(drop_tables=2, drop_round=2, broker_restart_round=3, duplicates=True, forgeries=True, down_for=0.7)
     report = simulate(entrants=11, rounds=3, tables=3, seed=7, db_url=db_url, broker="spawn", target=25,
-                      workdir=tmp_path / "sim", faults=faults, round_timeout=90)
+                      workdir=tmp_path / "sim", faults=faults, round_timeout=90,
+                      move_delay=0.004)
     assert report.rounds == 3
     assert report.dropped == 2 and report.broker_restarts == 1
     assert report.duplicates > 0, "the duplicated messages must have reached the director"
@@ -83,5 +84,67 @@ def test_larger_simulation_with_every_fault(sqlite_url: str, tmp_path: Path) -> 
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
     faults = Faults(drop_tables=3, drop_round=3, broker_restart_round=4, duplicates=True, forgeries=True)
     report = simulate(entrants=40, rounds=6, tables=8, seed=3, db_url=sqlite_url, broker="spawn", target=60,
-                      workdir=tmp_path / "sim", faults=faults, round_timeout=240)
+                      workdir=tmp_path / "sim", faults=faults, round_timeout=240, move_delay=0.002)
     _check_event(sqlite_url, report.event_id, 6)
+
+
+def test_knockout_best_of_three_and_groups_end_to_end(sqlite_url: str, tmp_path: Path) -> None:
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    report = simulate(entrants=6, rounds=0, format="knockout", best_of=3, tables=3, seed=2, db_url=sqlite_url,
+                      broker="spawn", target=15, workdir=tmp_path / "ko")
+    assert report.rounds == 3  # 6 entrants: 2 byes, then 4, 2, 1
+    data = _check_event(sqlite_url, report.event_id, 3)
+    for rnd in data["rounds"]:
+        for m in rnd["matches"]:
+            if m["kind"] != "match":
+                continue
+            assert len(m["records"]) == len(m["games"]) >= 2
+            side = m["entrants"].index(m["winner"])
+            assert sum(1 for g in m["games"] if g[side] > g[1 - side]) == 2
+    final = data["rounds"][-1]["matches"]
+    assert len(final) == 1 and final[0]["winner"] is not None
+
+
+def test_time_limited_matches_and_table_display(sqlite_url: str, tmp_path: Path) -> None:
+    """Matches to a clock: play stops after the hand in play; the director still verifies by replay."""
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    report = simulate(entrants=4, rounds=1, tables=2, seed=3, db_url=sqlite_url, broker="spawn", target=5000,
+                      time_limit_s=0.05, workdir=tmp_path / "clock")
+    data = _check_event(sqlite_url, report.event_id, 1)
+    for m in data["rounds"][0]["matches"]:
+        assert max(m["score"]) < 5000
+        assert m["winner"] == (None if m["score"][0] == m["score"][1] else m["entrants"][m["score"].index(max(m["score"]))])
+
+
+def test_headless_table_shows_its_match_on_the_display_bus(tmp_path: Path) -> None:
+    from tablesense.tournament.bridge import BrokerURL
+    from tablesense.tournament.security import TableKey
+    from tablesense.tournament.table_client import Crashed, HeadlessTable
+
+    shown: list[tuple[str, dict]] = []
+
+    class Bus:
+        def publish(self, kind: str, /, **data: object) -> None:
+            shown.append((kind, data))
+
+    t = HeadlessTable(1, TableKey.from_seed(b"k"), tmp_path / "j", BrokerURL("127.0.0.1", 1), bus=Bus())
+    t.journal.put("assignment", None)
+    m = {"match": 5, "entrants": [{"id": 1, "name": "A", "members": ["a1", "a2"], "badges": []},
+                                  {"id": 2, "name": "B", "members": ["b1", "b2"], "badges": []}],
+         "seats": [{"seat": s, "entrant": s % 2, "player": "x"} for s in range(4)], "variant": "pairs-pips",
+         "options": {"target": 10}, "time_limit_s": None, "best_of": 1}
+    t._stop.set()  # no broker: the play loop stops at its first move, after showing the match
+    with pytest.raises(Crashed):
+        t._run_match({"event": 1, "round": 1}, m)
+    assert shown and shown[0][0] == "tournament_match"
+    assert shown[0][1]["entrants"] == ["A", "B"] and shown[0][1]["target"] == 10
+    t.journal.close()
+
+
+def test_kems_event_end_to_end(sqlite_url: str, tmp_path: Path) -> None:
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    report = simulate(entrants=6, rounds=2, tables=3, seed=1, db_url=sqlite_url, broker="spawn", game="kems",
+                      target=3, workdir=tmp_path / "kems")
+    data = _check_event(sqlite_url, report.event_id, 2)
+    assert data["event"]["game"] == "kems"
+    assert all(r["game"] == "kems" for rnd in data["rounds"] for m in rnd["matches"] for r in m["records"])

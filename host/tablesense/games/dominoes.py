@@ -275,13 +275,18 @@ _ANNOUNCES: dict[tuple[int, int], Announce] = {
 }
 _LINE_PLAYS: list[LinePlay | None] = [None] * (28 * 3 * _MAX_SEATS * 7)
 _SUM: tuple[int, ...] = tuple(t.low + t.high for t in ALL_TILES)
-_HALVES: tuple[tuple[int, int], ...] = tuple((t.low, t.high) for t in ALL_TILES)
 _POP7: tuple[int, ...] = tuple(m.bit_count() for m in range(128))
 _KTH7: tuple[tuple[int, ...], ...] = tuple(
     tuple(i for i in range(7) if m >> i & 1) for m in range(128)
 )
 """``_KTH7[m][k]``: the k-th set bit of the 7-bit mask ``m``."""
 _BITS7: tuple[int, ...] = tuple(1 << i for i in range(7))
+_DOUBLED_PIPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(2 * (v + o) if o == v else v + o for o in range(7) if r >> o & 1) for r in range(128))
+    for v in range(7)
+)
+"""``_DOUBLED_PIPS[v][row]``: twice the pips of the tiles ``v-o`` in ``row``
+counted from the ``v`` side (a plain tile is seen from both of its numbers)."""
 _NEXT_SEAT: dict[int, tuple[int, ...]] = {
     n: tuple((s + 1) % n for s in range(n)) for n in (2, 3, 4)
 }
@@ -1308,13 +1313,18 @@ class DominoHand:
         rand = rng.random
         n = self.seats
         held = self._held
-        has, row_of = _HAS, _ROW_OF
-        rows = [[row_of[v][m & has[v]] for v in range(7)] for m in held]
+        r0, r1, r2, r3, r4, r5, r6 = _ROW_OF
+        h0, h1, h2, h3, h4, h5, h6 = _HAS
+        # rows[s][v] for v in 0..6, and rows[s][7] = how many tiles s holds
+        rows = [
+            [r0[m & h0], r1[m & h1], r2[m & h2], r3[m & h3], r4[m & h4], r5[m & h5], r6[m & h6]]
+            + [m.bit_count()]
+            for m in held
+        ]
         allm = 0
         for m in held:
             allm |= m
-        cnt = [(allm & has[v]).bit_count() for v in range(7)]
-        nt = [m.bit_count() for m in held]
+        cnt = [(allm & h).bit_count() for h in _HAS]
         bone = self._bone
         nb, drawn = len(bone), self._drawn
         forbid = self._forbid_forced
@@ -1334,7 +1344,7 @@ class DominoHand:
             if lo != hi:
                 row[hi] ^= bits[lo]
                 cnt[hi] -= 1
-            nt[s] -= 1
+            row[7] -= 1
             left, right = lo, hi
             last_seat = s
             s = nxt[s]
@@ -1362,8 +1372,8 @@ class DominoHand:
                 if x != o:
                     row[o] ^= bits[x]
                     cnt[o] -= 1
-                c = nt[s] - 1
-                nt[s] = c
+                c = row[7] - 1
+                row[7] = c
                 last_seat = s
                 if not c:
                     state = _DOMINO
@@ -1406,13 +1416,17 @@ class DominoHand:
                 if lo != hi:
                     row[hi] |= bits[lo]
                     cnt[hi] += 1
-                nt[s] += 1
+                row[7] += 1
                 if drawn == nb and not (cnt[left] or cnt[right]):
                     x = -1  # blocked by a draw: the last play is on the line
                     break
             else:
                 s = nxt[s]
-        pips = [sum(v * (pop[r[v]] + (r[v] >> v & 1)) for v in range(7)) for r in rows]
+        d0, d1, d2, d3, d4, d5, d6 = _DOUBLED_PIPS
+        pips = [
+            (d0[r[0]] + d1[r[1]] + d2[r[2]] + d3[r[3]] + d4[r[4]] + d5[r[5]] + d6[r[6]]) >> 1
+            for r in rows
+        ]
         if self.options.variant == "brazilian-points":
             if x < 0:
                 last = self._line[-1]

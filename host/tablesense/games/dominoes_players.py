@@ -9,8 +9,9 @@ knowledge only, and the tests check that a player's choice does not change
 when the hidden tiles do.
 
 - :class:`RandomPlayer` — a uniformly random legal move.
-- :class:`GreedyPlayer` — lays its heaviest playable tile (doubles first on
-  equal pips), so a blocked count or the opponents' domino costs it least.
+- :class:`GreedyPlayer` — lays a double when it can (a double fits only one
+  number, so it is the tile most likely to get stuck), otherwise its heaviest
+  playable tile, so a blocked count or the opponents' domino costs it least.
 - :class:`MonteCarloPlayer` — for each legal move, plays many random hands out
   from deals consistent with what it has seen and picks the move with the
   best average result for its team.
@@ -76,18 +77,18 @@ class RandomPlayer:
         return moves[rng.randrange(len(moves))]
 
 
-def _greedy_key(hand: DominoHand, m: DominoMove) -> tuple[int, int, int]:
+def _greedy_key(m: DominoMove) -> tuple[int, int]:
     if not isinstance(m, Play):
-        return (-1, 0, 0)
-    # heaviest first, a double before a plain tile of the same weight, then
-    # the end that leaves a number the seat still holds most of
-    t = m.tile
-    return (t.pips, int(t.is_double), 0 if m.end is None else int(m.end == "left"))
+        return (-1, 0)
+    return (int(m.tile.is_double), m.tile.pips)
 
 
 @dataclass
 class GreedyPlayer:
-    """Lays its heaviest playable tile; doubles first on equal weight."""
+    """Lays a double when it can, else its heaviest playable tile (ties at random).
+
+    Doubles first measured clearly better than heaviest first in every
+    variant (docs/players.md)."""
 
     name: str = "greedy"
 
@@ -95,8 +96,8 @@ class GreedyPlayer:
         moves = _choices(hand, seat)
         if len(moves) == 1:
             return moves[0]
-        best = max(_greedy_key(hand, m) for m in moves)
-        top = [m for m in moves if _greedy_key(hand, m) == best]
+        best = max(_greedy_key(m) for m in moves)
+        top = [m for m in moves if _greedy_key(m) == best]
         return top[rng.randrange(len(top))]
 
 

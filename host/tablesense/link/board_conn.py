@@ -262,6 +262,9 @@ class BoardConnection:
         with self._lock:
             if self._link is not None:
                 self._link.close()
+            if self._led_timer is not None:
+                self._led_timer.cancel()
+                self._led_timer = None
         self._set_status(ConnState.STOPPED, "stopped")
 
     def send_leds(self, colors: Sequence[RGB]) -> bool:
@@ -307,6 +310,7 @@ class BoardConnection:
                 self._set_status(ConnState.OFFLINE, f"internal error: {exc!r}")
             finally:
                 with self._lock:
+                    self._state = ConnState.OFFLINE
                     self._link = None
                     self._led_inflight = None
                     self._led_confirmed = None

@@ -94,7 +94,7 @@ class SerialLink:
                 self.port,
                 baudrate=self.baudrate,
                 timeout=self.read_timeout,
-                write_timeout=1.0,
+                write_timeout=0.2,  # a board that stops reading must not block the caller for long
                 exclusive=True,
             )
         except serial.SerialException as exc:

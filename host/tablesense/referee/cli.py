@@ -109,6 +109,12 @@ def register(app: typer.Typer) -> None:
             "--keys/--no-keys",
             help="Also read buttons from the keyboard: 'p N' seat N, 'c N' call N, 'r' referee.",
         ),
+        records: Path | None = typer.Option(
+            None,
+            "--records",
+            help="Directory where the match's game record is archived after every hand "
+            "(default: 'records' next to the journal).",
+        ),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         from rich.console import Console
@@ -198,6 +204,9 @@ def register(app: typer.Typer) -> None:
         server = None
         gpio = None
         _log_events(bus, console)
+        archive = records or (Path(jour.path).parent / "records")
+        match_id = jour.match_id or "match"
+        bus.add_listener(lambda ev: _archive(ev, archive, match_id, console))
         try:
             link.start()
             if web:
@@ -340,6 +349,20 @@ def register(app: typer.Typer) -> None:
             del score
 
 
+def _archive(ev: Any, directory: Path, match_id: str, console: Any) -> None:
+    """Write the match record after every hand (temporary file, then rename)."""
+    if ev.kind not in ("hand_ended", "match_ended") or "record" not in ev.data:
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{match_id}.json"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(ev.data["record"], indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        console.print(f"[red]cannot archive the record in {directory}: {exc}[/]")
+
+
 def _button(session: Any, ev: Any) -> None:
     if not ev.pressed:
         return
@@ -367,8 +390,12 @@ def _keyboard(session: Any, stop: threading.Event) -> None:
 def _log_events(bus: Any, console: Any) -> None:
     """Print what the referee decides, one line each."""
 
+    last: dict[str, Any] = {}
+
     def show(ev: Any) -> None:
         d = ev.data
+        if ev.kind == "move_rejected":
+            last["instruction"] = d.get("instruction")
         if ev.kind == "move_accepted":
             console.print(f"  [green]✓[/] {d.get('text')}", highlight=False)
         elif ev.kind == "move_rejected":
@@ -388,6 +415,12 @@ def _log_events(bus: Any, console: Any) -> None:
             console.print(
                 f"[bold]match over[/]: winner team {d.get('winner')}, score {d.get('score')}"
             )
+        elif (
+            ev.kind == "message"
+            and d.get("level") in ("error", "warning")
+            and d.get("text") != last.get("instruction")
+        ):
+            console.print(f"  [yellow]{d.get('text')}[/]", highlight=False)
         elif ev.kind == "board_status":
             console.print(f"  board {d.get('board')}: {d.get('message')}", highlight=False)
 

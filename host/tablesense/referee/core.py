@@ -273,6 +273,9 @@ class Referee:
         self.accepted = 0
         self._hold: tuple[Any, ...] | None = None
         self.next_hand_at: float | None = None
+        # recognition depends only on the snapshot and the game state: memoised
+        self._memo: tuple[Any, list[TableMove], Rejection | None] | None = None
+        self._sensed_no = 0
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -519,6 +522,7 @@ class Referee:
         if self.sensed is None or sensed.key() != self.sensed.key():
             self.sensed = sensed
             self.changed_at = now
+            self._sensed_no += 1
         self.tick(now)
 
     def tick(self, now: float) -> None:
@@ -580,7 +584,13 @@ class Referee:
             return
         if self._hold is not None and s.key() != self._hold:
             self._hold = None
-        moves = self.rules.recognise(s) if self._hold is None else []
+        memo_key = (self._sensed_no, len(self.entries), self._hold is None)
+        if self._memo is not None and self._memo[0] == memo_key:
+            moves, rejection = self._memo[1], self._memo[2]
+        else:
+            moves = self.rules.recognise(s) if self._hold is None else []
+            rejection = None if moves else self.rules.explain(s, layout)
+            self._memo = (memo_key, moves, rejection)
         if moves:
             wait = max(
                 self.timing.slide if m.settle == "slide" else self.timing.settle for m in moves
@@ -590,7 +600,6 @@ class Referee:
                     if not self._accept(m, now):
                         break
             return
-        rejection = self.rules.explain(s, layout)
         if rejection is None:
             self._clear()
             return
@@ -695,7 +704,7 @@ class Referee:
             score=[_num(p) for p in self.match.score],
             record=self.match.to_record(),
         )
-        self._say(_result_text(result, self.spec), "info")
+        self._say(_result_text(result, self.team_names()), "info")
         if self.match.is_over:
             self.phase = "over"
             self._emit(
@@ -704,7 +713,7 @@ class Referee:
                 score=[_num(p) for p in self.match.score],
                 record=self.match.to_record(),
             )
-            self._say(f"match over: team {self.match.winner + 1} wins", "info")
+            self._say(f"match over: {self.team_names()[self.match.winner]} win", "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
             self.phase = "between"
             self.next_hand_at = now + self.timing.between_hands
@@ -1079,6 +1088,20 @@ class Referee:
             return f"{who} calls {move.kind}{target}"
         return str(move)
 
+    def team_of_seat(self, seat: int) -> int:
+        n = len(self.spec.seat_names)
+        if self.spec.game == "dominoes":
+            return self.match.team_of(seat)
+        return seat % (n // 2)
+
+    def team_names(self) -> list[str]:
+        """``"South & North"`` per team (a seat's name when it plays alone)."""
+        n = len(self.spec.seat_names)
+        teams: dict[int, list[str]] = {}
+        for seat in range(n):
+            teams.setdefault(self.team_of_seat(seat), []).append(self.spec.seat_names[seat])
+        return [" & ".join(teams[t]) for t in sorted(teams)]
+
     def view(self) -> dict[str, Any]:
         """The whole public display state (CONTRACTS section 6)."""
         spec = self.spec
@@ -1087,10 +1110,7 @@ class Referee:
         seats = []
         to_play = self._to_play()
         for i in range(n):
-            if spec.game == "dominoes":
-                team = hand.team_of(i) if hand is not None else (i % 2 if n == 4 else i)
-            else:
-                team = i % (n // 2)
+            team = self.team_of_seat(i)
             count = len(hand.hands[i]) if hand is not None else None
             seats.append(
                 {
@@ -1165,21 +1185,12 @@ def _num(p: float) -> int | float:
     return int(p) if float(p).is_integer() else float(p)
 
 
-def _result_text(result: Mapping[str, Any], spec: MatchSpec) -> str:
+def _result_text(result: Mapping[str, Any], teams: Sequence[str]) -> str:
     if not result:
         return "hand over"
     winner = result.get("winner")
     how = result.get("label") or result.get("outcome") or ""
     pts = result.get("points") or []
-    who = "nobody scores" if winner is None else f"team {winner + 1} wins"
-    return f"hand {result.get('hand_no')}: {who} ({how}); points {', '.join(str(_num(p)) for p in pts)}"
-
-
-__all__ = [
-    "MatchSpec",
-    "Referee",
-    "RefereeError",
-    "Rejection",
-    "Timing",
-    "sense",
-]
+    who = "nobody scores" if winner is None else f"{teams[winner]} win"
+    scored = ", ".join(f"{teams[i]} {_num(p):+}" for i, p in enumerate(pts) if i < len(teams))
+    return f"hand {result.get('hand_no')}: {who} ({how}); {scored}"

@@ -300,8 +300,13 @@ def run_demo(
     on_ready: Callable[[str | None], None] | None = None,
     stop: threading.Event | None = None,
     log: Any = None,
+    on_world: Callable[[Any], None] | None = None,
 ) -> DemoResult:
-    """Play the demo match; returns the record (of the hands played)."""
+    """Play the demo match; returns the record (of the hands played).
+
+    ``on_ready(url)`` is called once the page is served and the match has
+    started; ``on_world(world)`` gets the virtual table (tests unplug boards).
+    """
     from tablesense.journal.store import Journal
     from tablesense.referee.core import MatchSpec, Referee, Timing
     from tablesense.referee.session import Session, domino_bot, kems_bot
@@ -428,6 +433,8 @@ def run_demo(
         session.attach()
         if on_ready is not None:
             on_ready(url)
+        if on_world is not None:
+            on_world(world)
         deadline = None if cfg.timeout is None else time.monotonic() + cfg.timeout
 
         def done(s: Session) -> bool:

@@ -255,9 +255,9 @@ class DominoRules(TableRules):
         other = "right" if end == "left" else "left"
         return [*self.line.arm(end), *reversed(self.line.arm(other))]
 
-    def target_cell(self, end: str | None) -> CellId | None:
+    def target_cell(self, end: str | None, hand: Any = None) -> CellId | None:
         """The next free cell for a play on ``end`` (the centre for the opening)."""
-        hand = self.hand
+        hand = hand if hand is not None else self.hand
         if not hand.line:
             return self.line.center
         if end is None:
@@ -266,8 +266,8 @@ class DominoRules(TableRules):
         k = len(hand.arm(end))
         return cells[k] if k < len(cells) else None
 
-    def layout(self) -> Layout:
-        hand = self.hand
+    def layout(self, hand: Any = None) -> Layout:
+        hand = hand if hand is not None else self.hand
         lay = Layout()
         for cell in self.line.cells:
             lay.exact[cell] = None
@@ -287,48 +287,65 @@ class DominoRules(TableRules):
             lay.groups["boneyard"] = (self._boneyard, frozenset(str(t) for t in hand.boneyard))
         return lay
 
-    def end_of(self, move: Any) -> str | None:
+    def end_of(self, move: Any, hand: Any = None) -> str | None:
         """The arm a play goes to: its ``end``, or the one end its tile fits."""
         if move.end is not None:
             return move.end
-        hand = self.hand
+        hand = hand if hand is not None else self.hand
         if not hand.line:
             return None
         if move.tile.has(hand.left_end):
             return "left"
         return "right"
 
+    def _moved(self, hand: Any, base: Layout, move: Any) -> tuple[Layout, str] | None:
+        """The layout after a table-visible ``move`` (play or draw), and how
+        long it must settle; None for a move the table cannot show."""
+        name = type(move).__name__
+        if name == "Play":
+            end = self.end_of(move, hand)
+            cell = self.target_cell(end, hand)
+            if cell is None:
+                return None
+            cells = self.arm_cells(end) if end is not None else []
+            beyond = end is not None and cells.index(cell) + 1 < len(cells)
+            return base.move(str(move.tile), to_cell=cell), "slide" if beyond else "settle"
+        if name == "Draw":
+            return base.move(str(move.tile), to_group=f"rack:{move.seat}"), "settle"
+        return None
+
     def recognise(self, sensed: Sensed) -> list[TableMove]:
+        """The legal move the table shows; or two moves in a row when the next
+        seat played before the first move had settled (a fast table)."""
         hand = self.hand
         if hand is None or hand.is_over:
             return []
         base = self.layout()
         seat = hand.to_play
-        out: list[TableMove] = []
+        firsts: list[tuple[Any, Layout, str]] = []
         for move in hand.legal_moves(seat):
-            name = type(move).__name__
-            if name == "Play":
-                end = self.end_of(move)
-                cell = self.target_cell(end) if hand.line else self.line.center
-                if cell is None:
-                    continue
-                lay = base.move(str(move.tile), to_cell=cell)
-                if lay.matches(sensed):
-                    beyond = end is not None and self.arm_cells(end).index(cell) + 1 < len(
-                        self.arm_cells(end)
-                    )
-                    out.append(TableMove(move, lay, "slide" if beyond else "settle"))
-                    return out
-            elif name == "Draw":
-                lay = base.move(str(move.tile), to_group=f"rack:{seat}")
-                if lay.matches(sensed):
-                    return [TableMove(move, lay)]
-                if self.free_draw:
-                    for tile in hand.boneyard:
-                        lay = base.move(str(tile), to_group=f"rack:{seat}")
-                        if lay.matches(sensed):
-                            return [TableMove(type(move)(seat, tile), lay, note="free-draw")]
-        return out
+            moved = self._moved(hand, base, move)
+            if moved is None:
+                continue
+            lay, settle = moved
+            if lay.matches(sensed):
+                return [TableMove(move, lay, settle)]
+            firsts.append((move, lay, settle))
+            if type(move).__name__ == "Draw" and self.free_draw:
+                for tile in hand.boneyard:
+                    lay = base.move(str(tile), to_group=f"rack:{seat}")
+                    if lay.matches(sensed):
+                        return [TableMove(type(move)(seat, tile), lay, note="free-draw")]
+        if sensed.problems or len(base.diff(sensed)) < 2:
+            return []
+        for move, lay, settle in firsts:
+            after = hand.clone()
+            after.apply(move)
+            for second in after.legal_moves():
+                moved = self._moved(after, lay, second)
+                if moved is not None and moved[0].matches(sensed):
+                    return [TableMove(move, lay, settle), TableMove(second, moved[0], moved[1])]
+        return []
 
     def explain(self, sensed: Sensed, layout: Layout) -> Rejection | None:
         found = self.explain_problems(sensed)

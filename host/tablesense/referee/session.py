@@ -189,6 +189,9 @@ class Session:
     def _drive_bots(self) -> None:
         ref = self.referee
         self._maybe_setup()
+        if self.bots and ref.spec.game == "kems" and ref.finish_at is not None:
+            self._maybe_double()
+            return
         if not self.bots or not self._quiet():
             return
         if self._expect is not None and ref.accepted < self._expect:
@@ -283,6 +286,23 @@ class Session:
                 piece=str(move.tile),
                 from_cell=self._cell_of(str(move.tile)),
             )
+
+    def _maybe_double(self) -> None:
+        """Right after a Kems call the caller's partner may say double."""
+        ref = self.referee
+        rnd = ref.hand
+        if rnd is None or not rnd.awaiting_double:
+            return
+        partner = rnd.partner_of(rnd.events[-1].seat)
+        key = (ref.hand_no, ref.accepted, "double")
+        if partner not in self.bots or key == self._suggested:
+            return
+        self._suggested = key
+        rng = self._rng("double", ref.hand_no, ref.accepted_in_hand())
+        action = self.bots[partner].choose(rnd, partner, rng)
+        if action is not None and type(action).__name__ == "Call" and action.kind == "double":
+            self._suggest(kind="call", seat=partner, call="double", target=None)
+            self._expect = ref.accepted + 1
 
     def _drive_kems(self) -> None:
         ref = self.referee

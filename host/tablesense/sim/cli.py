@@ -72,7 +72,11 @@ def boards_command(
         False, "--exit-after-scenario", help="Stop once the scenario has run."
     ),
     scan_interval_ms: float = typer.Option(
-        4.0, "--scan-ms", help="Milliseconds per cell read (pacing of the scan loop)."
+        4.0,
+        "--scan-ms",
+        min=0.2,
+        max=1000.0,
+        help="Milliseconds per cell read (pacing of the scan loop).",
     ),
     unplug_every: float | None = typer.Option(
         None, "--unplug-every", help="Mean seconds between random unplugs of a board."

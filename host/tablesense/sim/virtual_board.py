@@ -60,6 +60,13 @@ class MonotonicClock:
         return a - b
 
 
+def _firmware_clock() -> object:
+    """The firmware's own CPython clock (MicroPython's 30-bit wrapping ticks)
+    when it has one, so tick arithmetic is exercised as on the board."""
+    host_clock = getattr(fw_board, "HostClock", None)
+    return host_clock() if host_clock is not None else MonotonicClock()
+
+
 class EmulatedNeoPixel:
     """The ``neopixel.NeoPixel`` API the firmware's Strip drives; records each write."""
 
@@ -238,6 +245,11 @@ class VirtualBoard:
         return str(self.link_dir / f"board-{self.board_id}") if self.link_dir is not None else None
 
     @property
+    def lock(self) -> threading.RLock:
+        """Held while the firmware steps: hold it to change the world under this board."""
+        return self._lock
+
+    @property
     def plugged(self) -> bool:
         return self._pty is not None
 
@@ -348,7 +360,7 @@ class VirtualBoard:
             readers,
             strip,
             _Transport(self),
-            MonotonicClock(),
+            _firmware_clock(),
             self.uid,
             files=self._files,
             reboot=self._request_reboot,

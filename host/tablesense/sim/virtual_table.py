@@ -158,7 +158,8 @@ class VirtualTable:
                     raise WorldError(f"tag {bytes(uid).hex()} already lies on {other!r}")
             card = _card(uid)
             self._world[cell] = card
-            self._chip(cell).place(card)
+            with self._board_lock(cell):  # not in the middle of the firmware's SPI exchange
+                self._chip(cell).place(card)
             self._log("place", cell, bytes(uid))
 
     def remove(self, cell: CellId) -> bytes:
@@ -168,7 +169,8 @@ class VirtualTable:
             card = self._world.pop(cell, None)
             if card is None:
                 raise WorldError(f"cell {cell!r} is empty")
-            self._chip(cell).remove()
+            with self._board_lock(cell):
+                self._chip(cell).remove()
             self._log("remove", cell, card.uid)
             return card.uid
 
@@ -186,7 +188,8 @@ class VirtualTable:
         with self._lock:
             self._check(cell)
             card = _card(uid)
-            self._chip(cell).add(card)
+            with self._board_lock(cell):
+                self._chip(cell).add(card)
             self._log("stack", cell, bytes(uid))
 
     def clear(self) -> None:
@@ -195,7 +198,8 @@ class VirtualTable:
             for cell in list(self._world):
                 self.remove(cell)
             for cid in self.geometry.cells:
-                self._chip(cid).remove()
+                with self._board_lock(cid):
+                    self._chip(cid).remove()
 
     def tags(self) -> dict[CellId, bytes]:
         """The world: cell -> UID of the tag lying there."""
@@ -248,6 +252,10 @@ class VirtualTable:
     def _check(self, cell: CellId) -> None:
         if cell not in self.geometry.cells:
             raise WorldError(f"table {self.geometry.name!r} has no cell {cell!r}")
+
+    def _board_lock(self, cell: CellId) -> threading.RLock:
+        """The lock the cell's board holds while its firmware steps."""
+        return self.boards[self.geometry.cells[cell].board].lock
 
     def _chip(self, cell: CellId):
         c = self.geometry.cells[cell]

@@ -156,6 +156,11 @@ class DirectorBridge:
             (f"{proto.TOPIC_ROOT}/tables/+/heartbeat", 0),
         ])
         with self._lock:
+            if not self._assignments:
+                # Nothing announced yet: clear any retained assignment another event
+                # left on a shared broker, so no table starts a stale match.
+                for t in self.director.tables():
+                    client.publish(proto.assign_topic(t.number), b"", qos=1, retain=True)
             for table, payload in self._assignments.items():
                 client.publish(proto.assign_topic(table), json.dumps(payload), qos=1, retain=True)
         self._connected.set()

@@ -314,12 +314,14 @@ def simulate(
     seed: int = typer.Option(0, "--seed"),
     db: str = DbOpt,
     broker: str = typer.Option("spawn", "--broker", help="spawn (own Mosquitto with generated users/ACL) or mqtt://HOST:PORT"),
-    variant: str = typer.Option("pairs-pips", "--variant"),
+    game: str = typer.Option("dominoes", "--game", help="dominoes or kems."),
+    variant: str = typer.Option("pairs-pips", "--variant", help="pairs-pips, pips-two-player, brazilian-points (kems: classic)."),
     target: float | None = typer.Option(None, "--target", help="Match target (default: the variant's)."),
     best_of: int = typer.Option(1, "--best-of"),
     drop_tables: int = typer.Option(0, "--drop-tables", help="Tables that crash mid-match in round 2."),
     restart_broker: bool = typer.Option(False, "--restart-broker", help="Restart the broker mid round 2 (spawn only)."),
     attack: bool = typer.Option(False, "--attack", help="Duplicate, forge and replay messages."),
+    move_delay: float = typer.Option(0.0, "--move-delay", help="Seconds per computer move (lets faults land mid-match)."),
 ) -> None:
     """Run a whole event end to end over the broker and database with headless tables."""
     with _errors():
@@ -333,5 +335,6 @@ def simulate(
                         broker_restart_round=2 if restart_broker else 0, duplicates=attack, forgeries=attack)
         say: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
         report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
-                     broker=broker, variant=variant, target=target, best_of=best_of, faults=faults, progress=say)
+                     broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=say,
+                     move_delay=move_delay)
         typer.echo(json.dumps(report.to_json()))

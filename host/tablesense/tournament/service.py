@@ -98,6 +98,7 @@ class Director:
         self.db = db
         self.event_id = event_id
         self._lock = threading.RLock()
+        self._last_seen: dict[int, float] = {}
         with db.session() as s:
             if s.get(Event, event_id) is None:
                 raise DirectorError(f"no event {event_id} in this database")
@@ -126,6 +127,9 @@ class Director:
                 raise DirectorError(f"unknown event option {k!r}; known: {', '.join(sorted(opts))}")
             opts[k] = v
         validate_tiebreaks(opts["tiebreaks"])
+        if isinstance(opts["target"], float) and opts["target"].is_integer():
+            opts["target"] = int(opts["target"])
+        _check_engine_options(game, variant, opts)
         if not opts["lots_seed"]:
             opts["lots_seed"] = hashlib.sha256(f"{name}:{time.time()}".encode()).hexdigest()[:16]
         if opts["best_of"] < 1 or opts["best_of"] % 2 == 0:
@@ -228,14 +232,25 @@ class Director:
             return list(s.scalars(select(Table).where(Table.event_id == self.event_id).order_by(Table.number)))
 
     def table_seen(self, number: int, online: bool | None = None) -> None:
+        """Note a sign of life. Heartbeats stay in memory (200 tables beating every
+        second must not cost 200 transactions a second); only a change of
+        online/offline is written, with its audit entry."""
+        now = time.time()
+        self._last_seen[number] = now
+        if online is None:
+            return
         with self._lock, self.db.session() as s:
             t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == number))
             if t is None:
                 return
-            t.last_seen = time.time()
-            if online is not None and t.online != online:
+            t.last_seen = now
+            if t.online != online:
                 t.online = online
                 _append_audit(s, self.event_id, f"table-{number}", "online" if online else "offline", None, "", {"table": number})
+
+    def last_seen(self, number: int) -> float:
+        """When the table was last heard from (0.0: never, since this director started)."""
+        return self._last_seen.get(number, 0.0)
 
     def quiet_tables(self, now: float | None = None) -> list[int]:
         """Tables with a match in play that have not been heard from lately (or are offline)."""
@@ -252,7 +267,8 @@ class Director:
             )
             out = []
             for t in s.scalars(select(Table).where(Table.event_id == self.event_id)):
-                if t.number in busy and (not t.online or now - t.last_seen > limit):
+                seen = max(t.last_seen, self._last_seen.get(t.number, 0.0))
+                if t.number in busy and (not t.online or now - seen > limit):
                     out.append(t.number)
             return sorted(out)
 
@@ -638,6 +654,23 @@ class Director:
 
 class _Refusal(Exception):
     pass
+
+
+def _check_engine_options(game: str, variant: str, opts: dict[str, Any]) -> None:
+    """Refuse, when the event is created, options the tables' engine would refuse mid-event."""
+    from tablesense.games.common import OptionError
+
+    try:
+        if game == "dominoes":
+            from tablesense.games.dominoes import DominoMatch
+
+            DominoMatch(variant, {"target": opts["target"]}, seats=int(opts["seats"]))
+        else:
+            from tablesense.games.kems import KemsMatch
+
+            KemsMatch({"target": opts["target"]}, seats=int(opts["seats"]))
+    except OptionError as exc:
+        raise DirectorError(f"{variant}: {exc}") from exc
 
 
 def _active(p: pr.Pairing, active: Sequence[Entrant]) -> bool:

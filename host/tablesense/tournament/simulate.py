@@ -11,6 +11,7 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import os
 import random
 import tempfile
 import threading
@@ -82,17 +83,21 @@ def simulate(
     db_url: str,
     broker: str = "spawn",
     variant: str = "pairs-pips",
+    game: str = "dominoes",
     target: float | None = None,
     best_of: int = 1,
     workdir: Path | None = None,
     faults: Faults | None = None,
     round_timeout: float = 120.0,
+    move_delay: float = 0.0,
+    time_limit_s: float | None = None,
     name: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SimulationReport:
     """Run an event of ``entrants`` over ``rounds`` rounds; returns what happened.
 
-    ``broker`` is ``spawn`` (start our own Mosquitto with the generated users
+    ``move_delay`` slows the computer players (seconds per move) so that
+    faults can land mid-match. ``broker`` is ``spawn`` (start our own Mosquitto with the generated users
     and ACL in ``workdir``) or an ``mqtt://host:port`` URL; a URL without
     credentials means an anonymous broker (every client connects as itself).
     """
@@ -127,9 +132,14 @@ def simulate(
     opts: dict[str, Any] = {"rounds": rounds, "lots_seed": f"sim-{seed}", "best_of": best_of, "quiet_after_s": 5.0}
     if target is not None:
         opts["target"] = target
+    if time_limit_s is not None:
+        opts["time_limit_s"] = time_limit_s
     if format in ("round-robin", "groups", "knockout"):
         opts["rounds"] = rounds
-    director = Director.create_event(db, name or f"Simulated {format} (seed {seed})", variant=variant, format=format, options=opts)
+    if game == "kems" and variant == "pairs-pips":
+        variant = "classic"
+    director = Director.create_event(db, name or f"Simulated {format} (seed {seed})", game=game, variant=variant,
+                                     format=format, options=opts)
     size = 1 if variant == "pips-two-player" else 2
     for i in range(1, entrants + 1):
         members = [f"Player {i}"] if size == 1 else [f"Player {i}A", f"Player {i}B"]
@@ -143,7 +153,7 @@ def simulate(
         director.add_table(t, k.public)
 
     report = SimulationReport(director.event_id, 0, 0, 0, 0, 0)
-    bridge = DirectorBridge(director, url_for(DIRECTOR_USER), client_id=f"tablesense-director-{director.event_id}")
+    bridge = DirectorBridge(director, url_for(DIRECTOR_USER), client_id=f"tablesense-sim-{os.getpid()}-{director.event_id}-director")
     bridge.start()
     if not bridge.wait_connected(15):
         raise SimulationError(f"the director could not connect to the broker at {base.host}:{base.port}")
@@ -153,7 +163,8 @@ def simulate(
         for t in range(1, tables + 1):
             heads[t] = HeadlessTable(
                 t, keys[t], workdir / f"table-{t}.journal", url_for(table_user(t)), seed=seed,
-                resend_interval=0.3, heartbeat_interval=0.5,
+                resend_interval=0.3, heartbeat_interval=0.5, move_delay=move_delay,
+                client_id=f"tablesense-sim-{os.getpid()}-{director.event_id}-table-{t}",
             )
             heads[t].start()
         if faults.duplicates or faults.forgeries:
@@ -172,15 +183,16 @@ def simulate(
             report.rounds = r
             say(f"round {r} paired: {len(director.matches(r))} matches")
             deadline = time.monotonic() + round_timeout
-            dropped = False
+            dropped_now: set[int] = set()
             restarted = False
             while not director.round_complete(r):
                 if time.monotonic() > deadline:
                     raise SimulationError(f"round {r} did not finish within {round_timeout} s (quiet tables: {director.quiet_tables()})")
-                if faults.drop_tables and r == faults.drop_round and not dropped:
-                    victims = _tables_mid_match(heads, director, r)[: faults.drop_tables]
+                if faults.drop_tables and r == faults.drop_round and len(dropped_now) < faults.drop_tables:
+                    victims = [t for t in _tables_mid_match(heads) if t not in dropped_now]
+                    victims = victims[: faults.drop_tables - len(dropped_now)]
                     if victims:
-                        dropped = True
+                        dropped_now.update(victims)
                         report.dropped += len(victims)
                         for v in victims:
                             say(f"table {v} drops off mid-match")
@@ -193,7 +205,7 @@ def simulate(
                     mosq.restart(down_for=faults.down_for)
                 if intruder is not None and r == 2 and not intruder.attacked:
                     intruder.attack(director, r)
-                time.sleep(0.05)
+                time.sleep(0.02)
             if not wait_until(bridge.idle, 10):
                 raise SimulationError("the director did not drain its queue")
         if intruder is not None and not intruder.attacked:
@@ -230,9 +242,8 @@ def _planned_rounds(format: str, entrants: int, rounds: int, opts: dict[str, Any
     return 10_000  # knockout / groups: until the pairing says the event is over
 
 
-def _tables_mid_match(heads: dict[int, HeadlessTable], director: Director, r: int) -> list[int]:
-    busy = {m.table_no for m in director.matches(r) if m.table_no is not None and m.status == "pending"}
-    return [t for t in sorted(busy) if heads[t].display.get("round") == r]
+def _tables_mid_match(heads: dict[int, HeadlessTable]) -> list[int]:
+    return [t for t, h in sorted(heads.items()) if h.playing]
 
 
 def _some_result_in(director: Director, r: int) -> bool:

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import paho.mqtt.client as mqtt
 
@@ -33,6 +33,12 @@ from .bridge import BrokerURL, make_client
 from .security import TableKey, digest
 
 log = logging.getLogger(__name__)
+
+
+class Display(Protocol):
+    """Where the table shows its match (the table's EventBus: ``publish(kind, **data)``)."""
+
+    def publish(self, kind: str, /, **data: Any) -> Any: ...
 
 
 class Crashed(Exception):
@@ -128,8 +134,12 @@ class HeadlessTable:
         heartbeat_interval: float = 1.0,
         move_delay: float = 0.0,
         on_move: Callable[[HeadlessTable], None] | None = None,
+        client_id: str | None = None,
+        bus: Display | None = None,
     ) -> None:
         self.number = number
+        self.client_id = client_id or f"tablesense-table-{number}"
+        self.bus = bus
         self.key = key
         self.broker = broker
         self.seed = seed
@@ -141,6 +151,7 @@ class HeadlessTable:
         self.journal_path = journal_path
         self.journal = Journal(journal_path)
         self.display: dict[str, Any] = {}
+        self.playing = False  # true while a hand is being played (for fault injection)
         self.sent = 0
         self._client: mqtt.Client | None = None
         self._stop = threading.Event()
@@ -155,7 +166,7 @@ class HeadlessTable:
     def start(self) -> HeadlessTable:
         self._stop.clear()
         self._starts += 1
-        c = make_client(f"tablesense-table-{self.number}", self.broker)
+        c = make_client(self.client_id, self.broker)
         c.will_set(proto.status_topic(self.number), proto.STATUS_OFFLINE, qos=1, retain=True)
         c.on_connect = self._on_connect
         c.on_message = self._on_message
@@ -303,9 +314,17 @@ class HeadlessTable:
                     if self._stop.is_set():
                         raise Crashed()
                     state = self.journal.match(int(m["match"]))
-                    if m.get("done") or (state is not None and state[0] == "done"):
+                    if m.get("done") or (state is not None and state[0] in ("done", "failed")):
                         continue
-                    self._run_match(a, m)
+                    try:
+                        self._run_match(a, m)
+                    except Crashed:
+                        raise
+                    except Exception as exc:  # this match cannot be played here: say so, go on
+                        log.exception("table %d: match %s cannot be played", self.number, m.get("match"))
+                        self.journal.save_match(int(m["match"]), "failed", [])
+                        if self.bus is not None:
+                            self.bus.publish("message", text=f"call the director: {exc}", level="error")
                     worked = True
             if not worked:
                 self._wake.wait(0.2)
@@ -317,8 +336,11 @@ class HeadlessTable:
         self.display = {
             "round": rnd, "match": mid, "entrants": [e["name"] for e in m["entrants"]],
             "seats": m["seats"], "variant": m["variant"], "target": m["options"].get("target"),
-            "time_limit_s": m.get("time_limit_s"),
+            "time_limit_s": m.get("time_limit_s"), "best_of": m.get("best_of", 1),
         }
+        if self.bus is not None:
+            # The table's display shows the match: names, seats, variant, target or clock.
+            self.bus.publish("tournament_match", **self.display)
         if state is None:
             badges = [b for e in m["entrants"] for b in e["badges"]]
             self._send({"kind": "checkin", "event": ev, "round": rnd, "table": self.number, "match": mid, "badges": badges})
@@ -326,7 +348,11 @@ class HeadlessTable:
             state = ("playing", [], None)
         phase, games, revision = state
         if phase == "playing":
-            games = self._play(m, games, mid)
+            self.playing = True
+            try:
+                games = self._play(m, games, mid)
+            finally:
+                self.playing = False
             revision = int(self.journal.get(f"revision/{ev}/{rnd}", 0)) + 1
             self.journal.put(f"revision/{ev}/{rnd}", revision)
             self.journal.save_match(mid, "reporting", games, revision)
@@ -344,6 +370,9 @@ class HeadlessTable:
         }
         key = self._send(result) if phase == "reporting" else proto.message_key(result)
         status = self._wait_ack(key)
+        if self.bus is not None:
+            self.bus.publish("tournament_result", match=mid, score=result["score"], winner=result["winner"],
+                             status=status, confirm=status != "refused")
         if status == "refused":
             log.warning("table %d: result of match %d refused", self.number, mid)
             self.journal.save_match(mid, "done", games, revision)
@@ -373,6 +402,11 @@ class HeadlessTable:
             if not games:
                 games.append({"x-complete": False})
             gi = len(games) - 1
+            if m.get("game", "dominoes") == "kems":
+                games[gi] = self._play_kems(m, games, gi, mid)
+                if limit and time.monotonic() - started >= float(limit):
+                    return games
+                continue
             match = DominoMatch(m["variant"], {"target": m["options"]["target"]}, seats=len(m["seats"]))
             _restore(match, games[gi])
             rng = random.Random(f"{self.seed}:{mid}:{gi}:{len(match.hands)}:{self._starts}")
@@ -399,6 +433,43 @@ class HeadlessTable:
                     games[gi] = rec
                     self.journal.save_match(mid, "playing", games)
                     return games
+
+
+    def _play_kems(self, m: dict[str, Any], games: list[dict[str, Any]], gi: int, mid: int) -> dict[str, Any]:
+        """One Kems game: every seat polled in random order each tick, a tick where
+        nobody acts refreshes the board (games.kems_players.play_round); a round
+        that stalls is abandoned and dealt again. Journaled after every round."""
+        from tablesense.games.kems import Card as KCard
+        from tablesense.games.kems import KemsMatch, event_from_json
+        from tablesense.games.kems_players import make_player, play_round
+
+        seats = len(m["seats"])
+        match = KemsMatch({"target": m["options"]["target"]}, seats=seats)
+        for r in games[gi].get("hands", []):
+            rnd = match.new_round(deal=[[KCard.parse(c) for c in h] for h in r["deal"]],
+                                  board=[KCard.parse(c) for c in r["board"]], stock=[KCard.parse(c) for c in r["stock"]])
+            for ev in r["events"]:
+                rnd.play(event_from_json(ev))
+            match.finish_round()
+        rng = random.Random(f"{self.seed}:{mid}:{gi}:{len(match.rounds)}:{self._starts}")
+        players = [make_player("greedy") for _ in range(seats)]
+        while not match.is_over:
+            if self._stop.is_set():
+                raise Crashed()
+            rnd = match.new_round(rng)
+            if play_round(rnd, players, rng):
+                match.finish_round()
+                rec = match.to_record()
+                rec["x-complete"] = bool(match.is_over)
+                games[gi] = rec
+                self.journal.save_match(mid, "playing", games)
+            else:
+                match.abandon_round()
+            if self.on_move is not None:
+                self.on_move(self)
+            if self.move_delay:
+                time.sleep(self.move_delay)
+        return games[gi]
 
 
 def _restore(match: Any, record: dict[str, Any]) -> None:

@@ -141,7 +141,8 @@ def create_app(
         need_login(request)
         c = ctx(request, refresh=0, message=message, error=error, csrf=request.session.get("csrf", ""),
                 tables=director.tables(), quiet=set(director.quiet_tables()),
-                current=director.current_round_no(), complete=director.round_complete(), now=time.time())
+                current=director.current_round_no(), complete=director.round_complete(), now=time.time(),
+                last_seen=director.last_seen)
         return templates.TemplateResponse(request, "director.html", c)
 
     def act(request: Request, token: str, fn: Callable[[], str]) -> RedirectResponse:

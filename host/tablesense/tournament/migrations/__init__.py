@@ -1,0 +1,1 @@
+"""Alembic migrations of the tournament database (a package so wheels ship them)."""
