@@ -13,6 +13,10 @@ tag and sends the LED picture back through the link.
 - end to end: from the virtual board writing the CELL frame to that board's
   LED strip showing the new picture (pty both ways, host, the board's loop).
 
+The virtual boards run in a child process (real boards do not compete for
+the host's interpreter). The LED painter subscribes with ``direct=True`` (on
+the board thread, no hop); ``--queued`` runs it on the dispatcher thread.
+
 Phase 2, throughput: N scripted boards (protocol only, no scanning) stream
 CELL events as fast as the host takes them; events/s is what the host
 sustains while keeping the merged state exact.
@@ -48,6 +52,7 @@ from tablesense.sim.virtual_table import VirtualTable  # noqa: E402
 from tablesense.table.state import TableState  # noqa: E402
 
 ON = (0, 60, 0)
+DIRECT = "--queued" not in sys.argv
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -186,7 +191,7 @@ def phase_firmware(boards: int, cells: int, seconds: float, seed: int) -> dict[s
                 deferred += 1
             changes.append((st.received_at, tags))
 
-        link.subscribe(on_state)
+        link.subscribe(on_state, direct=DIRECT)
         link.start()
         if link.wait_until(lambda s: s.complete, 20) is None:
             raise SystemExit("the virtual boards did not come online")
@@ -327,6 +332,7 @@ def main() -> None:
     ap.add_argument("--cells", type=int, default=16, help="cells per board")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--queued", action="store_true", help="subscribe through the dispatcher thread")
     ap.add_argument("--serve-boards", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--log", help=argparse.SUPPRESS)
     a = ap.parse_args()

@@ -262,3 +262,60 @@ def test_every_byte_fault_kind_ends_in_the_true_state(rig: RigFactory, kind: str
     held = {UID_A, UID_B}
     for _t, st in r.rec.states:
         assert set(st.tags().values()) <= held
+
+
+def test_explicit_port_that_moves_is_found_again_by_usb_serial(
+    rig: RigFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from tablesense.link import discovery
+
+    r = rig(stable=False)  # raw /dev/pts paths: a replug gives a new name
+    r.wait(lambda s: s.complete)
+
+    def find_by_serial(serial: str) -> str | None:
+        for b, vb in r.table.boards.items():
+            if vb.uid.hex().upper() == serial.upper():
+                return r.table.device_paths().get(b)
+        return None
+
+    monkeypatch.setattr(discovery, "find_by_serial", find_by_serial)
+    old = r.table.device_paths()[1]
+    r.table.unplug(1)
+    r.wait(lambda s: not s.boards_online[1])
+    blocker = os.openpty()  # make sure the board comes back under another number
+    try:
+        new = r.table.replug(1)
+    finally:
+        for fd in blocker:
+            os.close(fd)
+    assert new != old
+    r.table.place("b1-2", UID_A)
+    assert r.wait_world(timeout=8)["b1-2"] == Tag(UID_A)
+    conn = r.link.connection(1)
+    assert conn is not None and conn.port == new
+
+
+def test_direct_subscribers_see_every_state_in_order(rig: RigFactory) -> None:
+    import threading
+
+    r = rig(start_link=False)
+    seen: list[int] = []
+    threads: set[str] = set()
+
+    def on_state(st: object) -> None:
+        assert hasattr(st, "version")
+        seen.append(st.version)  # type: ignore[attr-defined]
+        threads.add(threading.current_thread().name)
+
+    r.link.subscribe(on_state, direct=True)
+    r.link.start()
+    r.wait(lambda s: s.complete)
+    for cell in ("b1-1", "b2-1", "b1-2", "b2-2"):
+        r.table.place(cell, bytes([4, 0x10 + len(seen)]) + cell.encode()[-4:].rjust(5, b"0"))
+    r.wait_world()
+    time.sleep(0.1)
+    assert seen == sorted(seen) and len(set(seen)) == len(seen)
+    assert seen[-1] == r.link.state().version
+    assert all(name.startswith("board-conn") for name in threads)  # no dispatcher hop

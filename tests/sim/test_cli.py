@@ -60,3 +60,32 @@ def test_sim_boards_rejects_a_bad_table(tmp_path: Path) -> None:
     assert r.returncode == 2 and r.stdout == ""
     assert "problem" in r.stderr and "Traceback" not in r.stderr
     assert time.monotonic() - start < 30
+
+
+def test_sim_boards_plays_a_scenario_and_exits(tmp_path: Path) -> None:
+    sc = tmp_path / "s.json"
+    sc.write_text(
+        '{"steps": [{"at": 0.1, "place": "slot-1", "uid": "04a1b2c3d4e5f6"},'
+        ' {"after": 0.1, "unplug": 1, "duration": 0.2}, {"after": 0.3, "remove": "slot-1"}]}'
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tablesense.cli",
+            "sim",
+            "boards",
+            "--table",
+            "kems-4",
+            "--scenario",
+            str(sc),
+            "--exit-after-scenario",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("/dev/pts/") == 1
+    assert "scenario done" in r.stderr and "plugged in again" in r.stderr

@@ -8,9 +8,10 @@ import random
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import DBAPIError
 
-from tablesense.tournament.db import AuditEntry, Database, Result
+from tablesense.tournament.db import AuditEntry, Database, Result, downgrade
 from tablesense.tournament.security import TableKey
 from tablesense.tournament.service import Director, DirectorError
 
@@ -145,7 +146,14 @@ def test_confirmation_needs_both_badges_then_correction_is_audited(db_url: str) 
     assert (fixed.score_a, fixed.score_b, fixed.winner_id) == (10, 5, m1.entrant_a)
     corr = [a for a in d.audit_log() if a["action"] == "correction"]
     assert corr and corr[0]["reason"] == "scoring sheet shows 10-5"
-    # the audit log is append-only: editing an entry breaks the chain
+    # the audit log is append-only: the database refuses edits and deletions ...
+    with pytest.raises(DBAPIError, match="append-only"), d.db.session() as s:
+        s.execute(update(AuditEntry).where(AuditEntry.id == corr[0]["id"]).values(reason="nothing to see"))
+    with pytest.raises(DBAPIError, match="append-only"), d.db.session() as s:
+        s.execute(delete(AuditEntry).where(AuditEntry.id == corr[0]["id"]))
+    assert d.verify_audit_chain()
+    # ... and whoever drops that protection to edit a row breaks the hash chain
+    downgrade(d.db.engine, "0001")
     with d.db.session() as s:
         s.execute(update(AuditEntry).where(AuditEntry.id == corr[0]["id"]).values(reason="nothing to see"))
     assert not d.verify_audit_chain()

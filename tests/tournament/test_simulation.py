@@ -60,12 +60,13 @@ def _check_event(db_url: str, event_id: int, rounds: int) -> dict:
 
 def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_url: str, tmp_path: Path) -> None:
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    faults = Faults(drop_tables=2, drop_round=2, broker_restart_round=3, duplicates=True, forgeries=True, down_for=0.7)
+    faults = Faults(drop_tables=2, drop_round=2, broker_restart_round=3, director_restart_round=1,
+                    duplicates=True, forgeries=True, down_for=0.7)
     report = simulate(entrants=11, rounds=3, tables=3, seed=7, db_url=db_url, broker="spawn", target=25,
                       workdir=tmp_path / "sim", faults=faults, round_timeout=90,
                       move_delay=0.004)
     assert report.rounds == 3
-    assert report.dropped == 2 and report.broker_restarts == 1
+    assert report.dropped == 2 and report.broker_restarts == 1 and report.director_restarts == 1
     assert report.duplicates > 0, "the duplicated messages must have reached the director"
     assert report.forged_sent > 0 and report.refused >= 4
     reasons = " | ".join(r for _t, _k, r in report.refusals)
@@ -82,7 +83,8 @@ def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_ur
 @pytest.mark.slow
 def test_larger_simulation_with_every_fault(sqlite_url: str, tmp_path: Path) -> None:
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    faults = Faults(drop_tables=3, drop_round=3, broker_restart_round=4, duplicates=True, forgeries=True)
+    faults = Faults(drop_tables=3, drop_round=3, broker_restart_round=4, director_restart_round=2,
+                    duplicates=True, forgeries=True)
     report = simulate(entrants=40, rounds=6, tables=8, seed=3, db_url=sqlite_url, broker="spawn", target=60,
                       workdir=tmp_path / "sim", faults=faults, round_timeout=240, move_delay=0.002)
     _check_event(sqlite_url, report.event_id, 6)

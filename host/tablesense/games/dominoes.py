@@ -23,7 +23,7 @@ quoted in ``docs/rules/`` with the option that controls it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -54,12 +54,14 @@ __all__ = [
     "Opening",
     "Pass",
     "Play",
+    "PlayoutTrace",
     "Tile",
     "move_from_json",
     "move_to_json",
     "deal_tiles",
     "describe_move",
     "replay_record",
+    "simulate_deal",
 ]
 
 End: TypeAlias = Literal["left", "right"]
@@ -93,7 +95,9 @@ class Tile:
     low: int
     high: int
     index: int = field(init=False, repr=False, compare=False)
-    """Position in :data:`ALL_TILES` (0-0, 0-1, ..., 6-6): the bit of masks."""
+    """Position in :data:`ALL_TILES` (0-0, 0-1, ..., 6-6)."""
+    bit: int = field(init=False, repr=False, compare=False)
+    """``1 << index``: the tile's bit in the engine's hand masks."""
 
     def __post_init__(self) -> None:
         if not (
@@ -105,6 +109,7 @@ class Tile:
                 f"a tile needs two numbers 0..6, low first: got {self.low!r}, {self.high!r}"
             )
         object.__setattr__(self, "index", _tile_index(self.low, self.high))
+        object.__setattr__(self, "bit", 1 << self.index)
 
     @classmethod
     def parse(cls, text: str) -> Tile:
@@ -633,7 +638,7 @@ class DominoHand:
         """
         self.options = options
         self.seats = len(deal)
-        self.deal: tuple[tuple[Tile, ...], ...] = tuple(tuple(h) for h in deal)
+        self.deal: tuple[tuple[Tile, ...], ...] = tuple(map(tuple, deal))
         self._bone: tuple[Tile, ...] = tuple(boneyard)
         self._held: list[int] = _deal_masks(options.variant, self.deal, self._bone)
         self._drawn = 0
@@ -1465,30 +1470,14 @@ class DominoHand:
         return list(seat_pips)
 
     def _pips_result(self, seat_pips: list[int], state: int, last_seat: int) -> HandResult:
-        opts = self.options
-        pips = self._team_pips(seat_pips)
-        total = sum(pips)
-        teams = self.teams
-        points: list[Points] = [0] * teams
-        if state == _DOMINO:
-            team = self.team_of(last_seat)
-            points[team] = total if opts.score_all_pips else total - pips[team]
-            return HandResult("domino", team, tuple(points))
-        low = min(pips)
-        best = [t for t in range(teams) if pips[t] == low]
-        if len(best) == 1:
-            team = best[0]
-            points[team] = total if opts.score_all_pips else total - pips[team]
-            return HandResult("blocked", team, tuple(points))
-        # equal pips
-        locker_team = self.team_of(last_seat)
-        if opts.blocked_tie == "locker-loses":
-            team = 1 - locker_team if teams == 2 else (locker_team + 1) % teams
-            points[team] = total if opts.score_all_pips else pips[locker_team]
-            return HandResult("blocked", team, tuple(points), "tie: the locking side loses")
-        if opts.blocked_tie == "nobody":
-            return HandResult("blocked", None, tuple(points), "tie: nobody scores")
-        return HandResult("blocked", None, tuple(points), "tie: hand replayed")
+        """Score a finished pips hand (two sides: pairs of 4 seats, or 2 seats)."""
+        if self.seats == 4:
+            p0, p1 = seat_pips[0] + seat_pips[2], seat_pips[1] + seat_pips[3]
+            locker = last_seat & 1
+        else:
+            p0, p1 = seat_pips
+            locker = last_seat
+        return _score_pips(self.options, p0, p1, state, locker)
 
     def _brazilian_result(
         self, seat_pips: list[int], state: int, seat: int, t: Tile, before_l: int, before_r: int
@@ -1598,6 +1587,28 @@ class DominoHand:
         )
 
 
+def _score_pips(opts: DominoOptions, p0: int, p1: int, state: int, locker: int) -> HandResult:
+    """Score a finished pips hand: ``p0``/``p1`` are the pips left to each side,
+    ``locker`` the side that made the last play."""
+    every = opts.score_all_pips
+    if state == _DOMINO:
+        if locker == 0:
+            return HandResult("domino", 0, (p0 + p1 if every else p1, 0))
+        return HandResult("domino", 1, (0, p0 + p1 if every else p0))
+    if p0 != p1:
+        if p0 < p1:
+            return HandResult("blocked", 0, (p0 + p1 if every else p1, 0))
+        return HandResult("blocked", 1, (0, p0 + p1 if every else p0))
+    # equal pips: ``locker`` is the side that made the last play
+    if opts.blocked_tie == "locker-loses":
+        won = p0 + p1 if every else p0  # p0 == p1: the locking side's pips
+        points = (won, 0) if locker == 1 else (0, won)
+        return HandResult("blocked", 1 - locker, points, "tie: the locking side loses")
+    if opts.blocked_tie == "nobody":
+        return HandResult("blocked", None, (0, 0), "tie: nobody scores")
+    return HandResult("blocked", None, (0, 0), "tie: hand replayed")
+
+
 def _verb(m: DominoMove) -> str:
     return "pass" if isinstance(m, Pass) else "draw"
 
@@ -1609,10 +1620,9 @@ def _deal_masks(
     :func:`_check_deal`, which words the problem) unless the deal fits."""
     # 28 tiles whose bits add up to all 28 bits: each tile exactly once
     # (a repeated tile would carry into another bit or leave one unset)
-    bits = _BIT
     try:
-        masks = [sum([bits[t.index] for t in hand]) for hand in deal]
-        seen = sum(masks) + sum([bits[t.index] for t in bone])
+        masks = [sum([t.bit for t in hand]) for hand in deal]
+        seen = sum(masks) + sum([t.bit for t in bone])
         count = sum(map(len, deal)) + len(bone)
     except (AttributeError, TypeError, IndexError):
         masks, seen, count = [], -1, -1
@@ -1698,6 +1708,321 @@ def deal_tiles(variant: str, seats: int, rng: random.Random) -> tuple[list[list[
         tiles[i], tiles[j] = tiles[j], tiles[i]
     hands = [tiles[7 * s : 7 * s + 7] for s in range(seats)]
     return hands, tiles[7 * seats :]
+
+
+# --------------------------------------------------------------------------- fast random hands
+
+# A lean view for :func:`simulate_deal`: a seat's tiles as one 49-bit integer
+# whose bit ``7 * v + o`` is set when it holds the tile ``v-o`` (a plain tile
+# sets two bits, a double one), so ``h >> 7 * v & 127`` is the row of plays on
+# an end showing ``v``, and the tiles of a deal are disjoint bit patterns that
+# add up.
+_PAIR_AT: tuple[int, ...] = tuple(
+    1 << 7 * x + o | 1 << 7 * o + x for x in range(7) for o in range(7)
+)
+"""``_PAIR_AT[7 * x + o]``: the pattern of the tile ``x-o``."""
+_PAIR: tuple[int, ...] = tuple(_PAIR_AT[7 * t.low + t.high] for t in ALL_TILES)
+_PAIR_INDEX: dict[int, int] = {p: i for i, p in enumerate(_PAIR)}
+_PAIR_ALL = sum(_PAIR)
+_PAIR_66 = _PAIR[27]
+_PICKS: tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...] = tuple(
+    (len(ms), ms)
+    for ms in (
+        tuple((1, o, 7 * o) for o in _KTH7[ab >> 7]) + tuple((0, o, 7 * o) for o in _KTH7[ab & 127])
+        for ab in range(1 << 14)
+    )
+)
+"""``_PICKS[a << 7 | b]``: (count, plays) for rows ``a`` (left end) and ``b``
+(right end); a play is (1 for the left end else 0, the new end ``o``, ``7 * o``)."""
+_ROW_DPIPS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(sum(2 * (v + o) if o == v else v + o for o in range(7) if r >> o & 1) for r in range(128))
+    for v in range(7)
+)
+_DPIPS_01, _DPIPS_23, _DPIPS_45 = (
+    tuple(x + y for y in _ROW_DPIPS[v + 1] for x in _ROW_DPIPS[v]) for v in (0, 2, 4)
+)
+_DPIPS_6 = _ROW_DPIPS[6]
+
+
+def _pair_pips(m: int) -> int:
+    """Pips of the tiles in a 49-bit pattern (rows two at a time, each tile
+    counted twice)."""
+    return (
+        _DPIPS_01[m & 16383]
+        + _DPIPS_23[m >> 14 & 16383]
+        + _DPIPS_45[m >> 28 & 16383]
+        + _DPIPS_6[m >> 42 & 127]
+    ) >> 1
+
+
+def _fast_move(seat: int, t: int, side: int) -> Play:
+    return _PLAYS[((seat & 3) * 28 + _PAIR_INDEX[t]) * 3 + 2 - side]
+
+
+def _fast_unblock(
+    h: int,
+    allm: int,
+    sl: int,
+    sr: int,
+    side: int,
+    o: int,
+    t: int,
+    plays: tuple[tuple[int, int, int], ...],
+    g: Callable[[int], int],
+) -> tuple[int, int, int, int] | None:
+    """The play (tile, left shift, right shift, side) that replaces a blocking
+    one when ``forced_block`` is ``forbidden``: uniform over the seat's plays
+    that do not block (or go out), None when every play blocks. ``h``,
+    ``allm`` are the state before the blocking play, ``sl``/``sr`` after it."""
+    tile = ALL_TILES[_PAIR_INDEX[t]]
+    if side:
+        sl = 7 * (tile.low + tile.high - o)
+    else:
+        sr = 7 * (tile.low + tile.high - o)
+    keep: list[tuple[int, int, int, int]] = []
+    for s2, o2, o72 in plays:
+        if s2:
+            t2, l2, r2 = _PAIR_AT[sl + o2], o72, sr
+        else:
+            t2, l2, r2 = _PAIR_AT[sr + o2], sl, o72
+        rest = allm ^ t2
+        if h == t2 or rest >> l2 & 127 or rest >> r2 & 127:
+            keep.append((t2, l2, r2, s2))
+    if not keep:
+        return None
+    return keep[g(32) * len(keep) >> 32]
+
+
+@dataclass(slots=True)
+class PlayoutTrace:
+    """What :func:`simulate_deal` dealt and played, to check it against
+    :class:`DominoHand` or to look at it."""
+
+    deal: list[list[Tile]] = field(default_factory=list)
+    moves: list[DominoMove] = field(default_factory=list)
+
+
+def simulate_deal(
+    options: DominoOptions, rng: random.Random, trace: PlayoutTrace | None = None
+) -> HandResult:
+    """Deal a fresh first hand of a match and play uniformly random legal moves
+    to its end; its result, as :meth:`DominoHand.result` scores it.
+
+    The Monte Carlo question "what does a random hand give?" and
+    ``benchmarks/engine.py`` ask it. For ``pairs-pips`` it never builds a
+    :class:`DominoHand`: the deal goes straight into 49-bit seat patterns and
+    the playout loop is unrolled over the four seats. The moves are the ones
+    :meth:`DominoHand.legal_moves` offers (``forced_block`` included), each
+    chosen uniformly; random numbers come from ``rng.getrandbits(32)`` scaled
+    to ``n`` choices, whose bias (below ``n / 2**32``, under 1e-8) is far
+    below anything a playout can measure. With ``trace``, the deal and the
+    moves are written to it (tests replay them through :class:`DominoHand`).
+    Other variants take the general path (:meth:`DominoHand.simulate`).
+    """
+    variant = options.variant
+    if variant != "pairs-pips":
+        hands, bone = deal_tiles(variant, _SEATS[variant][0], rng)
+        hand = DominoHand(options, hands, bone)
+        if trace is None:
+            return hand.simulate(rng)
+        trace.deal = [list(h) for h in hand.deal]
+        hand.playout(rng)
+        trace.moves = hand.moves
+        return hand.result()
+    p = list(_PAIR)
+    g = rng.getrandbits
+    pop = p.pop
+    # Fisher-Yates by removal: pick 21 tiles one by one, the last 7 are left
+    h0 = (
+        pop(g(32) * 28 >> 32)
+        + pop(g(32) * 27 >> 32)
+        + pop(g(32) * 26 >> 32)
+        + pop(g(32) * 25 >> 32)
+        + pop(g(32) * 24 >> 32)
+        + pop(g(32) * 23 >> 32)
+        + pop(g(32) * 22 >> 32)
+    )
+    h1 = (
+        pop(g(32) * 21 >> 32)
+        + pop(g(32) * 20 >> 32)
+        + pop(g(32) * 19 >> 32)
+        + pop(g(32) * 18 >> 32)
+        + pop(g(32) * 17 >> 32)
+        + pop(g(32) * 16 >> 32)
+        + pop(g(32) * 15 >> 32)
+    )
+    h2 = (
+        pop(g(32) * 14 >> 32)
+        + pop(g(32) * 13 >> 32)
+        + pop(g(32) * 12 >> 32)
+        + pop(g(32) * 11 >> 32)
+        + pop(g(32) * 10 >> 32)
+        + pop(g(32) * 9 >> 32)
+        + pop(g(32) * 8 >> 32)
+    )
+    h3 = sum(p)
+    moves: list[DominoMove] | None = None
+    if trace is not None:
+        trace.deal = [[t for t in ALL_TILES if h & _PAIR[t.index]] for h in (h0, h1, h2, h3)]
+        moves = trace.moves = []
+    # The holder of 6-6 opens with it; slot k is then seat (op + 1 + k) % 4.
+    if h0 >> 48:
+        op, h0, h1, h2, h3 = 0, h1, h2, h3, h0
+    elif h1 >> 48:
+        op, h0, h1, h2, h3 = 1, h2, h3, h0, h1
+    elif h2 >> 48:
+        op, h0, h1, h2, h3 = 2, h3, h0, h1, h2
+    else:
+        op = 3
+    h3 ^= _PAIR_66
+    if moves is not None:
+        moves.append(_PLAYS[(op * 28 + 27) * 3])
+    allm = _PAIR_ALL ^ _PAIR_66
+    sl = sr = 42  # 7 * the number on each end
+    picks, pair_at = _PICKS, _PAIR_AT
+    forbid = options.forced_block == "forbidden"
+    t = side = last = 0
+    state = _BLOCKED
+    while True:
+        n, c = picks[(h0 >> sl & 127) << 7 | h0 >> sr & 127]
+        if n:
+            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            if side:
+                t = pair_at[sl + o]
+                sl = o7
+            else:
+                t = pair_at[sr + o]
+                sr = o7
+            h0 ^= t
+            allm ^= t
+            if not h0:
+                last, state = 0, _DOMINO
+                break
+            if not (allm >> sl & 127 or allm >> sr & 127):
+                last, state = 0, _BLOCKED
+                if not forbid or n == 1:
+                    break
+                pick = _fast_unblock(h0 ^ t, allm ^ t, sl, sr, side, o, t, c, g)
+                if pick is None:
+                    break
+                h0 ^= t
+                allm ^= t
+                t, sl, sr, side = pick
+                h0 ^= t
+                allm ^= t
+                if not h0:
+                    state = _DOMINO
+                    break
+            if moves is not None:
+                moves.append(_fast_move(op + 1, t, side))
+        elif moves is not None:
+            moves.append(_PASSES[(op + 1) & 3])
+        n, c = picks[(h1 >> sl & 127) << 7 | h1 >> sr & 127]
+        if n:
+            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            if side:
+                t = pair_at[sl + o]
+                sl = o7
+            else:
+                t = pair_at[sr + o]
+                sr = o7
+            h1 ^= t
+            allm ^= t
+            if not h1:
+                last, state = 1, _DOMINO
+                break
+            if not (allm >> sl & 127 or allm >> sr & 127):
+                last, state = 1, _BLOCKED
+                if not forbid or n == 1:
+                    break
+                pick = _fast_unblock(h1 ^ t, allm ^ t, sl, sr, side, o, t, c, g)
+                if pick is None:
+                    break
+                h1 ^= t
+                allm ^= t
+                t, sl, sr, side = pick
+                h1 ^= t
+                allm ^= t
+                if not h1:
+                    state = _DOMINO
+                    break
+            if moves is not None:
+                moves.append(_fast_move(op + 2, t, side))
+        elif moves is not None:
+            moves.append(_PASSES[(op + 2) & 3])
+        n, c = picks[(h2 >> sl & 127) << 7 | h2 >> sr & 127]
+        if n:
+            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            if side:
+                t = pair_at[sl + o]
+                sl = o7
+            else:
+                t = pair_at[sr + o]
+                sr = o7
+            h2 ^= t
+            allm ^= t
+            if not h2:
+                last, state = 2, _DOMINO
+                break
+            if not (allm >> sl & 127 or allm >> sr & 127):
+                last, state = 2, _BLOCKED
+                if not forbid or n == 1:
+                    break
+                pick = _fast_unblock(h2 ^ t, allm ^ t, sl, sr, side, o, t, c, g)
+                if pick is None:
+                    break
+                h2 ^= t
+                allm ^= t
+                t, sl, sr, side = pick
+                h2 ^= t
+                allm ^= t
+                if not h2:
+                    state = _DOMINO
+                    break
+            if moves is not None:
+                moves.append(_fast_move(op + 3, t, side))
+        elif moves is not None:
+            moves.append(_PASSES[(op + 3) & 3])
+        n, c = picks[(h3 >> sl & 127) << 7 | h3 >> sr & 127]
+        if n:
+            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            if side:
+                t = pair_at[sl + o]
+                sl = o7
+            else:
+                t = pair_at[sr + o]
+                sr = o7
+            h3 ^= t
+            allm ^= t
+            if not h3:
+                last, state = 3, _DOMINO
+                break
+            if not (allm >> sl & 127 or allm >> sr & 127):
+                last, state = 3, _BLOCKED
+                if not forbid or n == 1:
+                    break
+                pick = _fast_unblock(h3 ^ t, allm ^ t, sl, sr, side, o, t, c, g)
+                if pick is None:
+                    break
+                h3 ^= t
+                allm ^= t
+                t, sl, sr, side = pick
+                h3 ^= t
+                allm ^= t
+                if not h3:
+                    state = _DOMINO
+                    break
+            if moves is not None:
+                moves.append(_fast_move(op + 4, t, side))
+        elif moves is not None:
+            moves.append(_PASSES[(op + 4) & 3])
+
+    if moves is not None:
+        moves.append(_fast_move(op + 1 + last, t, side))
+    pa, pb = _pair_pips(h0 | h2), _pair_pips(h1 | h3)
+    if op & 1:  # slot 0 is seat op + 1, of side 0
+        return _score_pips(options, pa, pb, state, last & 1)
+    return _score_pips(options, pb, pa, state, (last & 1) ^ 1)
 
 
 # --------------------------------------------------------------------------- a match

@@ -80,6 +80,10 @@ class TableLink:
         self._owner: dict[int, BoardConnection] = {}
         self._led_frames: dict[int, list[RGB]] = {}
         self._subs: list[tuple[StateCallback | None, StatusCallback | None]] = []
+        self._direct: list[tuple[StateCallback | None, StatusCallback | None]] = []
+        # Held from a merge to the delivery of its state to direct subscribers, so
+        # those see the states in order even though several boards' threads merge.
+        self._emit_lock = threading.RLock()
         self._queue: queue.SimpleQueue[tuple[str, object] | None] = queue.SimpleQueue()
         self._dispatcher: threading.Thread | None = None
         self._scanner: threading.Thread | None = None
@@ -181,19 +185,30 @@ class TableLink:
     # --- subscriptions ---------------------------------------------------------
 
     def subscribe(
-        self, on_state: StateCallback | None = None, on_status: StatusCallback | None = None
+        self,
+        on_state: StateCallback | None = None,
+        on_status: StatusCallback | None = None,
+        *,
+        direct: bool = False,
     ) -> Callable[[], None]:
         """Call ``on_state(state)`` on every table state change and
         ``on_status(status)`` on every board status change (online, offline,
-        mismatch, ...), on the dispatcher thread. Returns an unsubscribe function."""
+        mismatch, ...). Returns an unsubscribe function.
+
+        By default callbacks run on the link's dispatcher thread, in order, so a
+        slow subscriber never delays the boards. ``direct=True`` runs them on the
+        board thread that produced the change, in order too, without a thread
+        hop: for light, non-blocking consumers that want the lowest latency
+        (e.g. painting LEDs); a direct callback that blocks stalls every board."""
         entry = (on_state, on_status)
+        target = self._direct if direct else self._subs
         with self._lock:
-            self._subs.append(entry)
+            target.append(entry)
 
         def unsubscribe() -> None:
             with self._lock:
-                if entry in self._subs:
-                    self._subs.remove(entry)
+                if entry in target:
+                    target.remove(entry)
 
         return unsubscribe
 
@@ -273,17 +288,19 @@ class TableLink:
         with self._lock:
             if board not in self._owner:
                 return
-        st = self.merger.apply(board, readings, full, received_at)
-        if st is not None:
-            self._emit("state", st)
+        with self._emit_lock:
+            st = self.merger.apply(board, readings, full, received_at)
+            if st is not None:
+                self._emit("state", st)
 
     def board_sync(self, board: int, in_sync: bool) -> None:
         with self._lock:
             if board not in self._owner:
                 return
-        st = self.merger.set_sync(board, in_sync, time.perf_counter())
-        if st is not None:
-            self._emit("state", st)
+        with self._emit_lock:
+            st = self.merger.set_sync(board, in_sync, time.perf_counter())
+            if st is not None:
+                self._emit("state", st)
 
     def board_status(self, status: BoardStatus) -> None:
         self._statuses[status.port] = status
@@ -293,12 +310,14 @@ class TableLink:
                 owner = self._owner.get(board)
                 frame = self._led_frames.get(board)
             if owner is not None and owner.port == status.port:
-                st = self.merger.set_online(board, status.online, time.perf_counter())
-                if st is not None:
-                    self._emit("state", st)
+                with self._emit_lock:
+                    st = self.merger.set_online(board, status.online, time.perf_counter())
+                    if st is not None:
+                        self._emit("state", st)
                 if status.online and frame is not None:
                     owner.send_leds(frame)
-        self._emit("status", status)
+        with self._emit_lock:
+            self._emit("status", status)
 
     # --- internals -----------------------------------------------------------------
 
@@ -317,9 +336,16 @@ class TableLink:
         return conn
 
     def _locate(self, identity: BoardIdentity) -> str | None:
-        if self._ports is not None:
-            return None  # explicit ports: reopen the same path (udev names follow the board)
-        path = discovery.find_by_serial(identity.usb_serial)
+        """A board's port vanished: look for it by USB serial (it may come back as
+        another ttyACM). With udev names or sim symlinks the same path returns,
+        and this finds nothing, which is fine: the connection reopens that path.
+        In discovery mode the periodic scan does this job instead."""
+        if self._ports is None:
+            return None
+        try:
+            path = discovery.find_by_serial(identity.usb_serial)
+        except Exception:  # no port listing on this system
+            return None
         with self._lock:
             if path is not None and any(c.port == path for c in self._conns):
                 return None
@@ -332,25 +358,47 @@ class TableLink:
             except Exception:
                 log.exception("listing serial ports failed")
                 found = []
+            gone: list[BoardConnection] = []
             with self._lock:
-                known = {c.port for c in self._conns}
                 # Drop connections whose device vanished; the scan finds the board again.
                 for c in list(self._conns):
                     if c.status.state is ConnState.OFFLINE and not os.path.exists(c.port):
-                        c.stop(timeout=0.5)
+                        gone.append(c)
                         self._conns.remove(c)
                         if c.board is not None and self._owner.get(c.board) is c:
                             del self._owner[c.board]
+                known = {c.port for c in self._conns}
+            for c in gone:  # outside the lock: its thread may be reporting a status
+                c.stop(timeout=0.5)
             for cand in found:
                 if cand.path not in known:
                     self._add_connection(cand.path)
             self._stop.wait(self._rescan_interval)
 
     def _emit(self, kind: str, payload: object) -> None:
+        """Deliver a change (caller holds _emit_lock): direct subscribers now,
+        the others through the dispatcher queue."""
         self._queue.put((kind, payload))
+        if self._direct:
+            self._deliver(list(self._direct), kind, payload)
         if kind == "state":
             with self._changed:
                 self._changed.notify_all()
+
+    @staticmethod
+    def _deliver(
+        subs: list[tuple[StateCallback | None, StatusCallback | None]], kind: str, payload: object
+    ) -> None:
+        for on_state, on_status in subs:
+            try:
+                if kind == "state" and on_state is not None:
+                    assert isinstance(payload, TableState)
+                    on_state(payload)
+                elif kind == "status" and on_status is not None:
+                    assert isinstance(payload, BoardStatus)
+                    on_status(payload)
+            except Exception:
+                log.exception("table link subscriber failed")
 
     def _dispatch(self) -> None:
         while True:
@@ -360,13 +408,4 @@ class TableLink:
             kind, payload = item
             with self._lock:
                 subs = list(self._subs)
-            for on_state, on_status in subs:
-                try:
-                    if kind == "state" and on_state is not None:
-                        assert isinstance(payload, TableState)
-                        on_state(payload)
-                    elif kind == "status" and on_status is not None:
-                        assert isinstance(payload, BoardStatus)
-                        on_status(payload)
-                except Exception:
-                    log.exception("table link subscriber failed")
+            self._deliver(subs, kind, payload)

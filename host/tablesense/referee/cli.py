@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
         except RefereeError as exc:
             raise _err(str(exc)) from None
         make = domino_bot if spec.game == "dominoes" else kems_bot
-        bots = {i: make("greedy") for i, k in enumerate(spec.seat_kinds) if k == "bot"}
+        bots = {i: make(None) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
 
         from tablesense.link.manager import TableLink
 
@@ -280,10 +280,11 @@ def register(app: typer.Typer) -> None:
         seats: int | None = typer.Option(
             None, "--seats", help="Seats (dominoes 2-4 by variant; kems 4, 6, 8)."
         ),
-        player: str = typer.Option(
-            "greedy",
+        player: str | None = typer.Option(
+            None,
             "--player",
-            help="Computer player: random, greedy (dominoes: montecarlo; kems: tracking).",
+            help="Computer player: random, greedy, montecarlo (dominoes), tracking (kems). "
+            "Default: greedy for dominoes, tracking for kems.",
         ),
         link: str = typer.Option(
             "virtual",

@@ -260,7 +260,8 @@ class DemoConfig:
     seats: int | None = None
     journal: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    player: str = "greedy"
+    player: str | None = None
+    """Computer player (None: greedy for dominoes, tracking for Kems)."""
     table: str | None = None
     world_file: str | None = None
     timeout: float | None = None

@@ -38,7 +38,7 @@ GREEN: RGB = (0, 60, 0)
 WHITE: RGB = (20, 20, 20)
 
 
-def domino_bot(name: str = "greedy") -> Any:
+def domino_bot(name: str | None = "greedy") -> Any:
     """A dominoes computer player (games/dominoes_players.py)."""
     from tablesense.games import dominoes_players
 
@@ -47,15 +47,16 @@ def domino_bot(name: str = "greedy") -> Any:
         "greedy": "GreedyPlayer",
         "montecarlo": "MonteCarloPlayer",
     }
+    name = name or "greedy"
     if name not in classes:
         raise ValueError(f"unknown dominoes player {name!r}; players: {', '.join(classes)}")
     return getattr(dominoes_players, classes[name])()
 
 
-def kems_bot(name: str = "greedy") -> Any:
+def kems_bot(name: str | None = "tracking") -> Any:
     from tablesense.games.kems_players import make_player
 
-    return make_player(name)
+    return make_player(name or "tracking")
 
 
 class Session:
@@ -92,6 +93,9 @@ class Session:
         self._suggest_cells: tuple[str, ...] = ()
         self._leds: dict[str, RGB] | None = None
         self.hands_done = 0
+        self.stall_refreshes = 8
+        """Kems: after this many refreshes in a row with no swap, a seat swaps
+        anyway (computer players that all wait would otherwise wait forever)."""
 
     # -- inputs (any thread) ---------------------------------------------------
     def attach(self) -> None:
@@ -318,10 +322,20 @@ class Session:
         rng.shuffle(order)
         scratch = copy.deepcopy(rnd)
         swaps: list[dict[str, Any]] = []
+        trailing = 0
+        for event in reversed(rnd.events):
+            if type(event).__name__ != "Refresh":
+                break
+            trailing += 1
+        stalled = trailing >= self.stall_refreshes
         for seat in order:
             bot = self.bots.get(seat)
             if bot is None:
                 continue
+            if stalled:
+                # nobody has wanted a card for several boards: a seat shakes
+                # the game up with a swap of its choice, as players do
+                bot = kems_bot("random")
             action = bot.choose(scratch, seat, rng)
             if action is None:
                 continue

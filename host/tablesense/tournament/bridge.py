@@ -11,6 +11,7 @@ ends up with the current round.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -124,6 +125,25 @@ class DirectorBridge:
         self._watcher.join(timeout=10)
         self._client.disconnect()
         self._client.loop_stop()
+
+    def crash(self) -> None:
+        """Die abruptly (tests): unprocessed messages are dropped, no clean disconnect.
+        Nothing is lost: those messages were never acknowledged, so tables re-send."""
+        self._stopping.set()
+        while True:
+            try:
+                self._queue.get_nowait()
+                self._queue.task_done()
+            except queue.Empty:
+                break
+        self._queue.put(None)
+        self._client.loop_stop()
+        sock = self._client.socket()
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+        self._worker.join(timeout=10)
+        self._watcher.join(timeout=10)
 
     def __enter__(self) -> DirectorBridge:
         return self.start()

@@ -320,6 +320,7 @@ def simulate(
     best_of: int = typer.Option(1, "--best-of"),
     drop_tables: int = typer.Option(0, "--drop-tables", help="Tables that crash mid-match in round 2."),
     restart_broker: bool = typer.Option(False, "--restart-broker", help="Restart the broker mid round 2 (spawn only)."),
+    restart_director: bool = typer.Option(False, "--restart-director", help="Kill and restart the director mid round 1."),
     attack: bool = typer.Option(False, "--attack", help="Duplicate, forge and replay messages."),
     move_delay: float = typer.Option(0.0, "--move-delay", help="Seconds per computer move (lets faults land mid-match)."),
 ) -> None:
@@ -332,7 +333,8 @@ def simulate(
 
         console = Console(stderr=True)
         faults = Faults(drop_tables=drop_tables, drop_round=2 if drop_tables else 0,
-                        broker_restart_round=2 if restart_broker else 0, duplicates=attack, forgeries=attack)
+                        broker_restart_round=2 if restart_broker else 0, director_restart_round=1 if restart_director else 0,
+                        duplicates=attack, forgeries=attack)
         say: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
         report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
                      broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=say,

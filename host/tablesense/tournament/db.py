@@ -199,3 +199,15 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Run the Alembic migrations down to ``revision`` (maintenance and tests)."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, revision)

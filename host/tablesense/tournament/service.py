@@ -413,19 +413,19 @@ class Director:
                 raise DirectorError("every round of the round robin has been played")
             return "round-robin", [p for p in rounds[nxt - 1] if _active(p, active)], {}
         if fmt == "knockout":
-            return "knockout", self._knockout_round(nxt, seeded_ids, history, rounds_done, 0), {}
+            return "knockout", self._knockout_round(seeded_ids, rounds_done), {}
         # groups then knockout
         groups = pr.snake_groups(seeded_ids, int(opts["group_size"]))
         group_rounds = pr.group_stage_rounds(groups)
         group_of = {e: gi + 1 for gi, g in enumerate(groups) for e in g}
         if nxt <= len(group_rounds):
             return "group", [p for p in group_rounds[nxt - 1] if _active(p, active)], group_of
-        return "knockout", self._knockout_round(nxt, seeded_ids, history, rounds_done, len(group_rounds), groups), {}
+        return "knockout", self._knockout_round(seeded_ids, rounds_done, groups), {}
 
     def _knockout_round(
-        self, nxt: int, seeded_ids: list[int], history: list[Any], rounds_done: dict[int, str], offset: int,
-        groups: list[list[int]] | None = None,
+        self, seeded_ids: list[int], rounds_done: dict[int, str], groups: list[list[int]] | None = None
     ) -> list[pr.Pairing]:
+        """The first knockout round from seeds (or group places), later ones from the winners."""
         ko_rounds = sorted(n for n, st in rounds_done.items() if st == "knockout")
         if not ko_rounds:
             if groups is not None:
@@ -435,7 +435,6 @@ class Director:
                 seeds = seeded_ids
             return pr.knockout_first_round(seeds)
         last = ko_rounds[-1]
-        rows = sorted((r for r in history if r[2] == last), key=lambda r: r[0])
         with self.db.session() as s:
             ms = list(s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == last).order_by(Match.number)))
         winners = [m.winner_id for m in ms]
@@ -443,7 +442,6 @@ class Director:
             raise DirectorError(f"knockout round {last} has a match without a winner")
         if len(winners) == 1:
             raise DirectorError("the knockout is decided; the event is over")
-        del rows
         return pr.knockout_next_round([w for w in winners if w is not None])
 
     # ------------------------------------------------------------ assignments

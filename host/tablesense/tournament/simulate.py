@@ -45,6 +45,7 @@ class Faults:
     drop_tables: int = 0  # tables that crash mid-match and come back
     drop_round: int = 0
     broker_restart_round: int = 0  # needs a spawned broker
+    director_restart_round: int = 0  # the director process dies mid-round and starts again
     duplicates: bool = False  # re-publish every outbox message a second time
     forgeries: bool = False  # forged, replayed and out-of-turn results from an intruder
     down_for: float = 1.0  # seconds a dropped table or the broker stays away
@@ -60,6 +61,7 @@ class SimulationReport:
     refused: int
     refusals: list[tuple[int, str, str]] = field(default_factory=list)
     forged_sent: int = 0
+    director_restarts: int = 0
     dropped: int = 0
     broker_restarts: int = 0
     seconds: float = 0.0
@@ -69,7 +71,7 @@ class SimulationReport:
             "event": self.event_id, "rounds": self.rounds, "matches": self.matches,
             "results_accepted": self.results_accepted, "duplicates": self.duplicates,
             "refused": self.refused, "forged_sent": self.forged_sent, "dropped": self.dropped,
-            "broker_restarts": self.broker_restarts, "seconds": round(self.seconds, 2),
+            "broker_restarts": self.broker_restarts, "director_restarts": self.director_restarts, "seconds": round(self.seconds, 2),
         }
 
 
@@ -134,8 +136,6 @@ def simulate(
         opts["target"] = target
     if time_limit_s is not None:
         opts["time_limit_s"] = time_limit_s
-    if format in ("round-robin", "groups", "knockout"):
-        opts["rounds"] = rounds
     if game == "kems" and variant == "pairs-pips":
         variant = "classic"
     director = Director.create_event(db, name or f"Simulated {format} (seed {seed})", game=game, variant=variant,
@@ -153,8 +153,10 @@ def simulate(
         director.add_table(t, k.public)
 
     report = SimulationReport(director.event_id, 0, 0, 0, 0, 0)
-    bridge = DirectorBridge(director, url_for(DIRECTOR_USER), client_id=f"tablesense-sim-{os.getpid()}-{director.event_id}-director")
+    director_id = f"tablesense-sim-{os.getpid()}-{director.event_id}-director"
+    bridge = DirectorBridge(director, url_for(DIRECTOR_USER), client_id=director_id)
     bridge.start()
+    old_stats: list[Any] = []
     if not bridge.wait_connected(15):
         raise SimulationError(f"the director could not connect to the broker at {base.host}:{base.port}")
     heads: dict[int, HeadlessTable] = {}
@@ -170,7 +172,7 @@ def simulate(
         if faults.duplicates or faults.forgeries:
             intruder = Intruder(url_for(table_user(1)) if creds else base, keys[1], duplicates=faults.duplicates)
             intruder.start()
-        total_rounds = _planned_rounds(format, entrants, rounds, opts)
+        total_rounds = _planned_rounds(format, entrants, rounds)
         for r in range(1, total_rounds + 1):
             try:
                 director.pair_next_round()
@@ -185,6 +187,7 @@ def simulate(
             deadline = time.monotonic() + round_timeout
             dropped_now: set[int] = set()
             restarted = False
+            director_restarted = False
             while not director.round_complete(r):
                 if time.monotonic() > deadline:
                     raise SimulationError(f"round {r} did not finish within {round_timeout} s (quiet tables: {director.quiet_tables()})")
@@ -203,6 +206,19 @@ def simulate(
                     report.broker_restarts += 1
                     say("broker restarts mid-round")
                     mosq.restart(down_for=faults.down_for)
+                if r == faults.director_restart_round and not director_restarted and _some_result_in(director, r):
+                    director_restarted = True
+                    report.director_restarts += 1
+                    say("the director dies mid-round and restarts")
+                    bridge.crash()
+                    old_stats.append(bridge.stats)
+                    db.close()
+                    db = Database(db_url)
+                    director = Director(db, director.event_id)
+                    bridge = DirectorBridge(director, url_for(DIRECTOR_USER), client_id=director_id)
+                    bridge.start()
+                    bridge.wait_connected(15)
+                    bridge.announce_round()
                 if intruder is not None and r == 2 and not intruder.attacked:
                     intruder.attack(director, r)
                 time.sleep(0.02)
@@ -226,15 +242,16 @@ def simulate(
         if tmp is not None:
             tmp.cleanup()
     report.matches = sum(1 for m in director.matches() if m.kind == "match")
-    report.results_accepted = bridge.stats.accepted
-    report.duplicates = bridge.stats.duplicates
-    report.refused = bridge.stats.refused
-    report.refusals = list(bridge.stats.refusals)
+    all_stats = [*old_stats, bridge.stats]
+    report.results_accepted = sum(st.accepted for st in all_stats)
+    report.duplicates = sum(st.duplicates for st in all_stats)
+    report.refused = sum(st.refused for st in all_stats)
+    report.refusals = [x for st in all_stats for x in st.refusals]
     report.seconds = time.monotonic() - started
     return report
 
 
-def _planned_rounds(format: str, entrants: int, rounds: int, opts: dict[str, Any]) -> int:
+def _planned_rounds(format: str, entrants: int, rounds: int) -> int:
     if format == "swiss":
         return rounds
     if format == "round-robin":

@@ -162,7 +162,7 @@ def compute_standings(
                 s.tiebreaks[name] = keyfuncs[name](e)
 
     def h2h_score(e: EntrantId, group: Sequence[EntrantId]) -> float:
-        return sum(h2h.get((e, o), 0.0) for o in group if o != e)
+        return float(sum(h2h.get((e, o), 0.0) for o in group if o != e))
 
     def split(group: list[EntrantId], key: Callable[[EntrantId], float]) -> list[list[EntrantId]]:
         group.sort(key=lambda e: (-key(e), e))
@@ -194,6 +194,16 @@ def compute_standings(
             out.extend(rank(sub, i) if len(sub) > 1 else [sub])
         return out
 
+    if "head_to_head" in order:
+        # Shown value: the games won against the entrants level on every criterion before it.
+        prior = order[: order.index("head_to_head")]
+        level: dict[tuple[float, ...], list[EntrantId]] = {}
+        for e in table:
+            level.setdefault(tuple(keyfuncs[c](e) for c in prior), []).append(e)
+        for members in level.values():
+            for e in members:
+                table[e].tiebreaks["head_to_head"] = h2h_score(e, members)
+
     tiers = rank(list(table), 0)
     ranked: list[Standing] = []
     place = 1
@@ -201,8 +211,7 @@ def compute_standings(
         for e in tier:
             st = table[e]
             st.rank = place
-            if "head_to_head" in order:
-                st.tiebreaks["head_to_head"] = h2h_score(e, tier) if len(tier) > 1 else 0.0
+            st.tiebreaks = {name: st.tiebreaks[name] for name in order}  # the event's order
             ranked.append(st)
         place += len(tier)
     return ranked
