@@ -132,3 +132,26 @@ def test_soak_whole_hands_with_heavier_link_faults() -> None:
     clean = demo_record("--hands", "3", "--seed", "9", timeout=400)
     faulty = demo_record("--hands", "3", "--seed", "9", "--link-faults", "0.02", timeout=400)
     assert faulty == clean
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("game", "variant", "seats"),
+    [
+        ("dominoes", "pairs-pips", None),
+        ("dominoes", "pips-two-player", None),
+        ("dominoes", "brazilian-points", None),
+        ("dominoes", "brazilian-points", 3),
+        ("kems", "classic", 4),
+        ("kems", "classic", 6),
+        ("kems", "classic", 8),
+    ],
+)
+def test_whole_match_to_the_target(game: str, variant: str, seats: int | None) -> None:
+    cfg = DemoConfig(
+        game=game, variant=variant, seats=seats, seed=2, web=False, link="direct", timeout=400
+    )
+    result = run_demo(cfg)
+    assert result.match_over, result.errors
+    replayed = replay(result.record).to_json()
+    assert replayed["ok"] is True and replayed["winner"] is not None

@@ -245,6 +245,8 @@ def test_a_legal_pass_by_button_and_a_whole_hand_scored_from_the_racks() -> None
     ended = kinds(events, "hand_ended")[-1]
     assert ended["hand_no"] == 1
     assert ended["record"]["hands"][0]["moves"]
+    last = ref.finished_hands()[-1]
+    assert ended["counts"] == [sum(t.pips for t in last.hands[s]) for s in range(4)]
     assert stored[-2] == {"type": "finish"}  # then the next hand's deal
     assert stored[-1]["type"] == "hand"
     assert ended["score"] == [

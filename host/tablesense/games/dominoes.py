@@ -25,7 +25,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from itertools import combinations
+from operator import itemgetter
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from tablesense.games.common import (
     HandResult,
@@ -1725,34 +1727,53 @@ _PAIR: tuple[int, ...] = tuple(_PAIR_AT[7 * t.low + t.high] for t in ALL_TILES)
 _PAIR_INDEX: dict[int, int] = {p: i for i, p in enumerate(_PAIR)}
 _PAIR_ALL = sum(_PAIR)
 _PAIR_66 = _PAIR[27]
-_PICKS: tuple[tuple[int, tuple[tuple[int, int, int], ...]], ...] = tuple(
-    (len(ms), ms)
-    for ms in (
-        tuple((1, o, 7 * o) for o in _KTH7[ab >> 7]) + tuple((0, o, 7 * o) for o in _KTH7[ab & 127])
-        for ab in range(1 << 14)
-    )
-)
-"""``_PICKS[a << 7 | b]``: (count, plays) for rows ``a`` (left end) and ``b``
-(right end); a play is (1 for the left end else 0, the new end ``o``, ``7 * o``)."""
-_ROW_DPIPS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(sum(2 * (v + o) if o == v else v + o for o in range(7) if r >> o & 1) for r in range(128))
-    for v in range(7)
-)
-_DPIPS_01, _DPIPS_23, _DPIPS_45 = (
-    tuple(x + y for y in _ROW_DPIPS[v + 1] for x in _ROW_DPIPS[v]) for v in (0, 2, 4)
-)
-_DPIPS_6 = _ROW_DPIPS[6]
+_Play3: TypeAlias = tuple[int, int, int]
 
 
-def _pair_pips(m: int) -> int:
-    """Pips of the tiles in a 49-bit pattern (rows two at a time, each tile
-    counted twice)."""
-    return (
-        _DPIPS_01[m & 16383]
-        + _DPIPS_23[m >> 14 & 16383]
-        + _DPIPS_45[m >> 28 & 16383]
-        + _DPIPS_6[m >> 42 & 127]
-    ) >> 1
+class _FastTables(NamedTuple):
+    picks: tuple[tuple[tuple[int, tuple[_Play3, ...]], ...], ...]
+    """``picks[a][b]``: (count, plays) for the rows ``a`` (left end) and ``b``
+    (right end) of the seat to play; a play is (1 for the left end else 0, the
+    new end ``o``, ``7 * o``)."""
+    pairs: tuple[tuple[tuple[int, int], ...], ...]
+    """For pools of 28, 26, ..., 16 tiles: ``k < n (n - 1)`` as the two
+    positions ``(k // (n - 1), k % (n - 1))`` to remove one after the other."""
+    halves: tuple[Callable[[Sequence[int]], tuple[int, ...]], ...]
+    """The C(14, 7) = 3432 ways to take 7 of 14 tiles."""
+    dpips: tuple[tuple[int, ...], ...]
+    """Twice the pips of rows 0-1, 2-3, 4-5 (14-bit chunks) and row 6."""
+
+
+_FAST: _FastTables | None = None
+
+
+def _fast_tables() -> _FastTables:
+    """Built on the first :func:`simulate_deal` (about 4 MB, 50 ms), so that
+    importing the engine stays cheap for the referee and the web display."""
+    global _FAST
+    if _FAST is None:
+        lefts = [tuple((1, o, 7 * o) for o in _KTH7[a]) for a in range(128)]
+        rights = [tuple((0, o, 7 * o) for o in _KTH7[b]) for b in range(128)]
+        picks = tuple(tuple((len(la) + len(rb), la + rb) for rb in rights) for la in lefts)
+        shared = {(i, j): (i, j) for i in range(28) for j in range(27)}
+        pairs = tuple(
+            tuple(shared[k // (n - 1), k % (n - 1)] for k in range(n * (n - 1)))
+            for n in range(28, 15, -2)
+        )
+        halves = tuple(itemgetter(*c) for c in combinations(range(14), 7))
+        rows = [
+            tuple(
+                sum(2 * (v + o) if o == v else v + o for o in range(7) if r >> o & 1)
+                for r in range(128)
+            )
+            for v in range(7)
+        ]
+        dpips = (
+            *(tuple(x + y for y in rows[v + 1] for x in rows[v]) for v in (0, 2, 4)),
+            rows[6],
+        )
+        _FAST = _FastTables(picks, pairs, halves, dpips)
+    return _FAST
 
 
 def _fast_move(seat: int, t: int, side: int) -> Play:
@@ -1799,6 +1820,8 @@ class PlayoutTrace:
     :class:`DominoHand` or to look at it."""
 
     deal: list[list[Tile]] = field(default_factory=list)
+    boneyard: list[Tile] = field(default_factory=list)
+    """``pips-two-player``: the tiles left to draw, next first."""
     moves: list[DominoMove] = field(default_factory=list)
 
 
@@ -1826,45 +1849,34 @@ def simulate_deal(
         if trace is None:
             return hand.simulate(rng)
         trace.deal = [list(h) for h in hand.deal]
+        trace.boneyard = list(bone)
         hand.playout(rng)
         trace.moves = hand.moves
         return hand.result()
+    picks, pairs, halves, (d01, d23, d45, d6) = _FAST or _fast_tables()
     p = list(_PAIR)
     g = rng.getrandbits
     pop = p.pop
-    # Fisher-Yates by removal: pick 21 tiles one by one, the last 7 are left
-    h0 = (
-        pop(g(32) * 28 >> 32)
-        + pop(g(32) * 27 >> 32)
-        + pop(g(32) * 26 >> 32)
-        + pop(g(32) * 25 >> 32)
-        + pop(g(32) * 24 >> 32)
-        + pop(g(32) * 23 >> 32)
-        + pop(g(32) * 22 >> 32)
-    )
-    h1 = (
-        pop(g(32) * 21 >> 32)
-        + pop(g(32) * 20 >> 32)
-        + pop(g(32) * 19 >> 32)
-        + pop(g(32) * 18 >> 32)
-        + pop(g(32) * 17 >> 32)
-        + pop(g(32) * 16 >> 32)
-        + pop(g(32) * 15 >> 32)
-    )
-    h2 = (
-        pop(g(32) * 14 >> 32)
-        + pop(g(32) * 13 >> 32)
-        + pop(g(32) * 12 >> 32)
-        + pop(g(32) * 11 >> 32)
-        + pop(g(32) * 10 >> 32)
-        + pop(g(32) * 9 >> 32)
-        + pop(g(32) * 8 >> 32)
-    )
-    h3 = sum(p)
-    moves: list[DominoMove] | None = None
+    # A uniform deal: seats 0 and 1 take 7 tiles each, removed one by one at
+    # uniform positions (two per draw, through the position pairs); seat 2
+    # takes a uniform 7 of the 14 left, seat 3 the rest.
+    t28, t26, t24, t22, t20, t18, t16 = pairs
+    a, b = t28[g(32) * 756 >> 32]
+    c, d = t26[g(32) * 650 >> 32]
+    e, f = t24[g(32) * 552 >> 32]
+    i, j = t22[g(32) * 462 >> 32]
+    k, m = t20[g(32) * 380 >> 32]
+    q, r = t18[g(32) * 306 >> 32]
+    u, w = t16[g(32) * 240 >> 32]
+    h0 = pop(a) + pop(b) + pop(c) + pop(d) + pop(e) + pop(f) + pop(i)
+    h1 = pop(j) + pop(k) + pop(m) + pop(q) + pop(r) + pop(u) + pop(w)
+    h2 = sum(halves[g(32) * 3432 >> 32](p))
+    h3 = _PAIR_ALL - h0 - h1 - h2
+    moves: list[DominoMove] = []
+    rec = trace is not None
     if trace is not None:
         trace.deal = [[t for t in ALL_TILES if h & _PAIR[t.index]] for h in (h0, h1, h2, h3)]
-        moves = trace.moves = []
+        trace.moves = moves
     # The holder of 6-6 opens with it; slot k is then seat (op + 1 + k) % 4.
     if h0 >> 48:
         op, h0, h1, h2, h3 = 0, h1, h2, h3, h0
@@ -1875,16 +1887,16 @@ def simulate_deal(
     else:
         op = 3
     h3 ^= _PAIR_66
-    if moves is not None:
+    if rec:
         moves.append(_PLAYS[(op * 28 + 27) * 3])
     allm = _PAIR_ALL ^ _PAIR_66
     sl = sr = 42  # 7 * the number on each end
-    picks, pair_at = _PICKS, _PAIR_AT
+    pair_at = _PAIR_AT
     forbid = options.forced_block == "forbidden"
     t = side = last = 0
     state = _BLOCKED
     while True:
-        n, c = picks[(h0 >> sl & 127) << 7 | h0 >> sr & 127]
+        n, c = picks[h0 >> sl & 127][h0 >> sr & 127]
         if n:
             side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
             if side:
@@ -1913,11 +1925,11 @@ def simulate_deal(
                 if not h0:
                     state = _DOMINO
                     break
-            if moves is not None:
+            if rec:
                 moves.append(_fast_move(op + 1, t, side))
-        elif moves is not None:
+        elif rec:
             moves.append(_PASSES[(op + 1) & 3])
-        n, c = picks[(h1 >> sl & 127) << 7 | h1 >> sr & 127]
+        n, c = picks[h1 >> sl & 127][h1 >> sr & 127]
         if n:
             side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
             if side:
@@ -1946,11 +1958,11 @@ def simulate_deal(
                 if not h1:
                     state = _DOMINO
                     break
-            if moves is not None:
+            if rec:
                 moves.append(_fast_move(op + 2, t, side))
-        elif moves is not None:
+        elif rec:
             moves.append(_PASSES[(op + 2) & 3])
-        n, c = picks[(h2 >> sl & 127) << 7 | h2 >> sr & 127]
+        n, c = picks[h2 >> sl & 127][h2 >> sr & 127]
         if n:
             side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
             if side:
@@ -1979,11 +1991,11 @@ def simulate_deal(
                 if not h2:
                     state = _DOMINO
                     break
-            if moves is not None:
+            if rec:
                 moves.append(_fast_move(op + 3, t, side))
-        elif moves is not None:
+        elif rec:
             moves.append(_PASSES[(op + 3) & 3])
-        n, c = picks[(h3 >> sl & 127) << 7 | h3 >> sr & 127]
+        n, c = picks[h3 >> sl & 127][h3 >> sr & 127]
         if n:
             side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
             if side:
@@ -2012,14 +2024,17 @@ def simulate_deal(
                 if not h3:
                     state = _DOMINO
                     break
-            if moves is not None:
+            if rec:
                 moves.append(_fast_move(op + 4, t, side))
-        elif moves is not None:
+        elif rec:
             moves.append(_PASSES[(op + 4) & 3])
 
-    if moves is not None:
+    if rec:
         moves.append(_fast_move(op + 1 + last, t, side))
-    pa, pb = _pair_pips(h0 | h2), _pair_pips(h1 | h3)
+    m = h0 | h2
+    pa = (d01[m & 16383] + d23[m >> 14 & 16383] + d45[m >> 28 & 16383] + d6[m >> 42]) >> 1
+    m = h1 | h3
+    pb = (d01[m & 16383] + d23[m >> 14 & 16383] + d45[m >> 28 & 16383] + d6[m >> 42]) >> 1
     if op & 1:  # slot 0 is seat op + 1, of side 0
         return _score_pips(options, pa, pb, state, last & 1)
     return _score_pips(options, pb, pa, state, (last & 1) ^ 1)

@@ -25,6 +25,7 @@ idempotent), and never sends one to a board whose IDENTITY lacks ``CAP_LEDS``.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -157,6 +158,42 @@ class ConnListener(Protocol):
         ...
 
 
+class _Flusher:
+    """One shared thread that runs deferred LED sends at their due time (a
+    timer thread per deferral would cost a thread start, ~1 ms under load,
+    on the caller's path)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._count = 0
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, due: float, fn: Callable[[], None]) -> None:
+        with self._cond:
+            self._count += 1
+            heapq.heappush(self._heap, (due, self._count, fn))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="led-flusher", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap or self._heap[0][0] > time.monotonic():
+                    timeout = self._heap[0][0] - time.monotonic() if self._heap else None
+                    self._cond.wait(timeout)
+                _due, _n, fn = heapq.heappop(self._heap)
+            try:
+                fn()
+            except Exception:
+                log.exception("deferred LED send failed")
+
+
+_LED_FLUSHER = _Flusher()
+
+
 def reading_from_proto(state: None | bytes | int) -> Reading:
     """Turn a proto cell state (None / uid bytes / error code / -1) into a reading."""
     if state is None:
@@ -231,7 +268,7 @@ class BoardConnection:
         self._led_inflight: tuple[int, tuple[RGB, ...], float] | None = None
         self._led_last_sent = -1e9
         self._leds_disabled = False
-        self._led_timer: threading.Timer | None = None
+        self._led_flush_due = False
 
     # --- public API ----------------------------------------------------------
 
@@ -262,9 +299,6 @@ class BoardConnection:
         with self._lock:
             if self._link is not None:
                 self._link.close()
-            if self._led_timer is not None:
-                self._led_timer.cancel()
-                self._led_timer = None
         self._set_status(ConnState.STOPPED, "stopped")
 
     def send_leds(self, colors: Sequence[RGB]) -> bool:
@@ -618,16 +652,14 @@ class BoardConnection:
 
     def _schedule_led_flush(self, delay: float) -> None:
         """Send the deferred frame as soon as the rate limit allows (caller holds _lock)."""
-        if self._led_timer is not None:
+        if self._led_flush_due:
             return
-        timer = threading.Timer(delay, self._flush_leds)
-        timer.daemon = True
-        self._led_timer = timer
-        timer.start()
+        self._led_flush_due = True
+        _LED_FLUSHER.schedule(time.monotonic() + delay, self._flush_leds)
 
     def _flush_leds(self) -> None:
         with self._lock:
-            self._led_timer = None
+            self._led_flush_due = False
             self._maybe_send_leds(self._clock())
 
     def _set_frozen(self, frozen: bool) -> None:

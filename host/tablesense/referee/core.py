@@ -703,6 +703,7 @@ class Referee:
             result=result,
             score=[_num(p) for p in self.match.score],
             record=self.match.to_record(),
+            counts=self._rack_counts(),
         )
         self._say(_result_text(result, self.team_names()), "info")
         if self.match.is_over:
@@ -747,7 +748,7 @@ class Referee:
                 entry = {"type": "hand", "deal": racks, "board": slots, "stock": stock}
                 self._probe_hand(entry)
         except (ValueError, IllegalPlayError) as exc:
-            self._say(f"this deal cannot be played: {exc}", "warning")
+            self._say(f"waiting for the deal: {exc}", "info")
             return
         self._commit(entry)
         self._after_new_hand(now)
@@ -1087,6 +1088,15 @@ class Referee:
             target = f" on {self.rules.seat_label(move.target)}" if move.target is not None else ""
             return f"{who} calls {move.kind}{target}"
         return str(move)
+
+    def _rack_counts(self) -> list[int] | None:
+        """Dominoes: the pips left on each rack of the hand just finished (the
+        count the score comes from); None for Kems."""
+        done = self._finished()
+        if self.spec.game != "dominoes" or not done:
+            return None
+        hand = done[-1]
+        return [hand.pips_in_hand(s) for s in range(hand.seats)]
 
     def team_of_seat(self, seat: int) -> int:
         n = len(self.spec.seat_names)

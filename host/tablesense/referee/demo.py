@@ -266,6 +266,8 @@ class DemoConfig:
     world_file: str | None = None
     timeout: float | None = None
     trace: bool = False
+    fast: bool | None = None
+    """No pacing (None: when there is no page and a number of hands)."""
     """Print each accepted move as a JSON line on stdout as it is accepted
     (after the journal has it): the crash test's witness."""
 
@@ -348,7 +350,7 @@ def run_demo(
                     sys.stdout.flush()
 
         bus.add_listener(trace)
-    fast = cfg.hands is not None and not cfg.web
+    fast = cfg.fast if cfg.fast is not None else (cfg.hands is not None and not cfg.web)
     pace = 0.0 if fast else 0.6 / max(cfg.speed, 0.01)
     if fast:
         # nobody watches: settle just long enough for the link (none when direct)
