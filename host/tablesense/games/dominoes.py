@@ -1898,7 +1898,7 @@ def simulate_deal(
     while True:
         n, c = picks[h0 >> sl & 127][h0 >> sr & 127]
         if n:
-            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            side, o, o7 = c[g(26) * n >> 26] if n > 1 else c[0]
             if side:
                 t = pair_at[sl + o]
                 sl = o7
@@ -1931,7 +1931,7 @@ def simulate_deal(
             moves.append(_PASSES[(op + 1) & 3])
         n, c = picks[h1 >> sl & 127][h1 >> sr & 127]
         if n:
-            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            side, o, o7 = c[g(26) * n >> 26] if n > 1 else c[0]
             if side:
                 t = pair_at[sl + o]
                 sl = o7
@@ -1964,7 +1964,7 @@ def simulate_deal(
             moves.append(_PASSES[(op + 2) & 3])
         n, c = picks[h2 >> sl & 127][h2 >> sr & 127]
         if n:
-            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            side, o, o7 = c[g(26) * n >> 26] if n > 1 else c[0]
             if side:
                 t = pair_at[sl + o]
                 sl = o7
@@ -1997,7 +1997,7 @@ def simulate_deal(
             moves.append(_PASSES[(op + 3) & 3])
         n, c = picks[h3 >> sl & 127][h3 >> sr & 127]
         if n:
-            side, o, o7 = c[g(32) * n >> 32] if n > 1 else c[0]
+            side, o, o7 = c[g(26) * n >> 26] if n > 1 else c[0]
             if side:
                 t = pair_at[sl + o]
                 sl = o7

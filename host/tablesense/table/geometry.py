@@ -69,8 +69,10 @@ GAMES = ("dominoes", "kems")
 #: BCM GPIO numbers usable for buttons and LEDs on a Raspberry Pi header.
 BCM_PINS = frozenset(range(2, 28))
 
-#: Where the shipped layouts live (repo checkout).
-TABLES_DIR = Path(__file__).resolve().parents[3] / "hardware" / "tables"
+#: Where the shipped layouts live: ``hardware/tables`` of the repository, which
+#: the package carries as ``tablesense/hardware`` (a link in a checkout, a copy
+#: in an installed wheel), so ``--table dominoes-4`` works on a Pi too.
+TABLES_DIR = Path(__file__).resolve().parent.parent / "hardware" / "tables"
 
 #: Version of the board config file format written by :meth:`TableGeometry.board_config`.
 BOARD_CONFIG_FORMAT = "tablesense.board/1"
