@@ -1777,6 +1777,8 @@ def _fast_tables() -> _FastTables:
 
 
 def _fast_move(seat: int, t: int, side: int) -> Play:
+    """The interned :class:`Play` of ``seat`` laying the tile of pattern ``t``
+    on the left end (``side`` 1) or the right one (0), for traces."""
     return _PLAYS[((seat & 3) * 28 + _PAIR_INDEX[t]) * 3 + 2 - side]
 
 
@@ -1788,7 +1790,7 @@ def _fast_unblock(
     side: int,
     o: int,
     t: int,
-    plays: tuple[tuple[int, int, int], ...],
+    plays: tuple[_Play3, ...],
     g: Callable[[int], int],
 ) -> tuple[int, int, int, int] | None:
     """The play (tile, left shift, right shift, side) that replaces a blocking
@@ -1836,11 +1838,14 @@ def simulate_deal(
     :class:`DominoHand`: the deal goes straight into 49-bit seat patterns and
     the playout loop is unrolled over the four seats. The moves are the ones
     :meth:`DominoHand.legal_moves` offers (``forced_block`` included), each
-    chosen uniformly; random numbers come from ``rng.getrandbits(32)`` scaled
-    to ``n`` choices, whose bias (below ``n / 2**32``, under 1e-8) is far
-    below anything a playout can measure. With ``trace``, the deal and the
-    moves are written to it (tests replay them through :class:`DominoHand`).
-    Other variants take the general path (:meth:`DominoHand.simulate`).
+    chosen uniformly. Random numbers are ``rng.getrandbits(k)`` scaled to
+    ``n`` choices (``x * n >> k``): the deal uses ``k = 32`` (``n`` up to
+    3432, relative bias below 1e-6), a play ``k = 26``, which keeps the
+    product in one machine digit (``n <= 14``: bias below ``14 / 2**26``,
+    2e-7); both are far below anything a playout can measure. With
+    ``trace``, the deal and the moves are written to it (tests replay them
+    through :class:`DominoHand`). Other variants take the general path
+    (:meth:`DominoHand.simulate`).
     """
     variant = options.variant
     if variant != "pairs-pips":

@@ -248,11 +248,7 @@ class Referee:
             if spec.game == "dominoes"
             else KemsRules(geometry, spec.seat_names, self.match)
         )
-        if deal == "table":
-            if isinstance(self.rules, DominoRules):
-                self.rules.free_draw = True
-            if isinstance(self.rules, KemsRules):
-                self.rules.free_stock = True
+        self._set_deal_mode(deal)
         self.cells = list(geometry.cells)
         self.sensed: Sensed | None = None
         self.changed_at = 0.0
@@ -299,6 +295,15 @@ class Referee:
     def hand(self) -> Any:
         return self.match.current
 
+    def _set_deal_mode(self, deal: str) -> None:
+        """``engine``: the host deals; ``table``: each deal is read from the
+        racks, and the face-down boneyard/stock order is learnt as it shows."""
+        self.deal_mode = deal
+        if isinstance(self.rules, DominoRules):
+            self.rules.free_draw = deal == "table"
+        if isinstance(self.rules, KemsRules):
+            self.rules.free_stock = deal == "table"
+
     def start(self, now: float = 0.0) -> None:
         """Begin a new match: journal it, announce it, deal the first hand."""
         self.now = now
@@ -314,6 +319,7 @@ class Referee:
         for entry in entries:
             if entry.get("type") == "match":
                 self.entries.append(entry)
+                self._set_deal_mode(str(entry.get("deal") or self.deal_mode))
                 continue
             self._apply(entry)
             self.entries.append(entry)
