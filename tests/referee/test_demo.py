@@ -42,7 +42,7 @@ def test_same_seed_same_record_with_and_without_link_faults() -> None:
 
     bus_messages: list[str] = []
     faulty = run_demo(
-        DemoConfig(hands=1, seed=3, web=False, link_faults=0.005, timeout=120),
+        DemoConfig(hands=1, seed=3, web=False, link_faults=0.02, timeout=120),
         on_world=unplug_later,
         log=_Collect(bus_messages),
     )
@@ -149,7 +149,14 @@ def test_soak_whole_hands_with_heavier_link_faults() -> None:
 )
 def test_whole_match_to_the_target(game: str, variant: str, seats: int | None) -> None:
     cfg = DemoConfig(
-        game=game, variant=variant, seats=seats, seed=2, web=False, link="direct", timeout=400
+        game=game,
+        variant=variant,
+        seats=seats,
+        seed=2,
+        web=False,
+        link="direct",
+        timeout=400,
+        fast=True,
     )
     result = run_demo(cfg)
     assert result.match_over, result.errors

@@ -127,6 +127,8 @@ def register(app: typer.Typer) -> None:
         from tablesense.table.tags import TagRegistry, TagRegistryError
 
         console = Console(stderr=True)
+        if deal not in ("table", "host"):
+            raise _err("--deal is 'table' (read from the racks) or 'host' (the host deals)")
         try:
             geometry = TableGeometry.load(table)
         except (GeometryError, FileNotFoundError) as exc:
@@ -235,7 +237,7 @@ def register(app: typer.Typer) -> None:
             session.run(stop, until=lambda s: referee.phase == "over")
             if referee.phase == "over":
                 jour.close_match("finished")
-                console.print(json.dumps(referee.record()))
+                sys.stdout.write(json.dumps(referee.record(), separators=(",", ":")) + "\n")
         except (RefereeError, JournalError) as exc:
             raise _err(str(exc), 1) from None
         finally:
