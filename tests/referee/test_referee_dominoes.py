@@ -278,12 +278,32 @@ def test_draw_in_the_two_seat_game_and_a_draw_not_allowed() -> None:
     assert ref.hand.moves[-1] == draw
 
 
+def table_dealt(seed: int) -> tuple[Any, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
+    """A 2-seat referee whose hand was read from the racks (``--deal table``):
+    the engine's deal, resumed from a journal that says so."""
+    from tablesense.referee.core import MatchSpec, Referee
+
+    first, _, stored = make_referee("dominoes", "pips-two-player", "dominoes-2", seed)
+    stored[0] = {**stored[0], "deal": "table"}
+    events: list[tuple[str, dict[str, Any]]] = []
+    ref = Referee(
+        MatchSpec.from_json(stored[0]["spec"]),
+        first.geometry,
+        first.registry,
+        emit=lambda kind, **data: events.append((kind, data)),
+        store=stored.append,
+        deal="table",
+    )
+    ref.replay(list(stored), 0.0)
+    return ref, events, stored
+
+
 def test_free_draw_when_the_table_deals() -> None:
     """At a real table the boneyard is face down: any tile may be drawn, and
-    the record's boneyard order follows what was drawn."""
+    the record's boneyard order follows what was drawn (the engine's
+    ``free_draw``; no private state is touched)."""
     for seed in range(1, 40):
-        ref, events, stored = make_referee("dominoes", "pips-two-player", "dominoes-2", seed)
-        ref.rules.free_draw = True  # type: ignore[attr-defined]
+        ref, events, stored = table_dealt(seed)
         h = Hands(ref)
         h.settle()
         if play_until(ref, h, Draw, seed) and ref.hand.boneyard_count > 1:
@@ -291,10 +311,26 @@ def test_free_draw_when_the_table_deals() -> None:
     else:
         pytest.fail("no draw in 40 seeded hands")
     seat = ref.hand.to_play
+    drawn = len(ref.hand.dealt_boneyard) - ref.hand.boneyard_count
     other_tile = ref.hand.boneyard[-1]
+    assert ref.hand.boneyard[0] != other_tile
     perform(h, Draw(seat, other_tile))
     assert ref.hand.moves[-1] == Draw(seat, other_tile)
-    assert any(e["type"] == "reorder" for e in stored)
+    assert stored[-1] == {"type": "move", "move": {"seat": seat, "draw": str(other_tile)}}
+    # the record's boneyard lists the tiles in the order they were drawn
+    assert ref.hand.dealt_boneyard[drawn] == other_tile
+    # the draw itself carries the order: no separate reorder entry
+    assert not any(e["type"] == "reorder" for e in stored)
+    # and the journal rebuilds the same hand, also one written when a
+    # ``reorder`` entry came before such a draw
+    old = list(stored)
+    bone = [str(other_tile)] + [str(t) for t in ref.hand.dealt_boneyard[drawn + 1 :]]
+    old.insert(len(old) - 1, {"type": "reorder", "boneyard": bone})
+    for journal in (stored, old):
+        again, _, _ = table_dealt(seed)
+        again.replay(journal[len(again.entries) :], 0.0)
+        assert again.hand.moves == ref.hand.moves
+        assert again.hand.dealt_boneyard == ref.hand.dealt_boneyard
 
 
 def test_announced_double_in_brazilian_points() -> None:

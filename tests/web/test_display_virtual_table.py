@@ -320,16 +320,26 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
                 table.session.press(d["seat"], "main")
         assert bad_done, "the bad move was made and fixed"
         assert moves >= 7
-        # The line the page drew agrees with the engine's finished hand: every
-        # play but (at most) the hand's last, which the referee's view does not
-        # show before the line is cleared for the next hand (reported).
+        # The line the page drew agrees with the engine's finished hand, and
+        # when the hand ends the page shows the whole final line (the winning
+        # tile too) from the view's ``last_line`` while the next line is empty.
         done = table.referee.finished_hands()[0]
         plays = [str(m.tile) for m in done.moves if type(m).__name__ == "Play"]
-        assert most_tiles[0] >= len(plays) - 1 and set(most_tiles[1]) <= set(plays)
+        assert set(most_tiles[1]) <= set(plays)
         ended = next(e for e in reversed(table.bus.history) if e.kind == "hand_ended")
         end_view = next(e for e in table.bus.history if e.kind == "view" and e.seq > ended.seq)
+        last_line = end_view.data["last_line"]
+        assert last_line is not None and last_line["hand_no"] == 1
+        assert sorted(
+            _tile_key(t["tile"])
+            for t in [last_line["center"], *last_line["left"], *last_line["right"]]
+        ) == sorted(_tile_key(t) for t in plays)
         # The page shows the hand's result and the match score.
         state = check_after(page, table, end_view)
+        shown = state["previousLine"] or [t["tile"] for t in state["line"]]
+        assert sorted(_tile_key(t) for t in shown) == sorted(_tile_key(t) for t in plays), (
+            "the final line, winning tile included, is on the page"
+        )
         assert state["scores"] == [_num(x) for x in table.referee.match.score]
         assert state["result"].startswith("Hand 1:")
         page.screenshot(path=str(artifacts / "vt-dominoes-hand-end.png"))

@@ -348,7 +348,8 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(result.record, separators=(",", ":")) + "\n")
         else:
             score = result.record
-            console.print(f"played {result.hands_played} hands; match over: {result.match_over}")
+            word = "rounds" if game == "kems" else "hands"
+            console.print(f"played {result.hands_played} {word}; match over: {result.match_over}")
             del score
 
 
@@ -399,6 +400,10 @@ def _log_events(bus: Any, console: Any) -> None:
         d = ev.data
         if ev.kind == "move_rejected":
             last["instruction"] = d.get("instruction")
+        if ev.kind == "match_started":
+            # Kems calls a deal a round
+            last["word"] = "round" if d.get("game") == "kems" else "hand"
+        word = last.get("word", "hand")
         if ev.kind == "move_accepted":
             console.print(f"  [green]✓[/] {d.get('text')}", highlight=False)
         elif ev.kind == "move_rejected":
@@ -406,11 +411,11 @@ def _log_events(bus: Any, console: Any) -> None:
         elif ev.kind == "correction_cleared":
             console.print("  [green]table matches again[/]", highlight=False)
         elif ev.kind == "hand_started":
-            console.print(f"[bold]hand {d.get('hand_no')}[/]", highlight=False)
+            console.print(f"[bold]{word} {d.get('hand_no')}[/]", highlight=False)
         elif ev.kind == "hand_ended":
             r = d.get("result") or {}
             console.print(
-                f"[bold]hand {d.get('hand_no')} over[/]: {r.get('label') or r.get('outcome')} "
+                f"[bold]{word} {d.get('hand_no')} over[/]: {r.get('label') or r.get('outcome')} "
                 f"points {r.get('points')} score {d.get('score')}",
                 highlight=False,
             )

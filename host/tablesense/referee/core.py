@@ -272,6 +272,16 @@ class Referee:
         # recognition depends only on the snapshot and the game state: memoised
         self._memo: tuple[Any, list[TableMove], Rejection | None] | None = None
         self._sensed_no = 0
+        self.laying_out = False
+        """A host-dealt hand whose deal the table has not shown yet: pieces are
+        being gathered and dealt, so nothing on the table is a mistake until it
+        matches the deal or stays unchanged ``missing``, and a move is taken
+        only once it has stood ``error``."""
+        self.waiting_sync = False
+        """The last table state was incomplete (a board resyncing): nothing is
+        judged until a complete one arrives."""
+        self.last_hand_no: int | None = None
+        """The number of the last hand finished (not voided): ``last_line``."""
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -335,7 +345,7 @@ class Referee:
             if self._hand_over_pending():
                 self.finish_at = now
         self._say(
-            f"resumed from the journal: hand {self.hand_no}, {self.accepted} moves so far; "
+            f"resumed from the journal: {self._hand_word()} {self.hand_no}, {self.accepted} moves so far; "
             f"the table is being checked against it",
             "info",
         )
@@ -350,6 +360,10 @@ class Referee:
             "target": self._target(),
             "table": self.geometry.name,
         }
+
+    def _hand_word(self) -> str:
+        """What the game calls one deal: a dominoes hand, a Kems round."""
+        return "round" if self.spec.game == "kems" else "hand"
 
     def _target(self) -> Any:
         return getattr(self.match, "target", None)
@@ -399,6 +413,12 @@ class Referee:
     def _after_new_hand(self, now: float) -> None:
         self.phase = "play"
         self.correction = None
+        # the host dealt: the players (or the demo's hands) now gather the last
+        # hand's pieces and lay out the new deal, which passes through tables
+        # that look like swaps and stray tiles
+        self.laying_out = self.deal_mode == "engine"
+        # its waits count from the deal, not from when the old table last moved
+        self.changed_at = max(self.changed_at, now)
         self._emit(
             "hand_started",
             hand_no=self.hand_no,
@@ -458,7 +478,9 @@ class Referee:
 
             deal = [[Tile.parse(t) for t in h] for h in entry["deal"]]
             bone = [Tile.parse(t) for t in entry.get("boneyard") or []]
-            self.match.new_hand(deal=deal, boneyard=bone)
+            # table-dealt: the boneyard is face down, a draw may take any tile
+            # and the engine records the order as drawn
+            self.match.new_hand(deal=deal, boneyard=bone, free_draw=self.deal_mode == "table")
         else:
             from tablesense.games.kems import Card
 
@@ -473,14 +495,12 @@ class Referee:
         if "boneyard" in entry:
             from tablesense.games.dominoes import Tile
 
-            # The boneyard is face down: the order of the tiles not drawn yet is
-            # only learnt as they are drawn. The engine keeps the dealt order
-            # (the record's ``boneyard``) in ``_bone`` with ``_drawn`` taken.
-            tiles = tuple(Tile.parse(t) for t in entry["boneyard"])
-            drawn = hand._bone[: hand._drawn]
-            if sorted(drawn + tiles) != sorted(hand._bone):
+            # Journals written before the engine's free draw: the order is now
+            # learnt by the draw that follows (the hand of a table-dealt match
+            # takes any boneyard tile), so the entry only has to agree.
+            tiles = sorted(Tile.parse(t) for t in entry["boneyard"])
+            if tiles != sorted(hand.boneyard):
                 raise RefereeError("a boneyard reorder must keep the same tiles")
-            hand._bone = drawn + tiles
         if "stock" in entry:
             from tablesense.games.kems import Card
 
@@ -491,6 +511,7 @@ class Referee:
         self.finish_at = None
         self.correction = None
         if result is not None:
+            self.last_hand_no = self.hand_no
             self.last_result = {"hand_no": self.hand_no, **result.to_json()}
         else:
             self.last_result = {
@@ -520,12 +541,27 @@ class Referee:
 
     # ------------------------------------------------------------------ inputs
     def update(self, state: Mapping[str, Any], now: float) -> None:
-        """A new table snapshot arrived."""
+        """A new table snapshot arrived.
+
+        Only a complete state (:attr:`TableState.complete`) is judged: while a
+        board resyncs after a lost frame, or has not read every cell since it
+        restarted, its cells may be stale for a few tenths of a second, and a
+        move or a mistake read from them would be a false one. Such a state
+        is set aside and the referee waits (timers still run); an offline
+        board still pauses play as before.
+        """
+        online: Mapping[int, bool] = getattr(state, "boards_online", {}) or {}
+        if getattr(state, "complete", True) is False and all(online.values()):
+            self.waiting_sync = True
+            self.tick(now)
+            return
         self.feed(sense(state, self.registry, self.cells), now)
 
     def feed(self, sensed: Sensed, now: float) -> None:
         """A new snapshot already in the referee's terms (tests, the demo)."""
-        if self.sensed is None or sensed.key() != self.sensed.key():
+        if self.waiting_sync or self.sensed is None or sensed.key() != self.sensed.key():
+            # after a resync the table counts as just changed: waits start again
+            self.waiting_sync = False
             self.sensed = sensed
             self.changed_at = now
             self._sensed_no += 1
@@ -559,7 +595,7 @@ class Referee:
     # ------------------------------------------------------------------ judging
     def _evaluate(self, now: float) -> None:
         s = self.sensed
-        if s is None or self.phase in ("idle", "over"):
+        if s is None or self.waiting_sync or self.phase in ("idle", "over"):
             return
         if s.boards_offline:
             if not self.paused:
@@ -584,13 +620,14 @@ class Referee:
         stable = now - self.changed_at
         layout = self.rules.layout()
         if layout.matches(s):
+            self.laying_out = False
             self._clear()
             return
         if self.announce is not None and self._try_announce(s, layout, stable):
             return
         if self._hold is not None and s.key() != self._hold:
             self._hold = None
-        memo_key = (self._sensed_no, len(self.entries), self._hold is None)
+        memo_key = (self._sensed_no, len(self.entries), self._hold is None, self.laying_out)
         if self._memo is not None and self._memo[0] == memo_key:
             moves, rejection = self._memo[1], self._memo[2]
         else:
@@ -601,6 +638,11 @@ class Referee:
             wait = max(
                 self.timing.slide if m.settle == "slide" else self.timing.settle for m in moves
             )
+            if self.laying_out:
+                # the deal's first move may come before the deal ever showed
+                # (the opener lays 6-6 straight on the centre): taken once the
+                # table has stopped moving, not half-way through the dealing
+                wait = max(wait, self.timing.error)
             if stable >= wait:
                 for m in moves:
                     if not self._accept(m, now):
@@ -609,7 +651,11 @@ class Referee:
         if rejection is None:
             self._clear()
             return
-        if stable >= self.timing.delay(rejection.delay):
+        delay = self.timing.delay(rejection.delay)
+        if self.laying_out:
+            # a deal being laid out is only guided once it has stopped moving
+            delay = max(delay, self.timing.missing)
+        if stable >= delay:
             self._reject(rejection)
         elif self.correction is not None and self.correction.instruction != rejection.instruction:
             # the table changed: the old instruction may be wrong now; wait quietly
@@ -618,10 +664,7 @@ class Referee:
     def _accept(self, tm: TableMove, now: float) -> bool:
         move = tm.move
         hand = self.hand
-        if tm.note == "free-draw":
-            order = [move.tile] + [t for t in hand.boneyard if t != move.tile]
-            self._commit({"type": "reorder", "boneyard": [str(t) for t in order]})
-        elif tm.note.startswith("free-stock:"):
+        if tm.note.startswith("free-stock:"):
             self._commit(self._stock_reorder(tm.note.split(":", 1)[1].split(",")))
         try:
             hand.check(move)
@@ -633,6 +676,7 @@ class Referee:
         was_correcting = self.correction is not None
         self.correction = None
         self.notice = None
+        self.laying_out = False
         self._emit(
             "move_accepted",
             hand_no=self.hand_no,
@@ -711,7 +755,10 @@ class Referee:
             record=self.match.to_record(),
             counts=self._rack_counts(),
         )
-        self._say(_result_text(result, self.team_names()), "info")
+        self._say(_result_text(result, self.team_names(), self._hand_word()), "info")
+        # the finished hand's whole line (the winning tile too) reaches the
+        # display before the next hand replaces it
+        self._view()
         if self.match.is_over:
             self.phase = "over"
             self._emit(
@@ -813,7 +860,13 @@ class Referee:
             return
         if self.phase != "play" or self.hand is None:
             self._notice(
-                Rejection("no_hand", "no hand is being played right now", (), DELAY_NOW, seat=seat)
+                Rejection(
+                    "no_hand",
+                    f"no {self._hand_word()} is being played right now",
+                    (),
+                    DELAY_NOW,
+                    seat=seat,
+                )
             )
             return
         # a move the table already shows counts before the button
@@ -825,7 +878,7 @@ class Referee:
 
     def _evaluate_now(self, now: float) -> None:
         s = self.sensed
-        if s is None or self.finish_at is not None:
+        if s is None or self.waiting_sync or self.finish_at is not None:
             return
         moves = self.rules.recognise(s)
         for m in moves:
@@ -963,7 +1016,8 @@ class Referee:
             )
         else:
             self._say(
-                "referee: void this hand (it is dealt again)? press any seat button to confirm",
+                f"referee: void this {self._hand_word()} (it is dealt again)? "
+                "press any seat button to confirm",
                 "warning",
             )
 
@@ -1008,7 +1062,7 @@ class Referee:
             if moves is None:
                 moves = hand.events
             if not moves:
-                self._say("nothing to undo in this hand", "info")
+                self._say(f"nothing to undo in this {self._hand_word()}", "info")
                 return
             text = self._move_text(moves[-1])
             self.finish_at = None
@@ -1026,7 +1080,7 @@ class Referee:
                     }
                 )
             except RefereeError as exc:
-                self._say(f"cannot void this hand: {exc.__cause__ or exc}", "error")
+                self._say(f"cannot void this {self._hand_word()}: {exc.__cause__ or exc}", "error")
                 return
             self._emit(
                 "hand_ended",
@@ -1163,6 +1217,7 @@ class Referee:
         }
         if spec.game == "dominoes":
             out["line"] = self._line_view()
+            out["last_line"] = self._last_line_view()
             if hand is not None and hand.line:
                 out["ends"] = {"left": hand.left_end, "right": hand.right_end}
             if hand is not None and self.geometry.boneyard:
@@ -1179,8 +1234,25 @@ class Referee:
         done = self._finished()
         return done[-1] if done else None
 
+    def _last_line_view(self) -> dict[str, Any] | None:
+        """The final line of the last finished hand (``match.hands[-1]``),
+        winning tile included, in the ``line`` format + ``hand_no`` and
+        ``ends``: the display shows it while the next hand's line is empty."""
+        done = self._finished()
+        if not done or not done[-1].line:
+            return None
+        hand = done[-1]
+        return {
+            **self._line_of(hand),
+            "hand_no": self.last_hand_no,
+            "ends": {"left": hand.left_end, "right": hand.right_end},
+        }
+
     def _line_view(self) -> dict[str, Any]:
-        hand = self.hand if self.hand is not None else self._last_finished()
+        return self._line_of(self.hand if self.hand is not None else self._last_finished())
+
+    @staticmethod
+    def _line_of(hand: Any) -> dict[str, Any]:
         if hand is None or not hand.line:
             return {"center": None, "left": [], "right": []}
         first = hand.line[0]
@@ -1201,12 +1273,12 @@ def _num(p: float) -> int | float:
     return int(p) if float(p).is_integer() else float(p)
 
 
-def _result_text(result: Mapping[str, Any], teams: Sequence[str]) -> str:
+def _result_text(result: Mapping[str, Any], teams: Sequence[str], word: str = "hand") -> str:
     if not result:
-        return "hand over"
+        return f"{word} over"
     winner = result.get("winner")
     how = result.get("label") or result.get("outcome") or ""
     pts = result.get("points") or []
     who = "nobody scores" if winner is None else f"{teams[winner]} win"
     scored = ", ".join(f"{teams[i]} {_num(p):+}" for i, p in enumerate(pts) if i < len(teams))
-    return f"hand {result.get('hand_no')}: {who} ({how}); {scored}"
+    return f"{word} {result.get('hand_no')}: {who} ({how}); {scored}"

@@ -352,11 +352,15 @@ def run_demo(
         bus.add_listener(trace)
     fast = cfg.fast if cfg.fast is not None else (cfg.hands is not None and not cfg.web)
     pace = 0.0 if fast else 0.6 / max(cfg.speed, 0.01)
+    # the referee's waits never drop below what the link needs to see a piece
+    # arrive and leave (none when direct): faster hands would otherwise be
+    # judged half-way through a move (a card read on two cells, a false swap)
+    floor = 0.2 if cfg.link == "direct" else 0.5
     if fast:
-        # nobody watches: settle just long enough for the link (none when direct)
-        timing = Timing().scaled(0.2 if cfg.link == "direct" else 0.5)
+        # nobody watches: settle just long enough for the link
+        timing = Timing().scaled(floor)
     else:
-        timing = Timing(between_hands=6.0).scaled(1.0 / max(cfg.speed, 0.01))
+        timing = Timing(between_hands=6.0).scaled(max(1.0 / max(cfg.speed, 0.01), floor))
     journal = Journal(cfg.journal) if cfg.journal else None
     resumed_entries: list[dict[str, Any]] | None = None
     if journal is not None:
