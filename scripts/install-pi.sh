@@ -9,7 +9,7 @@
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "run as root: sudo bash $0" >&2; exit 1; }
 here="$(cd "$(dirname "$0")/.." && pwd)"
-table="${1:-$here/hardware/tables/dominoes-4.toml}"
+table="${1:-dominoes-4}"   # a shipped layout name, or an absolute path to a geometry file
 seats="${2:-South,East,North,West}"
 
 apt-get update -qq
@@ -32,7 +32,16 @@ sed -e "s#^TABLESENSE_TABLE=.*#TABLESENSE_TABLE=$table#" -e "s#^TABLESENSE_SEATS
     "$here/hardware/pi/tablesense.default" > /etc/default/tablesense
 install -m 0644 "$here/hardware/pi/tablesense.service" /etc/systemd/system/
 systemctl daemon-reload
-systemctl enable --now tablesense
+# The service starts once the tag registry exists (tablesense tags enroll);
+# before that it would only fail on every start.
+tags="$(. /etc/default/tablesense; echo "$TABLESENSE_TAGS")"
+if [ -f "$tags" ]; then
+  systemctl enable --now tablesense
+else
+  systemctl enable tablesense
+  echo "enrol the tags first, then: sudo systemctl start tablesense"
+  echo "  sudo -u tablesense /home/tablesense/.local/bin/tablesense tags enroll --set tiles --table $table --registry $tags"
+fi
 
 # Kiosk: for the desktop user who is logged in on the table's screen.
 desk_user="${SUDO_USER:-pi}"

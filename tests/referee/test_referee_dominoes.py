@@ -380,13 +380,20 @@ def test_board_offline_pauses_and_resumes() -> None:
     h.settle()
     assert ref.paused
     msg = kinds(events, "message")[-1]
-    assert "offline" in msg["text"] and msg["level"] == "error"
+    assert msg["text"].startswith("board 2 is offline: play is paused") and msg["level"] == "error"
     assert kinds(events, "view")[-1]["paused"] is True
     perform(h, move)  # while paused nothing is judged
     assert ref.accepted == 1
     h.offline = ()
     h.settle()
     assert not ref.paused and ref.accepted == 2
+
+
+def test_several_boards_offline_are_named_together() -> None:
+    ref, events, h = opened()
+    h.offline = (2, 1)
+    h.settle()
+    assert kinds(events, "message")[-1]["text"].startswith("boards 1, 2 are offline: play is paused")
 
 
 def test_referee_button_undo_with_confirmation() -> None:

@@ -141,6 +141,8 @@ def test_confirmation_needs_both_badges_then_correction_is_audited(db_url: str) 
     assert "already confirmed" in d.ingest(1, late).reason
     with pytest.raises(DirectorError, match="reason"):
         d.correct(m1.id, (10, 5), m1.entrant_a, "", "td")
+    with pytest.raises(DirectorError, match="makes entrant .* the winner"):
+        d.correct(m1.id, (10, 5), m1.entrant_b, "winner contradicts the score", "td")
     d.correct(m1.id, (10, 5), m1.entrant_a, "scoring sheet shows 10-5", "td")
     fixed = next(m for m in d.matches(1) if m.id == m1.id)
     assert (fixed.score_a, fixed.score_b, fixed.winner_id) == (10, 5, m1.entrant_a)

@@ -62,7 +62,10 @@ def check(
     for path in _tables(table):
         try:
             geometry = TableGeometry.load(path)
-        except (GeometryError, FileNotFoundError) as exc:
+        except GeometryError as exc:
+            findings.append(Finding("error", str(path), "; ".join(exc.problems)))
+            continue
+        except FileNotFoundError as exc:
             findings.append(Finding("error", str(path), str(exc)))
             continue
         table_findings = check_table(geometry, pinmap)

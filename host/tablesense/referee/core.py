@@ -600,10 +600,15 @@ class Referee:
         if s.boards_offline:
             if not self.paused:
                 self.paused = True
-                boards = ", ".join(str(b) for b in s.boards_offline)
+                offline = sorted(s.boards_offline)
+                which = (
+                    f"board {offline[0]} is"
+                    if len(offline) == 1
+                    else f"boards {', '.join(str(b) for b in offline)} are"
+                )
                 self._say(
-                    f"board {boards} is offline: play is paused; check its USB cable. "
-                    f"Play resumes by itself when it is back.",
+                    f"{which} offline: play is paused; check the USB cable. "
+                    f"Play resumes by itself when the board is back.",
                     "error",
                 )
             return

@@ -622,6 +622,15 @@ class Director:
                 raise DirectorError(f"no match {match_id} in this event")
             if winner not in (None, m.entrant_a, m.entrant_b):
                 raise DirectorError(f"entrant {winner} did not play match {match_id}")
+            # The score is in pairing order (first-named entrant first); a
+            # winner must be the side with more points unless they are level
+            # (a knockout tie decided otherwise), or the standings contradict it.
+            leader = m.entrant_a if score[0] > score[1] else m.entrant_b if score[1] > score[0] else None
+            if leader is not None and winner != leader:
+                raise DirectorError(
+                    f"score {score[0]:g}-{score[1]:g} makes entrant {leader} the winner of match "
+                    f"{match_id}, not {winner}: the score is in pairing order (first-named entrant first)"
+                )
             before = {"score": [m.score_a, m.score_b], "winner": m.winner_id}
             m.score_a, m.score_b = float(score[0]), float(score[1])
             m.winner_id = winner
