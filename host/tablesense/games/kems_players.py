@@ -76,6 +76,18 @@ class KemsPlayer(Protocol):
     def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None: ...
 
 
+class ViewPlayer:
+    """A player that decides from one seat's view alone, so it can never peek
+    at hidden hands; a table can build the view with its own source of the
+    partner's sign (``round.view(seat, signal=...)``)."""
+
+    def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
+        return self.decide(round.view(seat), rng)
+
+    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        raise NotImplementedError
+
+
 def _signal_call(view: SeatView) -> Call | None:
     """kems on the partner's signal; double right after the partner's kems
     when this seat's partner (the caller) also signals four."""
@@ -98,15 +110,12 @@ def _holds_four(hand: Sequence[Card]) -> bool:
 
 
 @dataclass
-class RandomPlayer:
+class RandomPlayer(ViewPlayer):
     """A random legal swap with probability ``activity`` per poll; kems on the
     signal. The floor every other player must beat."""
 
     activity: float = 0.3
     name: str = "random"
-
-    def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
-        return self.decide(round.view(seat), rng)
 
     def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         """The choice from a seat's view alone (the table can build the view
@@ -130,15 +139,12 @@ def _best_count(hand: Sequence[Card]) -> int:
 
 
 @dataclass
-class GreedyPlayer:
+class GreedyPlayer(ViewPlayer):
     """Collects the rank it holds most of: swaps only when that raises its
     best count (so it never loops), gives away a card of its rarest rank;
     kems/double on the signal."""
 
     name: str = "greedy"
-
-    def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
-        return self.decide(round.view(seat), rng)
 
     def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         """The choice from a seat's view alone (the table can build the view
@@ -331,7 +337,7 @@ def _explain(
 
 
 @dataclass
-class TrackingPlayer:
+class TrackingPlayer(ViewPlayer):
     """Tracks seen cards, plays for its team, and calls contre on evidence.
 
     ``contre_at``: the estimated probability (see :func:`four_probability`)
@@ -343,9 +349,6 @@ class TrackingPlayer:
     noise: float = 0.03
     name: str = "tracking"
     _trackers: dict[int, Tracker] = field(default_factory=dict, repr=False, compare=False)
-
-    def choose(self, round: KemsRound, seat: int, rng: random.Random) -> Swap | Call | None:
-        return self.decide(round.view(seat), rng)
 
     def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         """The choice from a seat's view alone (the table can build the view

@@ -16,24 +16,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from tablesense.outputs.events import EventBus, Subscription, TableEvent
+from tablesense.outputs.events import EVENT_KINDS, EventBus, Subscription, TableEvent
 
 __all__ = ["ConsoleOutput", "describe"]
 
 #: Kinds printed by default (``view`` carries the whole state and is skipped).
-DEFAULT_KINDS: tuple[str, ...] = (
-    "match_started",
-    "hand_started",
-    "move_accepted",
-    "move_rejected",
-    "correction_cleared",
-    "suggestion",
-    "call",
-    "hand_ended",
-    "match_ended",
-    "board_status",
-    "message",
-)
+DEFAULT_KINDS: tuple[str, ...] = tuple(k for k in EVENT_KINDS if k != "view")
 
 _STYLES = {
     "move_accepted": "green",
