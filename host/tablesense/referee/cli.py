@@ -115,6 +115,26 @@ def register(app: typer.Typer) -> None:
             help="Directory where the match's game record is archived after every hand "
             "(default: 'records' next to the journal).",
         ),
+        director: str | None = typer.Option(
+            None,
+            "--director",
+            help="Report the match to the tournament director: mqtt://table-N:PASSWORD@HOST:PORT "
+            "(the table's broker user from 'tournament broker-config').",
+        ),
+        table_no: int | None = typer.Option(
+            None, "--table-no", help="This table's number in the event (with --director)."
+        ),
+        table_key: Path | None = typer.Option(
+            None, "--table-key", help="The table's private key file from 'director add-table' (with --director)."
+        ),
+        outbox: Path | None = typer.Option(
+            None,
+            "--outbox",
+            help="The table's durable outbox (SQLite) for the director; default 'outbox.sqlite' next to the journal.",
+        ),
+        announce_wait: float = typer.Option(
+            15.0, "--announce-wait", help="Seconds to wait for the director's announcement of the match."
+        ),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         from rich.console import Console
@@ -135,6 +155,22 @@ def register(app: typer.Typer) -> None:
             raise _err(str(exc)) from None
         chosen_game = game or geometry.games[0]
         n = len(geometry.seats)
+        reporter = None
+        announced: dict[str, Any] | None = None
+        if director is not None:
+            reporter = _start_reporter(director, table_no, table_key, outbox, journal)
+            console.print(f"waiting for the director's announcement for table {table_no} ...")
+            announced = reporter.current_match(timeout=announce_wait)
+            if announced is None:
+                console.print("[yellow]no match announced for this table yet: the result is reported "
+                              "when the match ends[/]")
+            else:
+                if seats is None and len(announced["seats"]) == n:
+                    seats = ",".join(str(x["player"]) for x in announced["seats"])
+                if target is None:
+                    target = float(announced["options"]["target"])
+                if variant is None:
+                    variant = str(announced["variant"])
         names = [s.strip() for s in seats.split(",")] if seats else [s.name for s in geometry.seats]
         if len(names) != n:
             raise _err(f"table {geometry.name} has {n} seats; --seats names {len(names)}")
@@ -167,6 +203,8 @@ def register(app: typer.Typer) -> None:
         except JournalError as exc:
             raise _err(str(exc)) from None
         bus = EventBus(history_size=2000)
+        if reporter is not None:
+            reporter.attach(bus)
         running = None if new else jour.running()
         if running is not None and running.spec.get("table") != geometry.name:
             running = None
@@ -232,12 +270,16 @@ def register(app: typer.Typer) -> None:
             else:
                 referee.start(session.clock())
             session.attach()
+            if reporter is not None and announced is not None:
+                reporter.show_match(announced)
             if keys and sys.stdin.isatty():
                 threading.Thread(target=_keyboard, args=(session, stop), daemon=True).start()
             session.run(stop, until=lambda s: referee.phase == "over")
             if referee.phase == "over":
                 jour.close_match("finished")
                 sys.stdout.write(json.dumps(referee.record(), separators=(",", ":")) + "\n")
+                if reporter is not None and _report(reporter, referee.record(), stop, console):
+                    _confirm_at_table(reporter, link, bus, stop, console)
         except (RefereeError, JournalError) as exc:
             raise _err(str(exc), 1) from None
         finally:
@@ -250,6 +292,8 @@ def register(app: typer.Typer) -> None:
                 server.stop()
             link.stop()
             jour.close()
+            if reporter is not None:
+                reporter.close()
 
     @app.command()
     def demo(
@@ -351,6 +395,79 @@ def register(app: typer.Typer) -> None:
             word = "rounds" if game == "kems" else "hands"
             console.print(f"played {result.hands_played} {word}; match over: {result.match_over}")
             del score
+
+
+def _start_reporter(
+    director: str, table_no: int | None, table_key: Path | None, outbox: Path | None, journal: Path | None
+) -> Any:
+    """Connect the table to the director (tournament.reporter: the headless
+    table's outbox, signing and re-sending, without its computer players)."""
+    from tablesense.tournament.bridge import BrokerURL
+    from tablesense.tournament.reporter import TableReporter
+    from tablesense.tournament.security import SignatureError, TableKey
+
+    if table_no is None or table_key is None:
+        raise _err("--director needs --table-no and --table-key")
+    try:
+        broker = BrokerURL.parse(director)
+    except ValueError as exc:
+        raise _err(f"--director: {exc}") from None
+    try:
+        key = TableKey.load(table_key)
+    except (OSError, ValueError, SignatureError) as exc:
+        raise _err(f"--table-key {table_key}: {exc}") from None
+    path = outbox or Path(journal or default_journal()).with_name("outbox.sqlite")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return TableReporter(table_no, key, path, broker).start()
+    except Exception as exc:
+        raise _err(f"cannot open the outbox {path}: {exc}") from None
+
+
+def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, console: Any) -> bool:
+    """Send the finished match to the director and wait for its echo; an
+    interrupted wait loses nothing: the outbox re-sends at the next start.
+    True when the director accepted the result."""
+    from tablesense.tournament.reporter import ReportError
+
+    try:
+        key = reporter.report(record)
+    except ReportError as exc:
+        console.print(f"[red]not reported: {exc}; call the director[/]")
+        return False
+    console.print("result sent to the director; waiting for its acknowledgement ...")
+    status = reporter.wait_echo(key, stop=stop)
+    if status is None:
+        console.print("[yellow]not acknowledged yet: the result stays in the outbox and is "
+                      "re-sent when the table starts again[/]")
+        return False
+    console.print(f"director: result {status}")
+    return status in ("accepted", "duplicate")
+
+
+def _confirm_at_table(reporter: Any, source: Any, bus: Any, stop: threading.Event, console: Any) -> bool:
+    """After the director's echo, both sides confirm by laying a badge on the
+    table (any cell); the badges read are sent as the confirmation. True when
+    the director accepted it."""
+    from tablesense.table.state import Tag
+
+    bus.publish("message", text="result accepted: one player of each side, lay your badge on the table to confirm",
+                level="info")
+    console.print("waiting for a badge of each side to confirm the result ...")
+    seen: set[str] = set()
+    taps = None
+    while taps is None:
+        if stop.is_set():
+            return False
+        state = source.state()
+        if state is not None:
+            seen |= {r.uid.hex() for r in state.values() if isinstance(r, Tag)}
+        taps = reporter.confirmation(seen)
+        if taps is None:
+            stop.wait(0.2)
+    status = reporter.wait_echo(reporter.confirm(taps), stop=stop)
+    console.print(f"director: confirmation {status or 'not acknowledged yet'}")
+    return status in ("accepted", "duplicate")
 
 
 def _archive(ev: Any, directory: Path, match_id: str, console: Any) -> None:

@@ -136,8 +136,12 @@ class HeadlessTable:
         on_move: Callable[[HeadlessTable], None] | None = None,
         client_id: str | None = None,
         bus: Display | None = None,
+        autoplay: bool = True,
     ) -> None:
         self.number = number
+        self.autoplay = autoplay
+        """False for a real table (``play --director``): no computer match is played
+        here; the referee's finished match is handed over (tournament.reporter)."""
         self.client_id = client_id or f"tablesense-table-{number}"
         self.bus = bus
         self.key = key
@@ -174,9 +178,12 @@ class HeadlessTable:
         c.connect_async(self.broker.host, self.broker.port, keepalive=5)
         c.loop_start()
         self._threads = [
-            threading.Thread(target=self._guard(self._play_loop), name=f"table-{self.number}-play", daemon=True),
             threading.Thread(target=self._guard(self._send_loop), name=f"table-{self.number}-send", daemon=True),
         ]
+        if self.autoplay:
+            self._threads.append(
+                threading.Thread(target=self._guard(self._play_loop), name=f"table-{self.number}-play", daemon=True)
+            )
         for t in self._threads:
             t.start()
         return self

@@ -1,0 +1,199 @@
+"""A real table's link to the director: ``tablesense play --director ...``.
+
+The refereed match is played by people on the table, not by computer players,
+so this reuses the headless table (:class:`~.table_client.HeadlessTable`) with
+its play loop switched off: the same broker user and ACL, the same durable
+SQLite outbox, Ed25519 signature, re-send with back-off until the director's
+``ack`` names the message's digest, the retained ``online`` status and the
+last-will ``offline``. The table learns its match from the director's
+retained assignment; when the referee's match ends, :meth:`TableReporter.report`
+queues the signed result with the game record, and the table shows the
+director's echo (the ``ack``) on its display as a ``message`` event. A host
+restarted before the echo re-sends from the outbox as soon as it reconnects.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .bridge import BrokerURL
+from .security import TableKey
+from .table_client import Display, HeadlessTable, _nums, _score_of, _winner_side
+
+
+class ReportError(Exception):
+    """The result cannot be reported (no assignment, the record does not fit the match)."""
+
+
+class TableReporter:
+    """See the module docstring. ``start()``, ``assignment()``, ``report(record)``,
+    ``wait_echo(key)``, ``close()``."""
+
+    def __init__(
+        self,
+        number: int,
+        key: TableKey,
+        journal_path: Path,
+        broker: BrokerURL,
+        *,
+        bus: Display | None = None,
+        resend_interval: float = 0.5,
+    ) -> None:
+        self.number = number
+        self.bus = bus
+        self.reported: dict[str, Any] | None = None
+        """The last result this host reported: event, round, match, revision and
+        each side's badges (what a confirmation must show)."""
+        self.table = HeadlessTable(
+            number, key, journal_path, broker, autoplay=False, bus=bus, resend_interval=resend_interval
+        )
+
+    def attach(self, bus: Display) -> None:
+        """Show the match and the director's echo on this display (the table's EventBus)."""
+        self.bus = bus
+        self.table.bus = bus
+
+    def start(self) -> TableReporter:
+        self.table.start()
+        return self
+
+    def close(self) -> None:
+        self.table.close()
+
+    def __enter__(self) -> TableReporter:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ the match
+
+    def assignment(self, timeout: float = 0.0, stop: threading.Event | None = None) -> dict[str, Any] | None:
+        """The director's retained announcement for this table (waits up to ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            a = self.table.journal.get("assignment")
+            if a or time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+                return a or None
+            time.sleep(0.05)
+
+    def current_match(self, timeout: float = 0.0, stop: threading.Event | None = None) -> dict[str, Any] | None:
+        """The first match of the announcement the table has not reported yet."""
+        a = self.assignment(timeout, stop)
+        if a is None:
+            return None
+        for m in a.get("matches", []):
+            state = self.table.journal.match(int(m["match"]))
+            if not m.get("done") and (state is None or state[0] == "playing"):
+                return m
+        return None
+
+    def show_match(self, m: dict[str, Any]) -> None:
+        """Put the announced match on the display (names, seats, variant, target or clock)."""
+        if self.bus is None:
+            return
+        self.bus.publish(
+            "tournament_match", match=m["match"], entrants=[e["name"] for e in m["entrants"]],
+            seats=m["seats"], variant=m["variant"], target=m["options"].get("target"),
+            time_limit_s=m.get("time_limit_s"), best_of=m.get("best_of", 1),
+        )
+        names = " v ".join(e["name"] for e in m["entrants"])
+        self.bus.publish("message", text=f"tournament match {m['match']}: {names}", level="info")
+
+    def report(self, record: dict[str, Any], match_id: int | None = None) -> str:
+        """Queue the signed result of the finished match (one game record) in the
+        durable outbox and send it; returns the outbox key to wait on."""
+        a = self.assignment()
+        if a is None:
+            raise ReportError("the director has not announced a match for this table")
+        matches = [m for m in a.get("matches", []) if match_id is None or int(m["match"]) == match_id]
+        m = self.current_match() if match_id is None else (matches[0] if matches else None)
+        if m is None:
+            raise ReportError(f"no open match for table {self.number} in round {a.get('round')}")
+        if record.get("variant") not in (None, m["variant"]):
+            raise ReportError(f"the table played {record.get('variant')}, the match is {m['variant']}")
+        ev, rnd, mid = int(a["event"]), int(a["round"]), int(m["match"])
+        j = self.table.journal
+        revision = int(j.get(f"revision/{ev}/{rnd}", 0)) + 1
+        j.put(f"revision/{ev}/{rnd}", revision)
+        games = [record]
+        j.save_match(mid, "reporting", games, revision)
+        scores = [_score_of(g) for g in games]
+        total = [sum(s[0] for s in scores), sum(s[1] for s in scores)]
+        ids = [int(e["id"]) for e in m["entrants"]]
+        side = _winner_side(games, scores, int(m.get("best_of", 1)))
+        result = {
+            "kind": "result", "event": ev, "round": rnd, "table": self.number, "revision": revision,
+            "match": mid, "entrants": ids, "score": _nums(total), "games": [_nums(s) for s in scores],
+            "winner": None if side is None else ids[side], "records": games,
+        }
+        key = self.table._send(result)
+        self.reported = {"event": ev, "round": rnd, "match": mid, "revision": revision,
+                         "badges": [list(e.get("badges") or []) for e in m["entrants"]]}
+        if self.bus is not None:
+            self.bus.publish("message", text=f"result {_nums(total)} sent to the director", level="info")
+        return key
+
+    def wait_echo(self, key: str, timeout: float | None = None, stop: threading.Event | None = None) -> str | None:
+        """Wait for the director's ``ack`` of ``key`` (re-sending meanwhile); show it
+        on the display. None when ``timeout`` passed or ``stop`` was set first (the
+        outbox keeps the message: the next start re-sends it)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.table.journal.ack_status(key)
+            if status is not None:
+                break
+            if (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline):
+                return None
+            time.sleep(0.05)
+        kind, _ev, _rnd, _table, last = key.split("/")
+        if kind == "result":
+            for mid, (_state, games, rev) in self._matches_reporting(int(last)):
+                self.table.journal.save_match(mid, "done" if status != "refused" else "refused", games, rev)
+        if self.bus is not None:
+            level = "error" if status == "refused" else "info"
+            what = "result" if kind == "result" else ("confirmation" if kind == "confirm" else "check-in")
+            text = (f"the director refused the {what}: call the director" if status == "refused"
+                    else f"the director {status} the {what}")
+            self.bus.publish("message", text=text, level=level, director=status, key=key)
+        return status
+
+    def confirmation(self, seen: set[str]) -> list[str] | None:
+        """The badges to send as the confirmation of the last reported result,
+        once ``seen`` (tag UIDs read on the table, hex) holds one of each side's;
+        None while a side is missing."""
+        r = self.reported
+        if r is None:
+            return None
+        taps = []
+        for side in r["badges"]:
+            mine = [b for b in side if b.lower() in seen]
+            if not mine:
+                return None
+            taps.append(mine[0])
+        return taps
+
+    def confirm(self, badges: list[str]) -> str:
+        """Queue the players' confirmation (badge taps) of the last reported result."""
+        r = self.reported
+        if r is None:
+            raise ReportError("no result to confirm")
+        return self.table._send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
+                                 "revision": r["revision"], "match": r["match"], "badges": list(badges)})
+
+    def _matches_reporting(self, revision: int) -> list[tuple[int, tuple[str, list[dict[str, Any]], int | None]]]:
+        a = self.assignment() or {}
+        out = []
+        for m in a.get("matches", []):
+            st = self.table.journal.match(int(m["match"]))
+            if st is not None and st[0] == "reporting" and st[2] == revision:
+                out.append((int(m["match"]), st))
+        return out
+
+    def pending(self) -> int:
+        """Messages the director has not acknowledged yet."""
+        return len(self.table.journal.pending())
+
