@@ -85,6 +85,15 @@ class ViewPlayer:
         return self.decide(round.view(seat), rng)
 
     def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        """Kems or double on the partner's sign first (every player answers a
+        sign the same way); otherwise the player's own choice of swap."""
+        call = _signal_call(view)
+        if call is not None or view.is_over:
+            return call
+        return self._play(view, rng)
+
+    def _play(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        """A swap, a contre or None (wait), once no sign asks for a call."""
         raise NotImplementedError
 
 
@@ -117,13 +126,8 @@ class RandomPlayer(ViewPlayer):
     activity: float = 0.3
     name: str = "random"
 
-    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
-        """The choice from a seat's view alone (the table can build the view
-        with the real button light as the signal)."""
+    def _play(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         seat = view.seat
-        call = _signal_call(view)
-        if call is not None or view.is_over:
-            return call
         if _holds_four(view.hand) or rng.random() >= self.activity:
             return None
         give = rng.choice(view.hand)
@@ -146,13 +150,8 @@ class GreedyPlayer(ViewPlayer):
 
     name: str = "greedy"
 
-    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
-        """The choice from a seat's view alone (the table can build the view
-        with the real button light as the signal)."""
+    def _play(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         seat = view.seat
-        call = _signal_call(view)
-        if call is not None or view.is_over:
-            return call
         hand = list(view.hand)
         now = _best_count(hand)
         if now == 4:
@@ -350,13 +349,8 @@ class TrackingPlayer(ViewPlayer):
     name: str = "tracking"
     _trackers: dict[int, Tracker] = field(default_factory=dict, repr=False, compare=False)
 
-    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
-        """The choice from a seat's view alone (the table can build the view
-        with the real button light as the signal)."""
+    def _play(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         seat = view.seat
-        call = _signal_call(view)
-        if call is not None or view.is_over:
-            return call
         know = self._trackers.setdefault(seat, Tracker()).update(view)
         n = view.seats
         me = team_of(seat, n)

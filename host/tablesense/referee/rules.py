@@ -133,6 +133,20 @@ class TableRules:
         raise NotImplementedError
 
     def explain(self, sensed: Sensed, layout: Layout) -> Rejection | None:
+        """Why the sensed table is not ``layout``: problems with the tags
+        themselves first (the same for every game), then the game's own
+        reading of what is misplaced; None when they match."""
+        found = self.explain_problems(sensed)
+        if found is not None:
+            return found
+        diff = layout.diff(sensed)
+        if not diff:
+            return None
+        return self.explain_misplaced(sensed, layout, diff)
+
+    def explain_misplaced(
+        self, sensed: Sensed, layout: Layout, diff: list[Misplaced]
+    ) -> Rejection | None:
         raise NotImplementedError
 
     # -- shared explanations ------------------------------------------------
@@ -347,13 +361,9 @@ class DominoRules(TableRules):
                     return [TableMove(move, lay, settle), TableMove(second, moved[0], moved[1])]
         return []
 
-    def explain(self, sensed: Sensed, layout: Layout) -> Rejection | None:
-        found = self.explain_problems(sensed)
-        if found is not None:
-            return found
-        diff = layout.diff(sensed)
-        if not diff:
-            return None
+    def explain_misplaced(
+        self, sensed: Sensed, layout: Layout, diff: list[Misplaced]
+    ) -> Rejection | None:
         hand = self.hand
         line_cells = set(self.line.cells)
         # 1. A piece that should not be on the line lies there.
@@ -619,13 +629,9 @@ class KemsRules(TableRules):
                 break
         return out
 
-    def explain(self, sensed: Sensed, layout: Layout) -> Rejection | None:
-        found = self.explain_problems(sensed)
-        if found is not None:
-            return found
-        diff = layout.diff(sensed)
-        if not diff:
-            return None
+    def explain_misplaced(
+        self, sensed: Sensed, layout: Layout, diff: list[Misplaced]
+    ) -> Rejection | None:
         rnd = self.round
         slot_index = {c: i for i, c in enumerate(self.slots)}
         # 1. A rack with a fifth card.
