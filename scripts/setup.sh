@@ -23,6 +23,11 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
+if [ "$what" = run ] && command -v npm >/dev/null 2>&1 && [ ! -d node_modules/rp2040js ]; then
+  # `run` needs only the production Node.js packages (rp2040js: emulated RP2040 boards)
+  npm ci --omit=dev --no-audit --no-fund --silent
+fi
+
 if [ "$what" = dev ]; then
   if [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ]; then
     if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; else npm install --no-audit --no-fund --silent; fi

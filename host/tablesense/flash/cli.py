@@ -61,7 +61,11 @@ def flash_command(
     all_boards: bool = typer.Option(False, "--all", help="Every board of the table (needs --table)."),
     table: str | None = typer.Option(None, "--table", "-t", help="Table geometry: writes each board's config."),
     board: int | None = typer.Option(None, "--board", help="With one --port and --table: which board of the table it is."),
-    micropython: Path | None = typer.Option(None, "--micropython", help="Install this MicroPython UF2 first (BOOTSEL)."),
+    micropython: Path | None = typer.Option(
+        None, "--micropython",
+        help="Install this MicroPython UF2 first (BOOTSEL); 'bundled' = the MicroPython v1.27.0 shipped with tablesense."),
+    install_micropython: bool = typer.Option(
+        False, "--install-micropython", help="Install the bundled MicroPython v1.27.0 first (BOOTSEL)."),
     chip: str = typer.Option("rp2040", "--chip", help="rp2040 or rp2350: the family the UF2 must be for."),
     check: bool = typer.Option(False, "--check", help="Only check the --micropython UF2 file and exit."),
     firmware: Path | None = typer.Option(None, "--firmware", help="Firmware folder (default: the installed firmware/)."),
@@ -81,6 +85,7 @@ def flash_command(
     from tablesense.flash.repl import check_mpremote_version
 
     err = Console(stderr=True, highlight=False)
+    micropython = _micropython_image(micropython, install_micropython, bool(port or all_boards), err)
     if micropython is not None:
         image = _load_uf2(micropython, chip)
         if check:
@@ -235,6 +240,34 @@ def _assign(geometry, ports: list[str] | None, board: int | None) -> list[tuple[
             raise ValueError(f"{p}: the table has no board left for it (boards {ids} are taken)")
         out[p] = free.pop(0)
     return sorted(out.items(), key=lambda kv: kv[1])
+
+
+def _micropython_image(given: Path | None, install: bool, has_target: bool, err) -> Path | None:  # noqa: ANN001
+    """Which UF2 to install: the user's file, else the bundled MicroPython when
+    asked (--install-micropython, --micropython bundled) or when no port was
+    named and a board waits in BOOTSEL mode (a new board: that is the default)."""
+    from tablesense.flash import images
+
+    if given is not None and str(given) != "bundled":
+        return given
+    if given is None and not install and has_target:
+        return None
+    if given is None and not install:
+        from tablesense.flash.mass_storage import mounted_volumes
+        from tablesense.flash.picoboot import find_devices
+
+        try:
+            waiting = bool(find_devices()) or bool(mounted_volumes())
+        except Exception:  # noqa: BLE001 - no USB access: nothing is waiting that we can see
+            waiting = False
+        if not waiting:
+            return None
+    try:
+        images.check(images.MICROPYTHON_UF2, images.MICROPYTHON_UF2_SHA256)
+    except (OSError, ValueError) as exc:
+        raise _fail(str(exc), 1) from None
+    err.print(f"MicroPython image: the bundled v{images.MICROPYTHON_VERSION} ({images.MICROPYTHON_UF2.name})")
+    return images.MICROPYTHON_UF2
 
 
 def _load_uf2(path: Path, chip: str):  # noqa: ANN202
