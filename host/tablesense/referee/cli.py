@@ -19,6 +19,8 @@ from typing import Any
 
 import typer
 
+from tablesense.referee.console import log_events as _log_events
+
 DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
 
 
@@ -506,47 +508,3 @@ def _keyboard(session: Any, stop: threading.Event) -> None:
             session.referee_press()
         elif parts[0] in ("p", "c") and len(parts) == 2 and parts[1].isdigit():
             session.press(int(parts[1]) - 1, "main" if parts[0] == "p" else "call")
-
-
-def _log_events(bus: Any, console: Any) -> None:
-    """Print what the referee decides, one line each."""
-
-    last: dict[str, Any] = {}
-
-    def show(ev: Any) -> None:
-        d = ev.data
-        if ev.kind == "move_rejected":
-            last["instruction"] = d.get("instruction")
-        if ev.kind == "match_started":
-            # Kems calls a deal a round
-            last["word"] = "round" if d.get("game") == "kems" else "hand"
-        word = last.get("word", "hand")
-        if ev.kind == "move_accepted":
-            console.print(f"  [green]✓[/] {d.get('text')}", highlight=False)
-        elif ev.kind == "move_rejected":
-            console.print(f"  [red]✗ {d.get('instruction')}[/]", highlight=False)
-        elif ev.kind == "correction_cleared":
-            console.print("  [green]table matches again[/]", highlight=False)
-        elif ev.kind == "hand_started":
-            console.print(f"[bold]{word} {d.get('hand_no')}[/]", highlight=False)
-        elif ev.kind == "hand_ended":
-            r = d.get("result") or {}
-            console.print(
-                f"[bold]{word} {d.get('hand_no')} over[/]: {r.get('label') or r.get('outcome')} "
-                f"points {r.get('points')} score {d.get('score')}",
-                highlight=False,
-            )
-        elif ev.kind == "match_ended":
-            console.print(
-                f"[bold]match over[/]: winner team {d.get('winner')}, score {d.get('score')}"
-            )
-        elif (
-            ev.kind == "message"
-            and d.get("level") in ("error", "warning")
-            and d.get("text") != last.get("instruction")
-        ):
-            console.print(f"  [yellow]{d.get('text')}[/]", highlight=False)
-        elif ev.kind == "board_status":
-            console.print(f"  board {d.get('board')}: {d.get('message')}", highlight=False)
-
-    bus.add_listener(show)

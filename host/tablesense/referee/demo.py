@@ -331,9 +331,9 @@ def run_demo(
     )
     bus = EventBus(history_size=2000)
     if log is not None:
-        from tablesense.referee.cli import _log_events
+        from tablesense.referee.console import log_events
 
-        _log_events(bus, log)
+        log_events(bus, log)
     if cfg.trace:
         import json
         import sys

@@ -1,0 +1,236 @@
+"""The referee's state and the few helpers every part of it uses.
+
+:class:`~tablesense.referee.core.Referee` is put together from parts by
+concern: the journal (:mod:`.journaling`: start, replay, entries), the
+buttons (:mod:`.buttons`), the public display state (:mod:`.view`) and the
+judging of table snapshots (:mod:`.core`). They share this base: the match,
+the rules, the waits, and the output helpers (``_say``, ``_reject``,
+``_notice``). A method one part needs from another is declared here, so each
+part can be read (and type-checked) on its own.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from tablesense.games.common import HandResult, OptionError
+from tablesense.referee.layout import Sensed
+from tablesense.referee.rules import DominoRules, KemsRules, Rejection, TableMove, TableRules
+from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
+from tablesense.table.geometry import TableGeometry
+from tablesense.table.tags import TagRegistry
+
+
+def _default_names(n: int) -> list[str]:
+    return [f"Seat {i + 1}" for i in range(n)]
+
+
+class RefereeBase:
+    """State of one refereed match; see :mod:`tablesense.referee.core`."""
+
+    def __init__(
+        self,
+        spec: MatchSpec,
+        geometry: TableGeometry,
+        registry: TagRegistry,
+        *,
+        emit: Emit | None = None,
+        store: Callable[[dict[str, Any]], object] | None = None,
+        timing: Timing | None = None,
+        deal: str = "engine",
+    ) -> None:
+        if spec.game not in GAMES:
+            raise RefereeError(f"unknown game {spec.game!r}: use dominoes or kems")
+        if spec.game not in geometry.games:
+            raise RefereeError(
+                f"table {geometry.name!r} is laid out for {', '.join(geometry.games)}, "
+                f"not {spec.game}"
+            )
+        if deal not in ("engine", "table"):
+            raise ValueError(
+                "deal must be 'engine' (the host deals) or 'table' (read from the racks)"
+            )
+        n = len(geometry.seats)
+        if not spec.seat_names:
+            spec.seat_names = [s.name for s in geometry.seats] or _default_names(n)
+        if len(spec.seat_names) != n:
+            raise RefereeError(
+                f"table {geometry.name!r} has {n} seats; {len(spec.seat_names)} players were named"
+            )
+        if not spec.seat_kinds:
+            spec.seat_kinds = ["human"] * n
+        self.spec = spec
+        self.geometry = geometry
+        self.registry = registry
+        self.timing = timing or Timing()
+        self.deal_mode = deal
+        self._emit: Emit = emit or (lambda kind, **data: None)
+        self._store = store or (lambda entry: None)
+        self.match: Any = self._new_match()
+        self.rules: TableRules = (
+            DominoRules(geometry, spec.seat_names, self.match)
+            if spec.game == "dominoes"
+            else KemsRules(geometry, spec.seat_names, self.match)
+        )
+        self._set_deal_mode(deal)
+        self.cells = list(geometry.cells)
+        self.sensed: Sensed | None = None
+        self.changed_at = 0.0
+        self.now = 0.0
+        self.phase = "idle"  # idle | dealing | play | between | over
+        self.paused = False
+        self.correction: Rejection | None = None
+        self.notice: tuple[Rejection, float] | None = None
+        self.message: dict[str, Any] | None = None
+        self.last_move: dict[str, Any] | None = None
+        self.last_result: dict[str, Any] | None = None
+        self.hand_no = 0
+        self.finish_at: float | None = None
+        self.contre: tuple[int, float] | None = None
+        self.announce: tuple[int, float] | None = None
+        self.menu: tuple[str, float] | None = None
+        self.entries: list[dict[str, Any]] = []
+        self.accepted = 0
+        self._hold: tuple[Any, ...] | None = None
+        self.next_hand_at: float | None = None
+        # recognition depends only on the snapshot and the game state: memoised
+        self._memo: tuple[Any, list[TableMove], Rejection | None] | None = None
+        self._sensed_no = 0
+        self.laying_out = False
+        """A host-dealt hand whose deal the table has not shown yet: pieces are
+        being gathered and dealt, so nothing on the table is a mistake until it
+        matches the deal or stays unchanged ``missing``, and a move is taken
+        only once it has stood ``error``."""
+        self.waiting_sync = False
+        """The last table state was incomplete (a board resyncing): nothing is
+        judged until a complete one arrives."""
+        self.last_hand_no: int | None = None
+        """The number of the last hand finished (not voided): ``last_line``."""
+
+    # ------------------------------------------------------------------ setup
+    def _new_match(self) -> Any:
+        spec = self.spec
+        n = len(self.geometry.seats)
+        try:
+            if spec.game == "dominoes":
+                from tablesense.games.dominoes import DominoMatch, DominoOptions
+
+                options = DominoOptions.from_dict(spec.variant, spec.options)
+                return DominoMatch(spec.variant, options, seats=n)
+            from tablesense.games.kems import KemsMatch
+
+            if spec.variant not in ("classic", ""):
+                raise OptionError(f"Kems has one variant, classic, not {spec.variant!r}")
+            return KemsMatch(spec.options, seats=n)
+        except (OptionError, ValueError) as exc:
+            raise RefereeError(f"cannot set up {spec.game} {spec.variant}: {exc}") from None
+
+    @property
+    def hand(self) -> Any:
+        return self.match.current
+
+    def _set_deal_mode(self, deal: str) -> None:
+        """``engine``: the host deals; ``table``: each deal is read from the
+        racks, and the face-down boneyard/stock order is learnt as it shows."""
+        self.deal_mode = deal
+        if isinstance(self.rules, DominoRules):
+            self.rules.free_draw = deal == "table"
+        if isinstance(self.rules, KemsRules):
+            self.rules.free_stock = deal == "table"
+
+    def _match_info(self) -> dict[str, Any]:
+        return {
+            "game": self.spec.game,
+            "variant": self.spec.variant,
+            "seats": self.spec.seat_names,
+            "kinds": self.spec.seat_kinds,
+            "target": self._target(),
+            "table": self.geometry.name,
+        }
+
+    def _hand_word(self) -> str:
+        """What the game calls one deal: a dominoes hand, a Kems round."""
+        return "round" if self.spec.game == "kems" else "hand"
+
+    def _target(self) -> Any:
+        return getattr(self.match, "target", None)
+
+    def _deal_rng(self) -> random.Random:
+        return random.Random(f"tablesense-deal:{self.spec.seed}:{len(self._finished())}")
+
+    def _finished(self) -> list[Any]:
+        return list(getattr(self.match, "hands", None) or getattr(self.match, "rounds", []))
+
+    # ------------------------------------------------------------------ output
+    def _reject(self, rejection: Rejection) -> None:
+        if self.correction is not None and self.correction.instruction == rejection.instruction:
+            return
+        self.correction = rejection
+        self._emit("move_rejected", **rejection.to_json(), hand_no=self.hand_no)
+        self._say(rejection.instruction, "error")
+
+    def _notice(self, rejection: Rejection) -> None:
+        """A rejected button press: shown for a while, the table is not involved."""
+        self.notice = (rejection, self.now + self.timing.notice)
+        self._emit("move_rejected", **rejection.to_json(), hand_no=self.hand_no)
+        self._say(rejection.instruction, "error")
+
+    def _clear(self) -> None:
+        if self.correction is not None:
+            self.correction = None
+            self._emit("correction_cleared", reason="the table matches again")
+            self._say(None)
+
+    def _say(self, text: str | None, level: str = "info") -> None:
+        new = None if text is None else {"text": text, "level": level}
+        if new == self.message:
+            return
+        self.message = new
+        if text is not None:
+            self._emit("message", text=text, level=level)
+        self._view()
+
+    def _to_play(self) -> int | None:
+        hand = self.hand
+        if hand is None or self.spec.game != "dominoes" or hand.is_over:
+            return None
+        return hand.to_play
+
+    # ----------------------------------------- provided by the other parts
+    def _view(self) -> None:  # view.py
+        raise NotImplementedError
+
+    def _move_text(self, move: Any) -> str:  # view.py
+        raise NotImplementedError
+
+    def team_names(self) -> list[str]:  # view.py
+        raise NotImplementedError
+
+    def last_move_text(self) -> str | None:  # view.py
+        raise NotImplementedError
+
+    def _rack_counts(self) -> list[int] | None:  # view.py
+        raise NotImplementedError
+
+    def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
+        raise NotImplementedError
+
+    def _next_hand(self, now: float) -> None:  # journaling.py
+        raise NotImplementedError
+
+    def _after_finish(self, result: HandResult | None) -> None:  # journaling.py
+        raise NotImplementedError
+
+    def _accept(self, tm: TableMove, now: float) -> bool:  # core.py
+        raise NotImplementedError
+
+    def _finish(self, now: float) -> None:  # core.py
+        raise NotImplementedError
+
+    def _hand_over_pending(self) -> bool:  # core.py
+        raise NotImplementedError
+
+    def _evaluate(self, now: float) -> None:  # core.py
+        raise NotImplementedError

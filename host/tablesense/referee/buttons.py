@@ -1,0 +1,239 @@
+"""The referee's buttons: a seat button (dominoes: pass, announce a double;
+Kems: Kems, double, contre and its target) and the referee button's
+undo / void menu, confirmed by any seat button.
+
+A refused press is a *notice*: shown for a while, it never touches the
+table's correction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tablesense.games.common import IllegalPlayError
+from tablesense.referee.base import RefereeBase
+from tablesense.referee.rules import DELAY_NOW, DominoRules, Rejection, TableMove
+from tablesense.referee.spec import RefereeError
+from tablesense.referee.view import _num
+
+
+class ButtonsMixin(RefereeBase):
+    """Seat and referee buttons."""
+
+    def press(self, seat: int, button: str = "main", now: float | None = None) -> None:
+        """A seat button: ``main`` (dominoes: pass; Kems: Kems / double / the
+        target of a contre) or ``call`` (dominoes: announce a double; Kems:
+        contre, then the target seat's button)."""
+        if now is not None:
+            self.now = now
+        now = self.now
+        if not 0 <= seat < len(self.spec.seat_names):
+            return
+        if self.menu is not None:
+            self._confirm_menu(seat, now)
+            return
+        if self.phase != "play" or self.hand is None:
+            self._notice(
+                Rejection(
+                    "no_hand",
+                    f"no {self._hand_word()} is being played right now",
+                    (),
+                    DELAY_NOW,
+                    seat=seat,
+                )
+            )
+            return
+        # a move the table already shows counts before the button
+        self._evaluate_now(now)
+        if self.spec.game == "dominoes":
+            self._press_dominoes(seat, button, now)
+        else:
+            self._press_kems(seat, button, now)
+
+    def _evaluate_now(self, now: float) -> None:
+        s = self.sensed
+        if s is None or self.waiting_sync or self.finish_at is not None:
+            return
+        moves = self.rules.recognise(s)
+        for m in moves:
+            if not self._accept(m, now):
+                break
+
+    def _press_dominoes(self, seat: int, button: str, now: float) -> None:
+        from tablesense.games.dominoes import Pass
+
+        hand = self.hand
+        if hand.is_over:
+            return
+        if button == "call":
+            self.announce = (seat, now + self.timing.confirm)
+            self._say(
+                f"{self.rules.seat_label(seat)} announces a double: lift it from your rack "
+                f"for a moment, then put it back",
+                "info",
+            )
+            return
+        if seat != hand.to_play:
+            self._notice(
+                Rejection(
+                    "out_of_turn",
+                    f"it is {self.rules.seat_label(hand.to_play)}'s turn, not "
+                    f"{self.rules.seat_label(seat)}'s",
+                    (),
+                    DELAY_NOW,
+                    seat=seat,
+                )
+            )
+            return
+        if self.correction is not None:
+            self._notice(
+                Rejection(
+                    "correction_pending",
+                    f"first: {self.correction.instruction}",
+                    self.correction.cells,
+                    DELAY_NOW,
+                    seat=seat,
+                )
+            )
+            return
+        move = Pass(seat)
+        try:
+            hand.check(move)
+        except IllegalPlayError as exc:
+            kind = "pass_with_playable"
+            cells: list[str] = []
+            s = self.sensed
+            for m in hand.legal_moves(seat):
+                if type(m).__name__ == "Play" and s is not None:
+                    cell = next((c for c, p in s.pieces.items() if p == str(m.tile)), None)
+                    target = (
+                        self.rules.target_cell(self.rules.end_of(m))
+                        if isinstance(self.rules, DominoRules)
+                        else None
+                    )
+                    cells = [c for c in (cell, target) if c]
+                    break
+                if type(m).__name__ == "Draw":
+                    kind = "must_draw"
+                    cells = list(self.geometry.boneyard[:1])
+                    break
+            self._notice(Rejection(kind, str(exc), tuple(cells), DELAY_NOW, seat=seat))
+            return
+        self._accept(TableMove(move, self.rules.layout()), now)
+
+    def _press_kems(self, seat: int, button: str, now: float) -> None:
+        from tablesense.games.kems import Call
+
+        rnd = self.hand
+        if self.contre is not None and seat != self.contre[0]:
+            caller = self.contre[0]
+            self.contre = None
+            self._call(Call(caller, "contre", seat), now)
+            return
+        if button == "call":
+            if rnd.is_over:
+                return
+            self.contre = (seat, now + self.timing.contre_window)
+            self._say(
+                f"{self.rules.seat_label(seat)} calls contre: press the button of the seat you name",
+                "info",
+            )
+            return
+        last = rnd.events[-1] if rnd.events else None
+        if (
+            rnd.awaiting_double
+            and last is not None
+            and getattr(last, "seat", None) == rnd.partner_of(seat)
+        ):
+            self._call(Call(seat, "double"), now)
+            return
+        self._call(Call(seat, "kems"), now)
+
+    def _call(self, call: Any, now: float) -> None:
+        rnd = self.hand
+        try:
+            rnd.check(call)
+        except IllegalPlayError as exc:
+            self._notice(Rejection("illegal_call", str(exc), (), DELAY_NOW, seat=call.seat))
+            return
+        self._emit("call", seat=call.seat, call=call.kind, target=call.target)
+        self._accept(TableMove(call, self.rules.layout()), now)
+
+    def referee_press(self, now: float | None = None) -> None:
+        """The referee button: first press offers to undo the last move, the
+        second to void the hand (where the variant allows), the third cancels.
+        A seat button confirms."""
+        if now is not None:
+            self.now = now
+        options = ["undo"]
+        if hasattr(self.match, "void_hand"):
+            options.append("void")
+        current = self.menu[0] if self.menu else None
+        nxt = (
+            options[0]
+            if current is None
+            else (
+                options[options.index(current) + 1]
+                if options.index(current) + 1 < len(options)
+                else None
+            )
+        )
+        if nxt is None:
+            self.menu = None
+            self._say("referee: cancelled", "info")
+            return
+        self.menu = (nxt, self.now + self.timing.confirm)
+        if nxt == "undo":
+            what = self.last_move_text() or "nothing to undo"
+            self._say(
+                f"referee: undo the last move ({what})? press any seat button to confirm", "warning"
+            )
+        else:
+            self._say(
+                f"referee: void this {self._hand_word()} (it is dealt again)? "
+                "press any seat button to confirm",
+                "warning",
+            )
+
+    def _confirm_menu(self, seat: int, now: float) -> None:
+        assert self.menu is not None
+        action = self.menu[0]
+        self.menu = None
+        hand = self.hand
+        if hand is None or self.phase != "play":
+            self._say("nothing to change: no hand is being played", "info")
+            return
+        if action == "undo":
+            moves = getattr(hand, "moves", None)
+            if moves is None:
+                moves = hand.events
+            if not moves:
+                self._say(f"nothing to undo in this {self._hand_word()}", "info")
+                return
+            text = self._move_text(moves[-1])
+            self.finish_at = None
+            self._commit({"type": "undo", "by": seat})
+            # the table still shows the undone move: do not take it again
+            self._hold = self.sensed.key() if self.sensed is not None else None
+            self._emit("message", text=f"undone: {text}", level="warning")
+            self._say(f"undone: {text}; put the pieces back as the lights show", "warning")
+        else:
+            try:
+                self._commit(
+                    {
+                        "type": "void",
+                        "reason": f"voided by the referee (confirmed by seat {seat + 1})",
+                    }
+                )
+            except RefereeError as exc:
+                self._say(f"cannot void this {self._hand_word()}: {exc.__cause__ or exc}", "error")
+                return
+            self._emit(
+                "hand_ended",
+                hand_no=self.hand_no,
+                result=self.last_result,
+                score=[_num(p) for p in self.match.score],
+                record=self.match.to_record(),
+            )
+            self._next_hand(now)
+        self._view()

@@ -1,0 +1,229 @@
+"""The referee's journal side: a match is a list of entries (``match``,
+``hand``, ``move``, ``reorder``, ``undo``, ``void``, ``finish``), each made
+durable before it changes anything (:meth:`JournalMixin._commit`), and the
+same entries rebuild the same game state (:meth:`JournalMixin.replay`),
+which is how a crashed match resumes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tablesense.games.common import HandResult
+from tablesense.referee.base import RefereeBase
+from tablesense.referee.spec import RefereeError
+
+
+class JournalMixin(RefereeBase):
+    """Start, replay and the journal entries of a match."""
+
+    def start(self, now: float = 0.0) -> None:
+        """Begin a new match: journal it, announce it, deal the first hand."""
+        self.now = now
+        self._commit({"type": "match", "spec": self.spec.to_json(), "deal": self.deal_mode})
+        self._emit("match_started", **self._match_info())
+        self._next_hand(now)
+        self._view()
+
+    def replay(self, entries: Sequence[dict[str, Any]], now: float = 0.0) -> None:
+        """Rebuild the match from journal entries (the first is ``match``);
+        nothing is emitted but a ``view`` and a message saying so."""
+        self.now = now
+        for entry in entries:
+            if entry.get("type") == "match":
+                self.entries.append(entry)
+                self._set_deal_mode(str(entry.get("deal") or self.deal_mode))
+                continue
+            self._apply(entry)
+            self.entries.append(entry)
+        if self.match.is_over:
+            self.phase = "over"
+        elif self.hand is None:
+            if self.deal_mode == "engine":
+                self._next_hand(now)
+            else:
+                self.phase = "dealing"
+        else:
+            self.phase = "play"
+            if self._hand_over_pending():
+                self.finish_at = now
+        self._say(
+            f"resumed from the journal: {self._hand_word()} {self.hand_no}, {self.accepted} moves so far; "
+            f"the table is being checked against it",
+            "info",
+        )
+        self._view()
+
+    def _next_hand(self, now: float) -> None:
+        if self.match.is_over:
+            self.phase = "over"
+            return
+        if self.deal_mode == "table":
+            self.phase = "dealing"
+            self._say("shuffle and deal: lay each player's pieces on their rack", "info")
+            return
+        rng = self._deal_rng()
+        if self.spec.game == "dominoes":
+            hand = self.match.new_hand(rng=rng)
+            entry = self._hand_entry(hand)
+            # journal first, keep the state only once it is durable
+            self.match.current = None
+            self._commit(entry)
+        else:
+            rnd = self.match.new_round(rng=rng)
+            entry = self._hand_entry(rnd)
+            self.match.current = None
+            self._commit(entry)
+        self._after_new_hand(now)
+
+    def _hand_entry(self, hand: Any) -> dict[str, Any]:
+        if self.spec.game == "dominoes":
+            return {
+                "type": "hand",
+                "deal": [[str(t) for t in h] for h in hand.deal],
+                "boneyard": [str(t) for t in hand.dealt_boneyard],
+            }
+        return {
+            "type": "hand",
+            "deal": [[str(c) for c in h] for h in hand.deal],
+            "board": [str(c) for c in hand.initial_board],
+            "stock": [str(c) for c in hand.initial_stock],
+        }
+
+    def _after_new_hand(self, now: float) -> None:
+        self.phase = "play"
+        self.correction = None
+        # the host dealt: the players (or the demo's hands) now gather the last
+        # hand's pieces and lay out the new deal, which passes through tables
+        # that look like swaps and stray tiles
+        self.laying_out = self.deal_mode == "engine"
+        # its waits count from the deal, not from when the old table last moved
+        self.changed_at = max(self.changed_at, now)
+        self._emit(
+            "hand_started",
+            hand_no=self.hand_no,
+            deal=self.entries[-1].get("deal"),
+            to_play=self._to_play(),
+        )
+        rnd = self.hand
+        if self.spec.game == "kems" and rnd is not None and rnd.is_misdeal:
+            self._say(f"misdeal: {rnd.misdeal_reason()}; the cards are dealt again", "warning")
+            self._finish(now)
+
+    def _commit(self, entry: dict[str, Any]) -> None:
+        """Make ``entry`` durable, then apply it. Nothing changes when the
+        journal refuses the write."""
+        try:
+            self._store(entry)
+        except Exception as exc:
+            raise RefereeError(
+                f"the journal refused an entry ({exc}); nothing was changed"
+            ) from exc
+        self._apply(entry)
+        self.entries.append(entry)
+
+    def _apply(self, entry: dict[str, Any]) -> None:
+        kind = entry["type"]
+        if kind == "match":
+            return
+        if kind == "hand":
+            self._apply_hand(entry)
+        elif kind == "move":
+            self.hand.play(self._move_from_json(entry["move"]))
+            self.accepted += 1
+            self.last_move = dict(entry["move"])
+        elif kind == "reorder":
+            self._apply_reorder(entry)
+        elif kind == "undo":
+            self.hand.undo()
+            self.accepted = max(0, self.accepted - 1)
+            self.last_move = None
+        elif kind == "void":
+            self.match.void_hand(entry.get("reason", "void"))
+            self._after_finish(None)
+        elif kind == "finish":
+            if self.spec.game == "dominoes":
+                result = self.match.finish_hand()
+            else:
+                result = self.match.finish_round()
+            self._after_finish(result)
+        else:
+            raise RefereeError(f"unknown journal entry type {kind!r}")
+
+    def _apply_hand(self, entry: dict[str, Any]) -> None:
+        self.hand_no += 1
+        if self.spec.game == "dominoes":
+            from tablesense.games.dominoes import Tile
+
+            deal = [[Tile.parse(t) for t in h] for h in entry["deal"]]
+            bone = [Tile.parse(t) for t in entry.get("boneyard") or []]
+            # table-dealt: the boneyard is face down, a draw may take any tile
+            # and the engine records the order as drawn
+            self.match.new_hand(deal=deal, boneyard=bone, free_draw=self.deal_mode == "table")
+        else:
+            from tablesense.games.kems import Card
+
+            self.match.new_round(
+                deal=[[Card.parse(c) for c in h] for h in entry["deal"]],
+                board=[Card.parse(c) for c in entry["board"]],
+                stock=[Card.parse(c) for c in entry["stock"]],
+            )
+
+    def _apply_reorder(self, entry: dict[str, Any]) -> None:
+        hand = self.hand
+        if "boneyard" in entry:
+            from tablesense.games.dominoes import Tile
+
+            # Journals written before the engine's free draw: the order is now
+            # learnt by the draw that follows (the hand of a table-dealt match
+            # takes any boneyard tile), so the entry only has to agree.
+            tiles = sorted(Tile.parse(t) for t in entry["boneyard"])
+            if tiles != sorted(hand.boneyard):
+                raise RefereeError("a boneyard reorder must keep the same tiles")
+        if "stock" in entry:
+            from tablesense.games.kems import Card
+
+            hand.stock[:] = [Card.parse(c) for c in entry["stock"]]
+            hand.initial_stock = tuple(Card.parse(c) for c in entry["initial"])
+
+    def _after_finish(self, result: HandResult | None) -> None:
+        self.finish_at = None
+        self.correction = None
+        if result is not None:
+            self.last_hand_no = self.hand_no
+            self.last_result = {"hand_no": self.hand_no, **result.to_json()}
+        else:
+            self.last_result = {
+                "hand_no": self.hand_no,
+                "outcome": "void",
+                "winner": None,
+                "points": [],
+            }
+
+    def _probe_hand(self, entry: dict[str, Any]) -> None:
+        """Raise ValueError when the engine refuses this deal (state unchanged)."""
+        current, hand_no = self.match.current, self.hand_no
+        try:
+            self._apply_hand(entry)
+        finally:
+            self.match.current = current
+            self.hand_no = hand_no
+
+    def _move_from_json(self, obj: dict[str, Any]) -> Any:
+        if self.spec.game == "dominoes":
+            from tablesense.games.dominoes import move_from_json
+
+            return move_from_json(obj)
+        from tablesense.games.kems import event_from_json
+
+        return event_from_json(obj)
+
+    def _move_to_json(self, move: Any) -> dict[str, Any]:
+        if self.spec.game == "dominoes":
+            from tablesense.games.dominoes import move_to_json
+
+            return move_to_json(move)
+        from tablesense.games.kems import event_to_json
+
+        return event_to_json(move)

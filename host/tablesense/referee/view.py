@@ -1,0 +1,202 @@
+"""What the referee shows: the public display state (:meth:`ViewMixin.view`,
+published as the ``view`` event), the text of each move, teams and scores.
+
+Everything here goes to every display subscriber (the page, ``/ws``,
+``/events``, ``/api/view``), so it holds only what everyone at the table may
+see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tablesense.referee.base import RefereeBase
+
+
+class ViewMixin(RefereeBase):
+    """The public display state and the texts of moves and results."""
+
+    def finished_hands(self) -> list[Any]:
+        """Hands (rounds) finished so far, voided ones not included."""
+        return self._finished()
+
+    def record(self, limit: int | None = None) -> dict[str, Any]:
+        """The match's game record (finished hands; the first ``limit``)."""
+        rec = self.match.to_record()
+        if limit is not None:
+            rec["hands"] = rec["hands"][:limit]
+        return rec
+
+    def accepted_in_hand(self) -> int:
+        """Moves (or Kems events) accepted in the current hand so far."""
+        hand = self.hand
+        if hand is None:
+            return 0
+        moves = getattr(hand, "moves", None)
+        return len(moves if moves is not None else hand.events)
+
+    def last_move_text(self) -> str | None:
+        hand = self.hand
+        if hand is None:
+            return None
+        moves = getattr(hand, "moves", None)
+        if moves is None:
+            moves = getattr(hand, "events", [])
+        return self._move_text(moves[-1]) if moves else None
+
+    def _move_text(self, move: Any) -> str:
+        name = type(move).__name__
+        seat = getattr(move, "seat", None)
+        who = self.rules.seat_label(seat) if isinstance(seat, int) else "the table"
+        if name == "Play":
+            end = f" on the {move.end} end" if move.end else ""
+            return f"{who} plays {move.tile}{end}"
+        if name == "Pass":
+            return f"{who} passes"
+        if name == "Draw":
+            return f"{who} draws"
+        if name == "Announce":
+            return f"{who} announces {move.tile}"
+        if name == "Swap":
+            return f"{who} gives {move.give}, takes {move.take}"
+        if name == "Refresh":
+            return "new board cards"
+        if name == "Call":
+            target = f" on {self.rules.seat_label(move.target)}" if move.target is not None else ""
+            return f"{who} calls {move.kind}{target}"
+        return str(move)
+
+    def _rack_counts(self) -> list[int] | None:
+        """Dominoes: the pips left on each rack of the hand just finished (the
+        count the score comes from); None for Kems."""
+        done = self._finished()
+        if self.spec.game != "dominoes" or not done:
+            return None
+        hand = done[-1]
+        return [hand.pips_in_hand(s) for s in range(hand.seats)]
+
+    def team_of_seat(self, seat: int) -> int:
+        n = len(self.spec.seat_names)
+        if self.spec.game == "dominoes":
+            return self.match.team_of(seat)
+        return seat % (n // 2)
+
+    def team_names(self) -> list[str]:
+        """``"South & North"`` per team (a seat's name when it plays alone)."""
+        n = len(self.spec.seat_names)
+        teams: dict[int, list[str]] = {}
+        for seat in range(n):
+            teams.setdefault(self.team_of_seat(seat), []).append(self.spec.seat_names[seat])
+        return [" & ".join(teams[t]) for t in sorted(teams)]
+
+    def view(self) -> dict[str, Any]:
+        """The whole public display state (CONTRACTS section 6)."""
+        spec = self.spec
+        hand = self.hand if self.hand is not None else self._last_finished()
+        n = len(spec.seat_names)
+        seats = []
+        to_play = self._to_play()
+        for i in range(n):
+            team = self.team_of_seat(i)
+            count = len(hand.hands[i]) if hand is not None else None
+            seats.append(
+                {
+                    "index": i,
+                    "name": spec.seat_names[i],
+                    "team": team,
+                    "count": count,
+                    "is_turn": to_play == i,
+                    "kind": spec.seat_kinds[i] if i < len(spec.seat_kinds) else "human",
+                }
+            )
+        out: dict[str, Any] = {
+            "game": spec.game,
+            "variant": spec.variant,
+            "table": self.geometry.name,
+            "seats": seats,
+            "scores": [_num(p) for p in self.match.score],
+            "target": self._target(),
+            "hand_no": self.hand_no,
+            "to_play": to_play,
+            "message": self.message,
+            "boards": [
+                {"id": b.id, "online": not (self.sensed and b.id in self.sensed.boards_offline)}
+                for b in self.geometry.boards
+            ],
+            "last_move": self.last_move,
+            "result": self.last_result,
+            "phase": self.phase,
+            "paused": self.paused,
+            "correction": self.correction.to_json() if self.correction else None,
+            "match_over": self.match.is_over,
+            "winner": self.match.winner,
+            "moves": self.accepted,
+        }
+        if spec.game == "dominoes":
+            out["line"] = self._line_view()
+            out["last_line"] = self._last_line_view()
+            if hand is not None and hand.line:
+                out["ends"] = {"left": hand.left_end, "right": hand.right_end}
+            if hand is not None and self.geometry.boneyard:
+                out["stock"] = len(hand.boneyard)
+        else:
+            out["board"] = [str(c) for c in hand.board] if hand is not None else []
+            if hand is not None:
+                out["stock"] = len(hand.stock)
+        return out
+
+    def _last_finished(self) -> Any:
+        if self.phase not in ("between", "over"):
+            return None
+        done = self._finished()
+        return done[-1] if done else None
+
+    def _last_line_view(self) -> dict[str, Any] | None:
+        """The final line of the last finished hand (``match.hands[-1]``),
+        winning tile included, in the ``line`` format + ``hand_no`` and
+        ``ends``: the display shows it while the next hand's line is empty."""
+        done = self._finished()
+        if not done or not done[-1].line:
+            return None
+        hand = done[-1]
+        return {
+            **self._line_of(hand),
+            "hand_no": self.last_hand_no,
+            "ends": {"left": hand.left_end, "right": hand.right_end},
+        }
+
+    def _line_view(self) -> dict[str, Any]:
+        return self._line_of(self.hand if self.hand is not None else self._last_finished())
+
+    @staticmethod
+    def _line_of(hand: Any) -> dict[str, Any]:
+        if hand is None or not hand.line:
+            return {"center": None, "left": [], "right": []}
+        first = hand.line[0]
+        tile = first.tile
+        center = {"tile": str(tile), "seat": first.seat}
+        arms: dict[str, list[dict[str, Any]]] = {}
+        for end in ("left", "right"):
+            arms[end] = [
+                {"tile": str(lp.tile), "outer": lp.outer, "seat": lp.seat} for lp in hand.arm(end)
+            ]
+        return {"center": center, **arms}
+
+    def _view(self) -> None:
+        self._emit("view", **self.view())
+
+
+def _num(p: float) -> int | float:
+    return int(p) if float(p).is_integer() else float(p)
+
+
+def _result_text(result: Mapping[str, Any], teams: Sequence[str], word: str = "hand") -> str:
+    if not result:
+        return f"{word} over"
+    winner = result.get("winner")
+    how = result.get("label") or result.get("outcome") or ""
+    pts = result.get("points") or []
+    who = "nobody scores" if winner is None else f"{teams[winner]} win"
+    scored = ", ".join(f"{teams[i]} {_num(p):+}" for i, p in enumerate(pts) if i < len(teams))
+    return f"{word} {result.get('hand_no')}: {who} ({how}); {scored}"
