@@ -239,6 +239,30 @@ def correct(
         _open(db, event).correct(match, (float(a), float(b)), winner, reason, "director-cli")
 
 
+@tournament_app.command("confirm")
+def confirm(
+    match: list[int] = typer.Argument(None, help="Match id(s) to confirm."),
+    all_reported: bool = typer.Option(False, "--all", help="Confirm every reported result of the current round."),
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+) -> None:
+    """Confirm reported results as the director (the `director` confirmation mode; a disputed result)."""
+    with _errors():
+        from .console import confirm_match, confirm_reported, pair_status
+
+        d = _open(db, event)
+        if not match and not all_reported:
+            _fail("name the match id(s) to confirm, or --all for every reported result of the round")
+        done = confirm_reported(d, "director-cli") if all_reported else [confirm_match(d, m, "director-cli") for m in match]
+        names = {e.id: e.name for e in d.entrants()}
+        for m in done:
+            typer.echo(f"confirmed match {m.id} (table {m.table_no}): {names.get(m.entrant_a, '?')} "
+                       f"{m.score_a:g} - {m.score_b or 0:g} {names.get(m.entrant_b or 0, 'bye')}")
+        if not done:
+            typer.echo("no reported result to confirm")
+        typer.echo(pair_status(d).reason)
+
+
 @tournament_app.command("export")
 def export(
     db: str = DbOpt,
@@ -323,6 +347,7 @@ def simulate(
     restart_director: bool = typer.Option(False, "--restart-director", help="Kill and restart the director mid round 1."),
     attack: bool = typer.Option(False, "--attack", help="Duplicate, forge and replay messages."),
     move_delay: float = typer.Option(0.0, "--move-delay", help="Seconds per computer move (lets faults land mid-match)."),
+    confirm: str = typer.Option("badges", "--confirm", help="How results become final: badges, buttons or director."),
 ) -> None:
     """Run a whole event end to end over the broker and database with headless tables."""
     with _errors():
@@ -338,5 +363,5 @@ def simulate(
         say: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
         report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
                      broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=say,
-                     move_delay=move_delay)
+                     move_delay=move_delay, confirm=confirm)
         typer.echo(json.dumps(report.to_json()))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import threading
 import time
@@ -25,12 +26,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from . import pairing as pr
+from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
+from .confirmation import ConfirmationError
+from .confirmation import Side as ConfirmSide
+from .confirmation import check_mode as check_confirm_mode
+from .confirmation import judge as judge_confirmation
 from .db import AuditEntry, Database, Entrant, Event, Match, Result, Round, Table
-from .protocol import message_key
+from .protocol import MAX_ID, MessageError, check_ids, message_key
 from .security import SignatureError, digest, verify
 from .standings import (
     DEFAULT_TIEBREAKS,
@@ -56,12 +62,29 @@ class Ack:
     status: str  # "accepted", "duplicate", "refused"
     reason: str = ""
     digest: str = ""
-    """Digest of the message answered (without its signature): a table drops
-    an outbox entry only on an ack that names its own content, so a refusal
-    of a forged message under the same key cannot cancel the real one."""
+    """Digest of the whole message answered, signature included: a table drops
+    an outbox entry only on an ack that names its own signed message, so a
+    refusal of a copy with a broken or other signature under the same key
+    cannot cancel the real one."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "status": self.status, "reason": self.reason, "digest": self.digest}
+        """The ack as published: key, status, a short reason and the digest, never
+        any part of the payload (a refusal could otherwise echo megabytes)."""
+        return {"key": _clip(self.key, 80), "status": self.status, "reason": _clip(self.reason), "digest": self.digest}
+
+
+#: Refusals (and failed logins) one source may write to the audit log per
+#: window; beyond that they are counted in memory and written as one
+#: ``refusals-suppressed`` entry, so a flood cannot grow the database.
+AUDIT_BUDGET = 20
+AUDIT_WINDOW_S = 60.0
+#: Longest name of an entrant or a player (the database column's width).
+MAX_NAME = 200
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    """A reason or key as stored and echoed: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def team_size(game: str, variant: str, seats: int) -> int:
@@ -88,6 +111,7 @@ def default_options(game: str, variant: str) -> dict[str, Any]:
         "bye_points": [0, 0],
         "lots_seed": "",
         "quiet_after_s": 10.0,
+        "confirm": DEFAULT_CONFIRM,
     }
 
 
@@ -99,6 +123,8 @@ class Director:
         self.event_id = event_id
         self._lock = threading.RLock()
         self._last_seen: dict[int, float] = {}
+        self._verified: tuple[int, str] = (0, "0" * 64)  # audit chain checked up to (id, hash)
+        self._budget: dict[str, list[float]] = {}  # source -> [window start, written, suppressed, bytes]
         with db.session() as s:
             if s.get(Event, event_id) is None:
                 raise DirectorError(f"no event {event_id} in this database")
@@ -127,6 +153,10 @@ class Director:
                 raise DirectorError(f"unknown event option {k!r}; known: {', '.join(sorted(opts))}")
             opts[k] = v
         validate_tiebreaks(opts["tiebreaks"])
+        try:
+            check_confirm_mode(opts["confirm"])
+        except ConfirmationError as exc:
+            raise DirectorError(str(exc)) from exc
         if isinstance(opts["target"], float) and opts["target"].is_integer():
             opts["target"] = int(opts["target"])
         _check_engine_options(game, variant, opts)
@@ -160,13 +190,19 @@ class Director:
     # ------------------------------------------------------------ entrants
 
     def register(self, name: str, members: Sequence[str] = (), badges: Sequence[str] = (), seed: int = 0) -> int:
-        name = name.strip()
+        name = _check_text(name, "an entrant's name")
         if not name:
             raise DirectorError("an entrant needs a name")
+        members = [_check_text(m, "a player's name") for m in members]
+        badges = [_check_badge(b) for b in badges]
+        if isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) > MAX_ID:
+            raise DirectorError(f"a seed is a whole number up to {MAX_ID}")
         with self._lock, self.db.session() as s:
             ev = self.event(s)
             size = team_size(ev.game, ev.variant, ev.options.get("seats", 4))
             members = list(members) or ([name] if size == 1 else [f"{name} A", f"{name} B"])
+            if any(len(m) > MAX_NAME for m in members):
+                raise DirectorError(f"a player's name has at most {MAX_NAME} characters")
             if len(members) != size:
                 raise DirectorError(f"{ev.variant} entrants have {size} player(s), {name!r} has {len(members)}")
             if s.scalar(select(Entrant.id).where(Entrant.event_id == self.event_id, Entrant.name == name)):
@@ -182,6 +218,7 @@ class Director:
             return e.id
 
     def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> None:
+        _check_id(entrant_id, "entrant")
         with self._lock, self.db.session() as s:
             e = s.get(Entrant, entrant_id)
             if e is None or e.event_id != self.event_id:
@@ -199,10 +236,13 @@ class Director:
     def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> None:
         if not reason.strip():
             raise DirectorError("a withdrawal needs a reason")
+        reason = _check_text(reason, "a reason", 1000)
         self._set_status(entrant_id, "withdrawn", actor, reason)
 
     def request_bye(self, entrant_id: int, round_no: int) -> None:
         """A zero-point bye the entrant asked for (it is left out of that round's pairing)."""
+        _check_id(entrant_id, "entrant")
+        _check_id(round_no, "round")
         with self._lock, self.db.session() as s:
             e = s.get(Entrant, entrant_id)
             if e is None or e.event_id != self.event_id:
@@ -219,6 +259,7 @@ class Director:
     # ------------------------------------------------------------ tables
 
     def add_table(self, number: int, public_key: str) -> None:
+        _check_id(number, "table")
         with self._lock, self.db.session() as s:
             t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == number))
             if t is None:
@@ -472,25 +513,39 @@ class Director:
                     ],
                     "seats": _seats(a.members, b.members),
                     "done": m.confirmed,
+                    "confirm": ev.options.get("confirm", DEFAULT_CONFIRM),
                 })
             return out
 
     # ------------------------------------------------------------ ingestion
 
     def ingest(self, topic_table: int, message: dict[str, Any]) -> Ack:
-        """Check, store and acknowledge one outbox message from a table."""
-        ack = self._ingest(topic_table, message)
+        """Check, store and acknowledge one outbox message from a table.
+
+        The ack is returned only after the transaction committed (a failed
+        commit raises, and the caller sends no ack: the table re-sends). Its
+        digest covers the whole signed message (see :class:`Ack`).
+        """
         try:
-            d = digest({k: v for k, v in message.items() if k != "sig"})
+            d = digest(message)
         except (TypeError, ValueError):
             d = ""
+        ack = self._ingest(topic_table, message, d)
         return Ack(ack.key, ack.status, ack.reason, d)
 
-    def _ingest(self, topic_table: int, message: dict[str, Any]) -> Ack:
+    def refuse_raw(self, topic_table: int, reason: str, raw: bytes) -> Ack:
+        """Refuse bytes that are not a readable message (too large, not JSON, too
+        deep, NaN, ids out of range): audited by digest and size, never copied."""
+        d = hashlib.sha256(raw).hexdigest()
+        return Ack("?", "refused", self._refuse("?", topic_table, reason, d, len(raw)).reason, d)
+
+    def _ingest(self, topic_table: int, message: dict[str, Any], d: str) -> Ack:
+        size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
         try:
+            check_ids(message)
             key = message_key(message)
         except (KeyError, ValueError, TypeError) as exc:
-            return self._refuse("?", topic_table, f"malformed message: {exc}", message)
+            return self._refuse("?", topic_table, f"malformed message: {exc}", d, size)
         with self._lock:
             try:
                 if message.get("table") != topic_table:
@@ -512,18 +567,51 @@ class Director:
                         return self._ingest_confirm(s, key, body)
                     return self._ingest_checkin(s, key, body)
             except _Refusal as r:
-                return self._refuse(key, topic_table, str(r), message)
-            except (KeyError, TypeError, ValueError) as exc:
-                return self._refuse(key, topic_table, f"malformed message: {exc}", message)
+                return self._refuse(key, topic_table, str(r), d, size)
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                return self._refuse(key, topic_table, f"malformed message: {exc}", d, size)
 
-    def _refuse(self, key: str, table: int, reason: str, message: dict[str, Any]) -> Ack:
-        try:
-            d = digest(message)
-        except (TypeError, ValueError):
-            d = "?"
-        with self._lock, self.db.session() as s:
-            _append_audit(s, self.event_id, f"table-{table}", "refused", None, reason, {"key": key, "digest": d})
+    def _refuse(self, key: str, table: int, reason: str, d: str, size: int) -> Ack:
+        """Audit a refusal by the message's digest and size (never its content),
+        within the table's audit budget."""
+        reason = _clip(reason)
+        self.audit_limited(f"table-{table}", "refused", reason, size, key=_clip(key, 80), digest=d or "?", size=size)
         return Ack(key, "refused", reason)
+
+    def audit_limited(self, source: str, action: str, reason: str = "", size: int = 0, **detail: Any) -> bool:
+        """Audit something a table or an address caused, at most ``AUDIT_BUDGET``
+        entries per ``AUDIT_WINDOW_S`` for one source; the rest are counted and
+        written as one ``refusals-suppressed`` entry when the window ends.
+        Returns True when this one was written."""
+        now = time.monotonic()
+        with self._lock:
+            b = self._budget.setdefault(source, [now, 0, 0, 0])
+            if now - b[0] >= AUDIT_WINDOW_S:
+                self._flush_budget(source, b)
+                b[:] = [now, 0, 0, 0]
+            if b[1] >= AUDIT_BUDGET:
+                b[2] += 1
+                b[3] += size
+                return False
+            b[1] += 1
+            with self.db.session() as s:
+                _append_audit(s, self.event_id, source, action, None, reason, detail)
+            return True
+
+    def flush_audit_budget(self, *, force: bool = False) -> None:
+        """Write the suppressed counts of windows that ended (all of them if ``force``)."""
+        now = time.monotonic()
+        with self._lock:
+            for source, b in self._budget.items():
+                if force or now - b[0] >= AUDIT_WINDOW_S:
+                    self._flush_budget(source, b)
+                    b[:] = [now, 0, 0, 0]
+
+    def _flush_budget(self, source: str, b: list[float]) -> None:
+        if b[2]:
+            with self.db.session() as s:
+                _append_audit(s, self.event_id, source, "refusals-suppressed", None,
+                              f"{int(b[2])} more refused in {AUDIT_WINDOW_S:g} s", {"count": int(b[2]), "bytes": int(b[3])})
 
     def _ingest_result(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
         ev = self.event(s)
@@ -583,15 +671,25 @@ class Director:
             return Ack(key, "duplicate")
         if m.result_id != res.id:
             raise _Refusal(f"revision {revision} is not the result standing for match {m.id}")
-        taps = set(body.get("badges", []))
+        sides = []
         for eid in (m.entrant_a, m.entrant_b):
             e = s.get(Entrant, eid)
             assert e is not None
-            if not taps.intersection(e.badges):
-                raise _Refusal(f"{e.name} has not confirmed (no badge of theirs was tapped)")
+            sides.append(ConfirmSide(e.id, e.name, tuple(e.badges)))
+        try:
+            verdict = judge_confirmation(self.event(s).options.get("confirm", DEFAULT_CONFIRM), body, sides)
+        except ConfirmationError as exc:
+            raise _Refusal(str(exc)) from exc
+        if not verdict.confirmed:
+            if m.status == "disputed":
+                return Ack(key, "duplicate")
+            m.status = "disputed"  # the table calls the director; the console confirms or corrects
+            _append_audit(s, self.event_id, f"table-{table_no}", "result-disputed", m.id, "refused at the table",
+                          {"key": key, "disputed_by": list(verdict.disputed_by), **_private(verdict.detail)})
+            return Ack(key, "accepted")
         m.confirmed = True
         m.status = "confirmed"
-        _append_audit(s, self.event_id, f"table-{table_no}", "result-confirmed", m.id, "", {"key": key, "badges": sorted(taps)})
+        _append_audit(s, self.event_id, f"table-{table_no}", "result-confirmed", m.id, "", {"key": key, **_private(verdict.detail)})
         return Ack(key, "accepted")
 
     def _ingest_checkin(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
@@ -616,6 +714,18 @@ class Director:
         """Change a match's result after the fact: only with a reason, always audited."""
         if not reason.strip():
             raise DirectorError("a correction needs a reason")
+        reason = _check_text(reason, "a reason", 1000)
+        _check_id(match_id, "match")
+        if winner is not None:
+            _check_id(winner, "entrant")
+        bad = [x for x in score if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x)
+               or not 0 <= x <= 1_000_000]
+        if len(score) != 2 or bad:
+            self.audit(actor, "correction-refused", match_id=match_id, reason="score is not two finite numbers",
+                       score=[repr(x)[:20] for x in score])
+            raise DirectorError(
+                "a score is two numbers from 0 to 1000000 in pairing order, e.g. 150-97 (NaN and Infinity are not scores)"
+            )
         with self._lock, self.db.session() as s:
             m = s.get(Match, match_id)
             if m is None or m.event_id != self.event_id:

@@ -25,6 +25,7 @@ import paho.mqtt.client as mqtt
 
 from . import protocol as proto
 from .bridge import BrokerURL, DirectorBridge, make_client, wait_until
+from .console import confirm_reported
 from .db import Database
 from .mosquitto import DIRECTOR_USER, Mosquitto, table_user, write_broker_config
 from .security import TableKey
@@ -95,6 +96,7 @@ def simulate(
     time_limit_s: float | None = None,
     name: str | None = None,
     progress: Callable[[str], None] | None = None,
+    confirm: str = "badges",
 ) -> SimulationReport:
     """Run an event of ``entrants`` over ``rounds`` rounds; returns what happened.
 
@@ -131,7 +133,8 @@ def simulate(
 
     db = Database(db_url)
     rng = random.Random(seed)
-    opts: dict[str, Any] = {"rounds": rounds, "lots_seed": f"sim-{seed}", "best_of": best_of, "quiet_after_s": 5.0}
+    opts: dict[str, Any] = {"rounds": rounds, "lots_seed": f"sim-{seed}", "best_of": best_of, "quiet_after_s": 5.0,
+                            "confirm": confirm}
     if target is not None:
         opts["target"] = target
     if time_limit_s is not None:
@@ -221,6 +224,10 @@ def simulate(
                     bridge.announce_round()
                 if intruder is not None and r == 2 and not intruder.attacked:
                     intruder.attack(director, r)
+                if confirm == "director":
+                    # The simulated director confirms each reported result from the console.
+                    for m in confirm_reported(director, "director-sim", r):
+                        say(f"director confirms match {m.id} at table {m.table_no}")
                 time.sleep(0.02)
             if not wait_until(bridge.idle, 10):
                 raise SimulationError("the director did not drain its queue")

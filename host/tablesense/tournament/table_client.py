@@ -384,11 +384,21 @@ class HeadlessTable:
             log.warning("table %d: result of match %d refused", self.number, mid)
             self.journal.save_match(mid, "done", games, revision)
             return
-        # The director acknowledged: ask both sides to tap a badge to confirm.
+        mode = m.get("confirm", "badges")
+        if mode == "director":
+            # The director confirms from the console; the table's part is done.
+            self.journal.save_match(mid, "done", games, revision)
+            return
+        # The director acknowledged: ask both sides to confirm (a badge tap, or
+        # each side's seat button accepting the score the table shows).
         self.journal.save_match(mid, "confirming", games, revision)
-        taps = [e["badges"][0] for e in m["entrants"] if e["badges"]]
-        ckey = self._send({"kind": "confirm", "event": ev, "round": rnd, "table": self.number,
-                           "revision": revision, "match": mid, "badges": taps})
+        confirm: dict[str, Any] = {"kind": "confirm", "event": ev, "round": rnd, "table": self.number,
+                                   "revision": revision, "match": mid}
+        if mode == "buttons":
+            confirm["accepted"] = list(range(len(m["entrants"])))
+        else:
+            confirm["badges"] = [e["badges"][0] for e in m["entrants"] if e["badges"]]
+        ckey = self._send(confirm)
         self._wait_ack(ckey)
         self.journal.save_match(mid, "done", games, revision)
 

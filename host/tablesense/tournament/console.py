@@ -1,0 +1,235 @@
+"""The director's console: the round in progress, the actions in place, and the end.
+
+Everything a director decides between rounds lives here, on top of
+:class:`~tablesense.tournament.service.Director`:
+
+- :func:`confirm_match` / :func:`confirm_reported` — the ``director``
+  confirmation mode (and the way out of a dispute in ``buttons`` mode): a
+  reported result becomes final, with an audit entry naming who confirmed;
+- :func:`pair_status` — whether "pair next round" can be done now, and in
+  words why not (results still open at tables 3 and 5; the Swiss has had its
+  five rounds);
+- :func:`final_result` — after the last round is confirmed: the final
+  standings and the winner;
+- :func:`console_state` — one JSON-able snapshot of the round in progress
+  for the live console page (pushed over SSE whenever it changes).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from . import pairing as pr
+from .db import Entrant, Match, Round
+from .service import Director, DirectorError, _append_audit
+
+OPEN_STATUSES = ("reported", "disputed")
+
+
+@dataclass(frozen=True)
+class PairStatus:
+    """Can the next round be paired now? ``reason`` says why not; ``over`` when the event is done."""
+
+    can: bool
+    reason: str
+    next_round: int
+    over: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"can": self.can, "reason": self.reason, "next_round": self.next_round, "over": self.over}
+
+
+# ---------------------------------------------------------------- confirming
+
+
+def confirm_match(director: Director, match_id: int, actor: str = "director") -> Match:
+    """Make a reported (or disputed) result final. Refuses a match without a result."""
+    with director._lock, director.db.session() as s:
+        m = s.get(Match, match_id)
+        if m is None or m.event_id != director.event_id:
+            raise DirectorError(f"no match {match_id} in this event")
+        if m.confirmed:
+            raise DirectorError(f"match {match_id} is already confirmed")
+        if m.status not in OPEN_STATUSES:
+            where = f" at table {m.table_no}" if m.table_no else ""
+            raise DirectorError(f"match {match_id}{where} has no result to confirm yet (it is {m.status})")
+        was = m.status
+        m.confirmed = True
+        m.status = "confirmed"
+        _append_audit(s, director.event_id, actor, "result-confirmed", m.id, "", {
+            "by": "director", "was": was, "score": [m.score_a, m.score_b], "winner": m.winner_id,
+        })
+        s.flush()
+        s.expunge(m)
+        return m
+
+
+def confirm_reported(director: Director, actor: str = "director", round_no: int | None = None) -> list[Match]:
+    """Confirm every reported result of the round (default: the current one).
+
+    Disputed results are left alone: a side refused the score at the table,
+    so the director looks at each of them on its own (confirm or correct).
+    """
+    rnd = round_no or director.current_round_no()
+    ids = [m.id for m in director.matches(rnd) if m.status == "reported" and not m.confirmed]
+    return [confirm_match(director, i, actor) for i in ids]
+
+
+# ---------------------------------------------------------------- pairing
+
+
+def pair_status(director: Director) -> PairStatus:
+    """Whether ``pair_next_round`` would succeed now, without pairing anything."""
+    cur = director.current_round_no()
+    nxt = cur + 1
+    if cur:
+        open_ms = [m for m in director.matches(cur) if not m.confirmed]
+        if open_ms:
+            tables = sorted({m.table_no for m in open_ms if m.table_no is not None})
+            waiting = sum(1 for m in open_ms if m.status == "pending")
+            reported = sum(1 for m in open_ms if m.status == "reported")
+            disputed = sum(1 for m in open_ms if m.status == "disputed")
+            parts = []
+            if waiting:
+                parts.append(f"{waiting} still playing")
+            if reported:
+                parts.append(f"{reported} reported but not confirmed")
+            if disputed:
+                parts.append(f"{disputed} disputed")
+            at = f" (table{'s' if len(tables) > 1 else ''} {', '.join(map(str, tables))})" if tables else ""
+            return PairStatus(False, f"round {cur} is not finished: {'; '.join(parts)}{at}", nxt)
+    over = _over_reason(director, cur)
+    if over:
+        return PairStatus(False, over, nxt, over=True)
+    try:
+        director._plan_round(nxt)
+    except DirectorError as exc:
+        return PairStatus(False, str(exc), nxt)
+    return PairStatus(True, f"round {nxt} can be paired", nxt)
+
+
+def _over_reason(director: Director, cur: int) -> str:
+    """Why the event is over (all its rounds played and confirmed), or ''."""
+    if cur == 0:
+        return ""
+    with director.db.session() as s:
+        ev = director.event(s)
+        fmt, opts = ev.format, dict(ev.options)
+        ids = [e.id for e in s.scalars(select(Entrant).where(Entrant.event_id == director.event_id))
+               if e.status != "withdrawn"]
+        stages = {r.number: r.stage for r in s.scalars(select(Round).where(Round.event_id == director.event_id))}
+    if fmt == "swiss" and cur >= int(opts["rounds"]):
+        return f"the event is over: all {opts['rounds']} Swiss rounds are played"
+    if fmt == "round-robin" and cur >= len(pr.berger_rounds(ids)):
+        return "the event is over: every round of the round robin is played"
+    if fmt in ("knockout", "groups") and stages.get(cur) == "knockout":
+        last = [m for m in director.matches(cur) if m.kind == "match" or m.kind == "pairing-bye"]
+        if len(last) == 1 and last[0].winner_id is not None:
+            return "the event is over: the knockout final is decided"
+    return ""
+
+
+# ---------------------------------------------------------------- the end
+
+
+def final_result(director: Director) -> dict[str, Any] | None:
+    """The final standings and winner once the last round is confirmed, else None."""
+    cur = director.current_round_no()
+    if not cur or not director.round_complete(cur) or not _over_reason(director, cur):
+        return None
+    names = {e.id: e.name for e in director.entrants()}
+    with director.db.session() as s:
+        fmt = director.event(s).format
+    if fmt in ("knockout", "groups"):
+        final = [m for m in director.matches(cur) if m.winner_id is not None]
+        winners = [final[0].winner_id] if final else []
+    else:
+        table = director.standings()
+        winners = [st.entrant for st in table if st.rank == 1]
+    return {
+        "round": cur,
+        "winners": [{"entrant": w, "name": names.get(w, "?")} for w in winners if w is not None],
+        "shared": len(winners) > 1,
+    }
+
+
+# ---------------------------------------------------------------- live state
+
+
+def console_state(director: Director, now: float | None = None) -> dict[str, Any]:
+    """The round in progress as the console shows it: tables, matches, what can be done."""
+    now = time.time() if now is None else now
+    cur = director.current_round_no()
+    names = {e.id: e.name for e in director.entrants()}
+    quiet = set(director.quiet_tables(now))
+    tables = {t.number: t for t in director.tables()}
+    matches = director.matches(cur) if cur else []
+    by_table: dict[int, list[Match]] = {}
+    for m in matches:
+        if m.table_no is not None:
+            by_table.setdefault(m.table_no, []).append(m)
+    rows = []
+    for number in sorted(set(tables) | set(by_table)):
+        t = tables.get(number)
+        seen = max(director.last_seen(number), t.last_seen if t else 0.0)
+        ms = by_table.get(number, [])
+        open_m = next((m for m in ms if not m.confirmed), None)
+        shown = open_m or (ms[-1] if ms else None)
+        state = _table_state(t.online if t else False, number in quiet, shown)
+        rows.append({
+            "table": number,
+            "online": bool(t and t.online),
+            "quiet": number in quiet,
+            "state": state,
+            "last_heard_s": round(now - seen, 1) if seen else None,
+            "match": _match_json(shown, names) if shown else None,
+        })
+    ps = pair_status(director)
+    return {
+        "round": cur,
+        "tables": rows,
+        "matches": [_match_json(m, names) for m in matches],
+        "pair": ps.to_json(),
+        "final": final_result(director),
+        "counts": {s: sum(1 for m in matches if _status(m) == s) for s in ("pending", "reported", "disputed", "confirmed")},
+    }
+
+
+def _status(m: Match) -> str:
+    return "confirmed" if m.confirmed else m.status
+
+
+def _table_state(online: bool, quiet: bool, m: Match | None) -> str:
+    if m is None:
+        return "free"
+    st = _status(m)
+    if st == "pending":
+        if quiet or not online:
+            return "offline"
+        return "playing"
+    return st
+
+
+def _match_json(m: Match, names: dict[int, str]) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "number": m.number,
+        "table": m.table_no,
+        "kind": m.kind,
+        "entrants": [m.entrant_a, m.entrant_b],
+        "names": [names.get(m.entrant_a, "?"), names.get(m.entrant_b, "bye") if m.entrant_b else "bye"],
+        "score": None if m.score_a is None else [_num(m.score_a), _num(m.score_b)],
+        "winner": m.winner_id,
+        "status": _status(m),
+        "hands": len(m.games or []),
+    }
+
+
+def _num(x: float | None) -> int | float | None:
+    if x is None:
+        return None
+    return int(x) if float(x).is_integer() else float(x)
