@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import tablesense.games.dominoes as dominoes
+import tablesense.games.dominoes.fast as fast
 from tablesense.games.dominoes import (
     ALL_TILES,
     VARIANTS,
@@ -61,14 +61,14 @@ def test_forced_block_choice_is_exercised(monkeypatch: pytest.MonkeyPatch) -> No
     """The rare path that replaces a forbidden blocking play runs, and what it
     chooses is legal (the replay checks it)."""
     calls: list[object] = []
-    real = dominoes._fast_unblock
+    real = fast._fast_unblock
 
     def spy(*args: Any) -> Any:
         out = real(*args)
         calls.append(out)
         return out
 
-    monkeypatch.setattr(dominoes, "_fast_unblock", spy)
+    monkeypatch.setattr(fast, "_fast_unblock", spy)
     opts = DominoOptions.from_dict("pairs-pips")
     for seed in range(3000):
         trace = PlayoutTrace()

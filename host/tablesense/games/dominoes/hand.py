@@ -1,0 +1,717 @@
+"""One hand of dominoes: the deal, the line of play, whose turn, legality.
+
+:class:`DominoHand` follows python-chess: :meth:`~DominoHand.check` only
+answers (raising :class:`IllegalPlayError` with a sentence a player
+understands), :meth:`~DominoHand.play` checks and applies,
+:meth:`~DominoHand.apply` does not check, and :meth:`~DominoHand.undo` takes
+back. Scoring lives in :mod:`.scoring`, random playouts in :mod:`.playout`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from tablesense.games.common import HandResult, IllegalPlayError, Points, Seat, Team
+from tablesense.games.dominoes.deal import DealError, _deal_masks
+from tablesense.games.dominoes.options import DominoOptions, Opening, _first_hand_opening
+from tablesense.games.dominoes.playout import playout, simulate
+from tablesense.games.dominoes.scoring import (
+    _BLOCKED,
+    _DOMINO,
+    _IN_PLAY,
+    _LOCOMOTIVA,
+    _OUTCOME_NAMES,
+    _SEVEN_DOUBLES,
+    brazilian_result,
+    next_opening_after,
+    pips_result,
+)
+from tablesense.games.dominoes.tiles import (
+    _ANNOUNCES,
+    _BIT,
+    _DOUBLES_MASK,
+    _DRAWS,
+    _END_CODE,
+    _HAS,
+    _PASSES,
+    ALL_TILES,
+    DOUBLE_BLANK,
+    LEFT,
+    RIGHT,
+    Announce,
+    DominoMove,
+    Draw,
+    End,
+    LinePlay,
+    Pass,
+    Play,
+    Tile,
+    _bits,
+    _line_play,
+    _mask_pips,
+    _mask_tiles,
+    _play,
+)
+
+
+class DominoHand:
+    """One hand: the deal, the line of play, whose turn, the moves so far.
+
+    Build it with :meth:`DominoMatch.new_hand` (which applies the match's
+    opening rule), or directly with an :class:`Opening`. Seats are in playing
+    order; after a seat plays or passes, seat ``(s + 1) % seats`` is next.
+    """
+
+    __slots__ = (
+        "options",
+        "seats",
+        "deal",
+        "opening",
+        "to_play",
+        "_held",
+        "_bone",
+        "_drawn",
+        "_line",
+        "_left",
+        "_right",
+        "_moves",
+        "_state",
+        "_special_seat",
+        "_announced",
+        "_score_before",
+        "_forbid_forced",
+        "_opener",
+        "_free_draw",
+    )
+
+    def __init__(
+        self,
+        options: DominoOptions,
+        deal: Sequence[Sequence[Tile]],
+        boneyard: Sequence[Tile] = (),
+        opening: Opening | None = None,
+        score_before: Sequence[Points] | None = None,
+        free_draw: bool = False,
+    ) -> None:
+        """Raises :class:`DealError` when the deal does not fit the variant.
+
+        ``free_draw``: a draw may take any tile still in the boneyard, which
+        then becomes the next one in the boneyard's order (a physical table
+        does not know the face-down order; the record written afterwards
+        lists the tiles in the order they were drawn). Records are replayed
+        with the order fixed.
+        """
+        self.options = options
+        self.seats = len(deal)
+        self.deal: tuple[tuple[Tile, ...], ...] = tuple(map(tuple, deal))
+        self._bone: tuple[Tile, ...] = tuple(boneyard)
+        self._held: list[int] = _deal_masks(options.variant, self.deal, self._bone)
+        self._drawn = 0
+        self._line: list[LinePlay] = []
+        self._left = -1
+        self._right = -1
+        self._moves: list[DominoMove] = []
+        self._state = _IN_PLAY
+        self._special_seat = -1
+        self._announced: dict[int, Tile] | None = None
+        self._score_before: tuple[Points, ...] | None = (
+            tuple(score_before) if score_before is not None else None
+        )
+        self._forbid_forced = options.forced_block == "forbidden"
+        self._free_draw = free_draw
+        self.opening = opening or _first_hand_opening(options.variant, self.seats)
+        self._opener, self.opening = self._resolve_opening(self.opening)
+        self.to_play: Seat = self._opener
+        if options.variant == "brazilian-points" and options.deal_specials:
+            self._check_deal_specials()
+
+    # -- construction helpers
+
+    def _resolve_opening(self, opening: Opening) -> tuple[int, Opening]:
+        seat = opening.seat
+        if seat is not None:
+            if not 0 <= seat < self.seats:
+                raise DealError(f"seat {seat} does not exist")
+            held = self._held[seat]
+            if opening.tile is not None and not held & _BIT[opening.tile.index]:
+                raise DealError(f"seat {seat} does not hold {opening.tile}")
+            if opening.no_double and not held & ~_DOUBLES_MASK:
+                # only doubles in hand: the restriction cannot apply
+                opening = Opening(seat, opening.tile, False, opening.reason)
+            return seat, opening
+        assert opening.tile is not None
+        bit = _BIT[opening.tile.index]
+        for seat, m in enumerate(self._held):
+            if m & bit:
+                return seat, opening
+        if not opening.fallback:
+            raise DealError(f"nobody holds {opening.tile}, which must open this hand")
+        # two players, 6-6 in the boneyard: highest double held, else heaviest tile
+        in_hands = 0
+        for m in self._held:
+            in_hands |= m
+        doubles = in_hands & _DOUBLES_MASK
+        pool = doubles if doubles else in_hands
+        best = max(_mask_tiles(pool), key=lambda t: (t.pips, t.high))
+        kind = "double" if doubles else "tile"
+        seat = self.holder(best)
+        assert seat is not None
+        return seat, Opening(
+            None,
+            best,
+            reason=f"6-6 is in the boneyard, so the highest {kind} held ({best}) opens",
+            fallback=True,
+        )
+
+    def _check_deal_specials(self) -> None:
+        for seat, mask in enumerate(self._held):
+            if mask & _DOUBLES_MASK == _DOUBLES_MASK:
+                self._state, self._special_seat = _SEVEN_DOUBLES, seat
+                return
+        for seat, mask in enumerate(self._held):
+            for n in range(7):
+                if mask & _HAS[n] == _HAS[n]:
+                    self._state, self._special_seat = _LOCOMOTIVA, seat
+                    return
+
+    def clone(
+        self,
+        hands: Sequence[Iterable[Tile]] | None = None,
+        boneyard: Sequence[Tile] | None = None,
+    ) -> DominoHand:
+        """A copy sharing the immutable parts.
+
+        With ``hands`` (and ``boneyard``, the tiles still to draw, next first)
+        the seats hold those tiles instead: a guessed world for search. The
+        line, the moves and whose turn stay; the caller keeps the counts
+        consistent.
+        """
+        other = object.__new__(DominoHand)
+        other.options = self.options
+        other.seats = self.seats
+        other.deal = self.deal
+        other.opening = self.opening
+        other.to_play = self.to_play
+        other._held = (
+            [sum(_BIT[t.index] for t in h) for h in hands]
+            if hands is not None
+            else self._held.copy()
+        )
+        other._bone = (
+            self._bone if boneyard is None else self._bone[: self._drawn] + tuple(boneyard)
+        )
+        other._drawn = self._drawn
+        other._line = self._line.copy()
+        other._left = self._left
+        other._right = self._right
+        other._moves = self._moves.copy()
+        other._state = self._state
+        other._special_seat = self._special_seat
+        other._announced = dict(self._announced) if self._announced else None
+        other._score_before = self._score_before
+        other._forbid_forced = self._forbid_forced
+        other._opener = self._opener
+        other._free_draw = self._free_draw
+        return other
+
+    # -- public state
+
+    @property
+    def hands(self) -> list[list[Tile]]:
+        """The tiles each seat holds now, per seat, in set order."""
+        return [_mask_tiles(m) for m in self._held]
+
+    def hand_of(self, seat: Seat) -> list[Tile]:
+        return _mask_tiles(self._held[seat])
+
+    def count(self, seat: Seat) -> int:
+        """How many tiles ``seat`` holds (public knowledge at the table)."""
+        return self._held[seat].bit_count()
+
+    def holder(self, tile: Tile) -> Seat | None:
+        bit = _BIT[tile.index]
+        for seat, m in enumerate(self._held):
+            if m & bit:
+                return seat
+        return None
+
+    @property
+    def boneyard(self) -> list[Tile]:
+        """The tiles still to draw, next first."""
+        return list(self._bone[self._drawn :])
+
+    @property
+    def boneyard_count(self) -> int:
+        return len(self._bone) - self._drawn
+
+    @property
+    def dealt_boneyard(self) -> tuple[Tile, ...]:
+        """The boneyard as dealt (the record's ``boneyard``)."""
+        return self._bone
+
+    @property
+    def line(self) -> list[LinePlay]:
+        """The tiles on the table in the order they were played."""
+        return list(self._line)
+
+    def arm(self, end: End) -> list[LinePlay]:
+        """The tiles on one side of the opening tile, in order outward."""
+        return [lp for lp in self._line if lp.end == end]
+
+    def line_view(self) -> dict[str, Any]:
+        """The line as a display draws it: ``{"left": [...], "center": ...,
+        "right": [...]}``, each arm in order outward from the centre, every
+        tile written as it reads left to right on the table (``"5-3"`` on the
+        left arm means 5 faces left). ``center`` is ``None`` before the opening."""
+        if not self._line:
+            return {"left": [], "center": None, "right": []}
+        first = self._line[0]
+        return {
+            "left": [f"{lp.outer}-{lp.inner}" for lp in self._line if lp.end == LEFT],
+            "center": f"{first.outer}-{first.inner}",
+            "right": [f"{lp.inner}-{lp.outer}" for lp in self._line if lp.end == RIGHT],
+        }
+
+    @property
+    def left_end(self) -> int | None:
+        return None if self._left < 0 else self._left
+
+    @property
+    def right_end(self) -> int | None:
+        return None if self._right < 0 else self._right
+
+    @property
+    def moves(self) -> list[DominoMove]:
+        return list(self._moves)
+
+    @property
+    def opener(self) -> Seat:
+        """The seat that opens (or opened) this hand."""
+        return self._opener
+
+    @property
+    def announced(self) -> dict[Seat, Tile]:
+        """Announced doubles (``brazilian-points``), per seat."""
+        return dict(self._announced) if self._announced else {}
+
+    @property
+    def is_over(self) -> bool:
+        return self._state != _IN_PLAY
+
+    @property
+    def outcome(self) -> str | None:
+        """``domino``, ``blocked``, ``locomotiva``, ``seven-doubles``, or ``None``
+        while the hand is in play."""
+        return _OUTCOME_NAMES.get(self._state)
+
+    @property
+    def teams(self) -> int:
+        return 2 if self.seats in (2, 4) else self.seats
+
+    def team_of(self, seat: Seat) -> Team:
+        return seat % 2 if self.seats == 4 else seat
+
+    def pips_in_hand(self, seat: Seat) -> int:
+        return _mask_pips(self._held[seat])
+
+    def team_pips(self) -> list[int]:
+        """Pips each team holds now."""
+        return self._team_pips([_mask_pips(m) for m in self._held])
+
+    @property
+    def last_player(self) -> Seat | None:
+        """The seat that made the last play (the one that "locked" a blocked hand)."""
+        return self._line[-1].seat if self._line else None
+
+    @property
+    def winner_seat(self) -> Seat | None:
+        """The seat that went out (or was dealt a locomotiva / seven doubles)."""
+        if self._state == _DOMINO:
+            return self._line[-1].seat
+        if self._state in (_LOCOMOTIVA, _SEVEN_DOUBLES):
+            return self._special_seat
+        return None
+
+    def __repr__(self) -> str:
+        state = self.outcome or f"seat {self.to_play} to play"
+        return (
+            f"<DominoHand {self.options.variant} ends={self.left_end},{self.right_end} "
+            f"tiles={[self.count(s) for s in range(self.seats)]} {state}>"
+        )
+
+    # -- legality
+
+    def playable(self, seat: Seat) -> list[Tile]:
+        """The tiles ``seat`` holds that fit an end now (any tile before the opening)."""
+        if self._left < 0:
+            return _mask_tiles(self._held[seat])
+        return _mask_tiles(self._held[seat] & (_HAS[self._left] | _HAS[self._right]))
+
+    def legal_moves(self, seat: Seat | None = None) -> list[DominoMove]:
+        """Every legal move of ``seat`` (default: the seat to play).
+
+        Plays name their end whenever the line has ends (both plays are listed
+        when a tile fits both ends). A seat that is not to play may only
+        announce (``brazilian-points``, before the opening play).
+        """
+        if self._state:
+            return []
+        if seat is None:
+            seat = self.to_play
+        out: list[DominoMove] = []
+        held = self._held[seat]
+        left = self._left
+        if left < 0:
+            if (
+                self.options.announce
+                and self.options.variant == "brazilian-points"
+                and not (self._announced and seat in self._announced)
+            ):
+                for i in _bits(held & _DOUBLES_MASK):
+                    out.append(_ANNOUNCES[(seat, i)])
+            if seat != self.to_play:
+                return out
+            opening = self.opening
+            if opening.tile is not None:
+                out.append(_play(seat, opening.tile.index, 0))
+            else:
+                mask = held & ~_DOUBLES_MASK if opening.no_double else held
+                out.extend(_play(seat, i, 0) for i in _bits(mask))
+            return out
+        if seat != self.to_play:
+            return out
+        right = self._right
+        fit = held & (_HAS[left] | _HAS[right])
+        if not fit:
+            if self._drawn < len(self._bone):
+                if self._free_draw:
+                    out.extend(_DRAWS[seat * 28 + t.index] for t in self._bone[self._drawn :])
+                else:
+                    out.append(_DRAWS[seat * 28 + self._bone[self._drawn].index])
+            else:
+                out.append(_PASSES[seat])
+            return out
+        plays: list[Play] = []
+        for i in _bits(fit):
+            bit = 1 << i
+            if _HAS[left] & bit:
+                plays.append(_play(seat, i, 1))
+            if _HAS[right] & bit:
+                plays.append(_play(seat, i, 2))
+        if self._forbid_forced and len(plays) > 1 and self._drawn == len(self._bone):
+            keep = [m for m in plays if not self._would_block(m)]
+            if keep:
+                plays = keep
+        out.extend(plays)
+        return out
+
+    def _would_block(self, m: Play) -> bool:
+        """Whether playing ``m`` (a non-opening play) leaves nobody able to play
+        while the mover still holds tiles (a going-out play is not a block)."""
+        if self._drawn < len(self._bone):
+            return False
+        bit = _BIT[m.tile.index]
+        seat = m.seat
+        if self._held[seat] == bit:
+            return False
+        t = m.tile
+        if m.end == LEFT:
+            left, right = t.other(self._left), self._right
+        else:
+            left, right = self._left, t.other(self._right)
+        rest = 0
+        for s in self._held:
+            rest |= s
+        rest &= ~bit
+        return not rest & (_HAS[left] | _HAS[right])
+
+    def is_legal(self, m: DominoMove) -> bool:
+        try:
+            self.check(m)
+        except IllegalPlayError:
+            return False
+        return True
+
+    def check(self, m: DominoMove) -> DominoMove:
+        """Raise :class:`IllegalPlayError` (one sentence) if ``m`` is illegal now.
+
+        Returns the move as it will be applied: a play that fits exactly one
+        end and names none gets that end.
+        """
+        if not isinstance(m, Play | Pass | Draw | Announce):
+            raise IllegalPlayError(f"{m!r} is not a dominoes move")
+        if not 0 <= m.seat < self.seats:
+            raise IllegalPlayError(f"there is no seat {m.seat}: seats are 0..{self.seats - 1}")
+        if self._state:
+            raise IllegalPlayError(f"the hand is over ({self._over_text()}): no move may follow")
+        seat = m.seat
+        held = self._held[seat]
+        if isinstance(m, Announce):
+            return self._check_announce(m, held)
+        if seat != self.to_play:
+            raise IllegalPlayError(f"it is seat {self.to_play}'s turn, not seat {seat}'s")
+        opening = self._left < 0
+        if isinstance(m, Play):
+            t = m.tile
+            if not held & _BIT[t.index]:
+                raise IllegalPlayError(f"seat {seat} does not hold {t}")
+            if opening:
+                return self._check_opening(m)
+            return self._check_play(m)
+        if opening:
+            raise IllegalPlayError(f"seat {seat} must open the hand: it may not {_verb(m)}")
+        fit = held & (_HAS[self._left] | _HAS[self._right])
+        if fit:
+            t = ALL_TILES[(fit & -fit).bit_length() - 1]
+            raise IllegalPlayError(
+                f"seat {seat} holds {t}, which fits {self._fits_text(t)}: it may not {_verb(m)}"
+            )
+        left_in_bone = len(self._bone) - self._drawn
+        if isinstance(m, Pass):
+            if left_in_bone:
+                raise IllegalPlayError(
+                    f"seat {seat} must draw from the boneyard ({left_in_bone} tiles left) "
+                    "before passing"
+                )
+            return m
+        # Draw
+        if not self._bone:
+            raise IllegalPlayError(f"{self.options.variant} has no boneyard: seat {seat} passes")
+        if not left_in_bone:
+            raise IllegalPlayError(f"the boneyard is empty: seat {seat} passes")
+        nxt = self._bone[self._drawn]
+        if self._free_draw:
+            if m.tile not in self._bone[self._drawn :]:
+                raise IllegalPlayError(f"{m.tile} is not in the boneyard")
+            return m
+        if m.tile != nxt:
+            raise IllegalPlayError(f"the next boneyard tile is {nxt}, not {m.tile}")
+        return m
+
+    def _check_announce(self, m: Announce, held: int) -> DominoMove:
+        if self.options.variant != "brazilian-points":
+            raise IllegalPlayError("announcing a double belongs to brazilian-points only")
+        if not self.options.announce:
+            raise IllegalPlayError("announcing a double is switched off for this match")
+        if self._left >= 0:
+            raise IllegalPlayError(
+                f"seat {m.seat} may announce a double only before the opening play"
+            )
+        if not m.tile.is_double:
+            raise IllegalPlayError(f"{m.tile} is not a double: only a double can be announced")
+        if self._announced and m.seat in self._announced:
+            raise IllegalPlayError(f"seat {m.seat} has already announced {self._announced[m.seat]}")
+        if not held & _BIT[m.tile.index]:
+            raise IllegalPlayError(
+                f"seat {m.seat} does not hold {m.tile}, so it cannot announce it"
+            )
+        return m
+
+    def _check_opening(self, m: Play) -> DominoMove:
+        if m.end is not None:
+            raise IllegalPlayError("the opening play goes in the middle: it has no end")
+        op = self.opening
+        if op.tile is not None and m.tile != op.tile:
+            raise IllegalPlayError(f"this hand opens with {op.tile} ({op.reason}), not {m.tile}")
+        if op.no_double and m.tile.is_double:
+            raise IllegalPlayError(f"{m.tile} may not open this hand: {op.reason}")
+        return m
+
+    def _check_play(self, m: Play) -> DominoMove:
+        t, left, right = m.tile, self._left, self._right
+        on_left, on_right = t.has(left), t.has(right)
+        if not (on_left or on_right):
+            raise IllegalPlayError(f"{t} fits neither end (left {left}, right {right})")
+        end = m.end
+        if end is None:
+            if on_left and on_right:
+                raise IllegalPlayError(
+                    f"{t} fits both ends (left {left}, right {right}): say which end"
+                )
+            m = _play(m.seat, t.index, 1 if on_left else 2)
+        elif end == LEFT and not on_left:
+            raise IllegalPlayError(f"{t} does not fit the left end, which shows {left}")
+        elif end == RIGHT and not on_right:
+            raise IllegalPlayError(f"{t} does not fit the right end, which shows {right}")
+        if self._forbid_forced and self._would_block(m):
+            for other in self.legal_moves(m.seat):
+                if isinstance(other, Play) and not self._would_block(other):
+                    raise IllegalPlayError(
+                        f"{t} on the {m.end} would block the game while seat {m.seat} "
+                        f"can play {other.tile} on the {other.end}: "
+                        "with a choice the game must stay open"
+                    )
+        return _play(m.seat, t.index, _END_CODE[m.end])  # interned, without ``first``
+
+    def _fits_text(self, t: Tile) -> str:
+        on_left, on_right = t.has(self._left), t.has(self._right)
+        if on_left and on_right:
+            return "both ends"
+        return "the left end" if on_left else "the right end"
+
+    def _over_text(self) -> str:
+        if self._state == _DOMINO:
+            return f"seat {self._line[-1].seat} went out"
+        if self._state == _BLOCKED:
+            return "it is blocked"
+        if self._state == _LOCOMOTIVA:
+            return f"seat {self._special_seat} was dealt a locomotiva"
+        return f"seat {self._special_seat} was dealt seven doubles"
+
+    # -- doing
+
+    def play(self, m: DominoMove) -> DominoMove:
+        """Check ``m`` and apply it; returns the move as applied."""
+        m = self.check(m)
+        self.apply(m)
+        return m
+
+    def apply(self, m: DominoMove) -> None:
+        """Apply ``m`` WITHOUT checking it (search and replay of trusted moves).
+
+        An illegal move leaves the hand in a state the rules cannot reach.
+        """
+        seat = m.seat
+        held = self._held
+        if type(m) is Play:
+            t = m.tile
+            held[seat] &= ~_BIT[t.index]
+            if self._left < 0:
+                first = t.low if m.first is None else m.first
+                self._left = first
+                self._right = t.low + t.high - first
+                self._line.append(_line_play(t, None, seat, first))
+            else:
+                end = m.end
+                if end is None:
+                    end = LEFT if t.has(self._left) else RIGHT
+                    m = _play(seat, t.index, _END_CODE[end])
+                if end == LEFT:
+                    outer = t.low + t.high - self._left
+                    self._left = outer
+                else:
+                    outer = t.low + t.high - self._right
+                    self._right = outer
+                self._line.append(_line_play(t, end, seat, outer))
+            self._moves.append(m)
+            if not held[seat]:
+                self._state = _DOMINO
+            elif self._drawn == len(self._bone):
+                rest = 0
+                for h in held:
+                    rest |= h
+                if not rest & (_HAS[self._left] | _HAS[self._right]):
+                    self._state = _BLOCKED
+            self.to_play = (seat + 1) % self.seats
+        elif type(m) is Pass:
+            self._moves.append(m)
+            self.to_play = (seat + 1) % self.seats
+        elif type(m) is Draw:
+            held[seat] |= _BIT[m.tile.index]
+            if self._free_draw and self._bone[self._drawn] != m.tile:
+                rest = [t for t in self._bone[self._drawn :] if t != m.tile]
+                self._bone = (*self._bone[: self._drawn], m.tile, *rest)
+            self._drawn += 1
+            self._moves.append(m)
+            if self._drawn == len(self._bone) and self._left >= 0:
+                rest = 0
+                for h in held:
+                    rest |= h
+                if not rest & (_HAS[self._left] | _HAS[self._right]):
+                    self._state = _BLOCKED
+        else:
+            assert isinstance(m, Announce)
+            if self._announced is None:
+                self._announced = {}
+            self._announced[seat] = m.tile
+            self._moves.append(m)
+
+    def undo(self) -> DominoMove:
+        """Take back the last move and return it."""
+        if not self._moves:
+            raise IndexError("no move to undo")
+        m = self._moves.pop()
+        if self._state in (_DOMINO, _BLOCKED):
+            self._state = _IN_PLAY
+        if isinstance(m, Play):
+            self._line.pop()
+            self._held[m.seat] |= _BIT[m.tile.index]
+            if not self._line:
+                self._left = self._right = -1
+            else:
+                self._left = self._right = -2
+                for lp in reversed(self._line):
+                    if lp.end is None:
+                        if self._left == -2:
+                            self._left = lp.outer
+                        if self._right == -2:
+                            self._right = lp.inner
+                        break
+                    if lp.end == LEFT and self._left == -2:
+                        self._left = lp.outer
+                    elif lp.end == RIGHT and self._right == -2:
+                        self._right = lp.outer
+            self.to_play = m.seat
+        elif isinstance(m, Pass):
+            self.to_play = m.seat
+        elif isinstance(m, Draw):
+            self._drawn -= 1
+            self._held[m.seat] &= ~_BIT[m.tile.index]
+            self.to_play = m.seat
+        else:
+            assert self._announced is not None
+            del self._announced[m.seat]
+            if not self._announced:
+                self._announced = None
+        return m
+
+    def playout(self, rng: random.Random) -> None:
+        """Play uniformly random legal moves until the hand is over.
+
+        The same moves :meth:`legal_moves` offers (announcements aside), applied
+        as :meth:`apply` would (see :func:`~tablesense.games.dominoes.playout.playout`).
+        """
+        playout(self, rng)
+
+    def simulate(self, rng: random.Random) -> HandResult:
+        """The result of one uniformly random playout from here, leaving this
+        hand untouched: what :meth:`playout` then :meth:`result` give on a
+        clone (see :func:`~tablesense.games.dominoes.playout.simulate`)."""
+        return simulate(self, rng)
+
+    # -- scoring
+
+    def result(self) -> HandResult:
+        """How the hand ended and what each team earned (raises if in play)."""
+        if not self._state:
+            raise ValueError("the hand is still in play")
+        last = self._line[-1] if self._line else None
+        seat_pips = [_mask_pips(m) for m in self._held]
+        if self.options.variant == "brazilian-points":
+            if last is None:
+                return brazilian_result(self, seat_pips, self._state, -1, DOUBLE_BLANK, 0, 0)
+            if last.end == LEFT:
+                before_l, before_r = last.inner, self._right
+            elif last.end == RIGHT:
+                before_l, before_r = self._left, last.inner
+            else:
+                before_l = before_r = -1
+            return brazilian_result(
+                self, seat_pips, self._state, last.seat, last.tile, before_l, before_r
+            )
+        return pips_result(self, seat_pips, self._state, last.seat if last else -1)
+
+    def _team_pips(self, seat_pips: list[int]) -> list[int]:
+        if self.seats == 4:
+            return [seat_pips[0] + seat_pips[2], seat_pips[1] + seat_pips[3]]
+        return list(seat_pips)
+
+    def next_opening(self, result: HandResult) -> Opening:
+        """Who opens the next hand of the match, after this one ended with ``result``."""
+        return next_opening_after(self, result)
+
+
+def _verb(m: DominoMove) -> str:
+    return "pass" if isinstance(m, Pass) else "draw"
