@@ -90,16 +90,22 @@ def serve(
         import uvicorn
 
         from .bridge import BrokerURL, DirectorBridge
+        from .console import ack_line, serve_banner
         from .web import create_app, hash_password
 
         director = _open(db, event)
         bridge = None
         if not no_broker:
-            bridge = DirectorBridge(director, BrokerURL.parse(broker)).start()
+            bridge = DirectorBridge(
+                director, BrokerURL.parse(broker),
+                on_ack=lambda t, a: typer.echo(ack_line(t, a.key, a.status, a.reason)),
+            ).start()
             if not bridge.wait_connected(10):
                 bridge.stop()
                 _fail(f"cannot connect to the broker at {broker}")
             bridge.announce_round()
+        for line in serve_banner(director, host, port, None if no_broker else broker):
+            typer.echo(line)
         app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None)
         try:
             uvicorn.run(app, host=host, port=port, log_level="warning")
@@ -299,7 +305,7 @@ def mosquitto_config(
         from .mosquitto import write_broker_config
 
         files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as)
-        typer.echo(f"wrote {files.conf}, {files.passwd}, {files.acl} and {out / 'credentials'} (keep it secret)")
+        typer.echo(f"wrote {files.conf}, {files.passwd}, {files.acl} and {files.conf.parent / 'credentials'} (keep it secret)")
         typer.echo(f"start the broker with: mosquitto -c {files.conf}")
 
 
@@ -319,7 +325,10 @@ def table(
         from .security import TableKey
         from .table_client import HeadlessTable
 
-        t = HeadlessTable(number, TableKey.load(key), journal, BrokerURL.parse(broker), seed=seed).start()
+        url = BrokerURL.parse(broker)
+        typer.echo(f"table {number}: headless table (computer players), key {key}, journal {journal}, "
+                   f"broker {url.host}:{url.port} as {url.username or 'anonymous'}")
+        t = HeadlessTable(number, TableKey.load(key), journal, url, seed=seed, say=typer.echo).start()
         try:
             while True:
                 time.sleep(1)

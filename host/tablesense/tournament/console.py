@@ -233,3 +233,61 @@ def _num(x: float | None) -> int | float | None:
     if x is None:
         return None
     return int(x) if float(x).is_integer() else float(x)
+
+
+# ---------------------------------------------------------------- what servers say
+
+
+def page_urls(host: str, port: int) -> list[str]:
+    """The addresses people can open: every address of this machine when bound to all."""
+    import socket
+
+    hosts = [host]
+    if host in ("0.0.0.0", "::", ""):
+        hosts = ["127.0.0.1"]
+        try:
+            for fam, _t, _p, _c, addr in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
+                if fam == socket.AF_INET and addr[0] not in hosts:
+                    hosts.append(str(addr[0]))
+        except OSError:
+            pass
+    return [f"http://{h}:{port}" for h in hosts]
+
+
+def serve_banner(director: Director, host: str, port: int, broker: str | None) -> list[str]:
+    """What ``director serve`` prints when it starts: the event, its pages, the broker."""
+    with director.db.session() as s:
+        ev = director.event(s)
+        name, game, variant, fmt = ev.name, ev.game, ev.variant, ev.format
+        mode = ev.options.get("confirm", "badges")
+    urls = page_urls(host, port)
+    ps = pair_status(director)
+    lines = [
+        f"director: event {director.event_id} {name!r} ({game} {variant}, {fmt}; results confirmed by {mode})",
+        f"round {director.current_round_no()}: {ps.reason}",
+        "pages:",
+    ]
+    base = urls[0]
+    for path, what in (("/standings", "standings"), ("/pairings", "pairings"), ("/crosstable", "crosstable"),
+                       ("/show", "projector (cycles pairings and standings)"), ("/director", "director's console (login)")):
+        lines.append(f"  {base}{path}  {what}")
+    for other in urls[1:]:
+        lines.append(f"  also at {other}")
+    lines.append(f"broker: {_safe_broker(broker)} as director" if broker else "broker: none (--no-broker): pages only")
+    return lines
+
+
+def _safe_broker(url: str) -> str:
+    """The broker URL without its password."""
+    from urllib.parse import urlparse
+
+    u = urlparse(url if "://" in url else "mqtt://" + url)
+    user = f"{u.username}@" if u.username else ""
+    return f"{u.scheme}://{user}{u.hostname}:{u.port or 1883}"
+
+
+def ack_line(table: int, key: str, status: str, reason: str = "") -> str:
+    """One line per message a table sent and what the director answered."""
+    kind = key.split("/", 1)[0] if "/" in key else "message"
+    why = f": {reason}" if reason else ""
+    return f"table {table}: {kind} {key} {status}{why}"

@@ -95,7 +95,13 @@ def write_broker_config(
     ``run_as`` writes a ``user`` line: a broker started as root otherwise
     switches to the ``mosquitto`` user, which cannot read files owned by
     another user with mode 0600 (tests run the broker as themselves).
+
+    Paths in the config are absolute (the broker starts from any folder), and
+    when this runs as root the broker's files go to the account it will
+    switch to (``run_as``, else ``mosquitto``), so ``mosquitto -c`` started
+    as root can read its password file and write its persistence.
     """
+    directory = directory.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     creds = dict(passwords or {})
     users = [DIRECTOR_USER] + [table_user(n) for n in range(1, tables + 1)]
@@ -117,15 +123,61 @@ def write_broker_config(
         "max_queued_messages 10000",
         "max_inflight_messages 100",
     ]
+    account = broker_account(directory, run_as)
     if run_as:
         lines.insert(1, f"user {run_as}")
+    elif account == "root":
+        lines[1:1] = ["# the mosquitto account cannot reach this folder (a parent folder is private): stay root",
+                      "user root"]
     if persistence:
         lines += ["persistence true", f"persistence_location {directory}/", "autosave_interval 5"]
     conf.write_text("\n".join(lines) + "\n")
     creds_file = directory / "credentials"
     creds_file.write_text("".join(f"{u} {creds[u]}\n" for u in users))
     creds_file.chmod(0o600)
+    if account not in (None, "root"):
+        give_to_broker_account(account, [directory, passwd, acl, conf])
     return BrokerFiles(conf=conf, passwd=passwd, acl=acl, credentials={u: creds[u] for u in users})
+
+
+def broker_account(directory: Path, run_as: str | None) -> str | None:
+    """The account a broker started as root will read its files as (None: not root).
+
+    Mosquitto started as root switches to ``user`` (default ``mosquitto``)
+    before it opens the password file, so a 0600 file of root's is then
+    unreadable ("Unable to open pwfile"), and so is any file under a private
+    folder such as ``/root``. Returns ``run_as`` or ``mosquitto`` when that
+    account can reach ``directory`` (its files are then handed to it), else
+    ``root`` (the config then keeps the broker root), or None when not root
+    or no such account exists.
+    """
+    import pwd
+
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    name = run_as or "mosquitto"
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    if name == "root":
+        return name
+    for parent in directory.parents:
+        st = parent.stat()
+        ok = st.st_mode & 0o001 or (st.st_uid == pw.pw_uid and st.st_mode & 0o100) or (
+            st.st_gid == pw.pw_gid and st.st_mode & 0o010)
+        if not ok:
+            return "root" if run_as is None else name
+    return name
+
+
+def give_to_broker_account(account: str, paths: list[Path]) -> None:
+    """Hand the broker's folder and files to its account (so it reads and persists them)."""
+    import pwd
+
+    pw = pwd.getpwnam(account)
+    for p in paths:
+        os.chown(p, pw.pw_uid, pw.pw_gid)
 
 
 def read_credentials(directory: Path) -> dict[str, str]:

@@ -137,8 +137,11 @@ class HeadlessTable:
         client_id: str | None = None,
         bus: Display | None = None,
         autoplay: bool = True,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.number = number
+        self.say: Callable[[str], None] = say or (lambda _line: None)
+        """Where the table tells its operator what it does (``tournament table`` prints it)."""
         self.autoplay = autoplay
         """False for a real table (``play --director``): no computer match is played
         here; the referee's finished match is handed over (tournament.reporter)."""
@@ -236,7 +239,11 @@ class HeadlessTable:
     def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
         if getattr(rc, "is_failure", False):
             log.warning("table %d: broker refused the connection: %s", self.number, rc)
+            self.say(f"table {self.number}: the broker at {self.broker.host}:{self.broker.port} refused us: {rc}")
             return
+        a = self.journal.get("assignment")
+        self.say(f"table {self.number}: connected to {self.broker.host}:{self.broker.port} as {self.broker.username or 'anonymous'}; "
+                 + ("waiting for the director's assignment" if not a else f"resuming round {a.get('round')}"))
         client.publish(proto.status_topic(self.number), proto.STATUS_ONLINE, qos=1, retain=True)
         client.subscribe([(proto.assign_topic(self.number), 1), (proto.ack_topic(self.number), 1)])
         self._due.clear()  # a new connection: re-send everything pending at once
@@ -252,11 +259,15 @@ class HeadlessTable:
             if cur is None or (data.get("event"), data.get("round")) >= (cur.get("event"), cur.get("round")):
                 self.journal.put("assignment", data)
                 self._wake.set()
+                if data != cur:
+                    self.say(_assignment_line(self.number, data))
         elif (
             msg.topic == proto.ack_topic(self.number)
             and isinstance(data, dict)
             and self.journal.acked(str(data.get("key")), str(data.get("digest")), str(data.get("status")))
         ):
+            self.say(f"table {self.number}: director {data.get('status')} {data.get('key')}"
+                     + (f": {data.get('reason')}" if data.get("reason") else ""))
             self._wake.set()
 
     def _publish_pending(self) -> None:
@@ -290,6 +301,7 @@ class HeadlessTable:
         signed = self.key.sign(message)
         key = proto.message_key(signed)
         self.journal.queue(key, signed)
+        self.say(f"table {self.number}: sent {key}" + (f" score {message['score']}" if "score" in message else ""))
         self._due[key] = (time.monotonic() + self.resend_interval, self.resend_interval * 2)
         self._publish_pending_one(signed)
         return key
@@ -487,6 +499,15 @@ class HeadlessTable:
             if self.move_delay:
                 time.sleep(self.move_delay)
         return games[gi]
+
+
+def _assignment_line(table: int, a: dict[str, Any]) -> str:
+    """What the director asked of this table, in one line."""
+    ms = [m for m in a.get("matches", []) if not m.get("done")]
+    if not ms:
+        return f"table {table}: round {a.get('round')}: nothing to play here; waiting for the next round"
+    parts = [" v ".join(str(e.get("name")) for e in m.get("entrants", [])) + f" (match {m.get('match')})" for m in ms]
+    return f"table {table}: round {a.get('round')}: " + "; then ".join(parts)
 
 
 def _restore(match: Any, record: dict[str, Any]) -> None:
