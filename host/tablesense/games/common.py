@@ -9,6 +9,7 @@ raises, ``apply`` that does not check.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -20,6 +21,35 @@ Team: TypeAlias = int
 
 Points: TypeAlias = float
 """Match points; ``brazilian-points`` has halves and quarters."""
+
+
+class Sentence(str):
+    """English text that remembers how it was made, so it can be translated.
+
+    ``say("it is {turn}'s turn", turn="East")`` is the string
+    ``"it is East's turn"`` everywhere a string is expected (logs, tests,
+    JSON), and also carries ``template`` and ``params``: the language room
+    (``tablesense.i18n``) looks the template up in a catalog and formats the
+    parameters into the translation, translating parameters that are
+    Sentences too. Engines stay pure: they never know which language is read.
+    """
+
+    template: str
+    params: dict[str, Any]
+
+    def __new__(cls, template: str, params: dict[str, Any]) -> Sentence:
+        self = super().__new__(cls, template.format(**params))
+        self.template = template
+        self.params = params
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Sentence, (self.template, self.params))
+
+
+def say(template: str, **params: Any) -> Sentence:
+    """A translatable sentence (the extraction keyword of the catalogs)."""
+    return Sentence(template, params)
 
 
 class IllegalPlayError(ValueError):
@@ -51,6 +81,35 @@ class IllegalStepError(ValueError):
         self.hand = hand
         self.move = move
         self.message = message
+
+
+MAX_NUMBER = 2**53
+"""The largest magnitude a number in a record may have: beyond it a JSON
+number is no longer exact in every reader (IEEE doubles), and sums of such
+numbers could overflow to infinity, which JSON cannot write."""
+
+
+def is_plain_number(value: Any) -> bool:
+    """A JSON number a record may hold: an int or a finite float (not a bool),
+    of magnitude at most :data:`MAX_NUMBER`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    return -MAX_NUMBER <= value <= MAX_NUMBER
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr`` cut to ``limit`` characters, for error messages about values a
+    record may make huge (a number of thousands of digits, a deep list)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_NUMBER:
+        # str() of a huge int is slow and limited (4300 digits): estimate
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return f"a {type(value).__name__} too large to show"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def number(points: float) -> int | float:
