@@ -345,6 +345,17 @@ def register(app: typer.Typer) -> None:
         world_file: Path | None = typer.Option(None, "--world-file", hidden=True),
         timeout: float | None = typer.Option(None, "--timeout", hidden=True),
         trace: bool = typer.Option(False, "--trace", hidden=True),
+        sit: str | None = typer.Option(
+            None,
+            "--sit",
+            help='Sit down against the computer: your seat(s), e.g. "0" or "0,2"; '
+            "play them by hand on the table-top page (its address is printed).",
+        ),
+        open_hands: bool = typer.Option(
+            False,
+            "--open-hands",
+            help="With --sit: the table-top page may show every piece face up (teaching).",
+        ),
     ) -> None:
         """Play a whole match on the virtual table, with the display page."""
         from rich.console import Console
@@ -373,7 +384,22 @@ def register(app: typer.Typer) -> None:
             world_file=str(world_file) if world_file else None,
             timeout=timeout,
             trace=trace,
+            open_hands=open_hands,
         )
+        if sit is not None:
+            from tablesense.referee.demo import demo_table, demo_variant
+            from tablesense.referee.sit import parse_seats
+            from tablesense.table.geometry import TableGeometry
+
+            try:
+                layout = TableGeometry.load(demo_table(cfg, demo_variant(cfg)))
+                cfg.sit = parse_seats(sit, len(layout.seats))
+            except ValueError as exc:
+                raise _err(str(exc)) from None
+            if not web or link != "virtual":
+                raise _err("--sit needs the page and the virtual boards (no --no-web, no --link direct)")
+        elif open_hands:
+            raise _err("--open-hands goes with --sit")
         stop = threading.Event()
         _stop_on_signals(stop)
         quiet = not web and hands is not None
@@ -384,10 +410,24 @@ def register(app: typer.Typer) -> None:
             elif web:
                 console.print("[yellow]the display page is not available (web room missing)[/]")
 
+        def tabletop(sitting: Any) -> None:
+            # stdout, one line each, flushed: a script (or a test) reads them
+            for n in sitting.seats:
+                sys.stdout.write(f"table top: {sitting.url}?seat={n}\n")
+            if cfg.open_hands:
+                sys.stdout.write(f"table top: {sitting.url}?open=1  (open hands)\n")
+            sys.stdout.flush()
+
         try:
             if not quiet:
                 console.print(f"demo: {game} {variant or DEFAULT_VARIANT[game]}, seed {seed}")
-            result = run_demo(cfg, on_ready=ready, stop=stop, log=None if quiet else console)
+            result = run_demo(
+                cfg,
+                on_ready=ready,
+                stop=stop,
+                log=None if quiet else console,
+                on_tabletop=tabletop,
+            )
         except Exception as exc:  # a clear message, never a traceback
             raise _err(f"{type(exc).__name__}: {exc}", 1) from None
         if quiet:

@@ -268,6 +268,10 @@ class DemoConfig:
     trace: bool = False
     fast: bool | None = None
     """No pacing (None: when there is no page and a number of hands)."""
+    sit: tuple[int, ...] = ()
+    """Seats people take on the table-top page (referee/sit.py); the computer plays the rest."""
+    open_hands: bool = False
+    """With ``sit``: the table-top page may show every piece (teaching mode)."""
     """Print each accepted move as a JSON line on stdout as it is accepted
     (after the journal has it): the crash test's witness."""
 
@@ -304,11 +308,14 @@ def run_demo(
     stop: threading.Event | None = None,
     log: Any = None,
     on_world: Callable[[Any], None] | None = None,
+    on_tabletop: Callable[[Any], None] | None = None,
 ) -> DemoResult:
     """Play the demo match; returns the record (of the hands played).
 
     ``on_ready(url)`` is called once the page is served and the match has
-    started; ``on_world(world)`` gets the virtual table (tests unplug boards).
+    started; ``on_world(world)`` gets the virtual table (tests unplug boards);
+    with ``cfg.sit``, ``on_tabletop(sitting)`` gets the :class:`~tablesense.referee.sit.SitDown`
+    (its ``top`` and its ``url`` of the table-top page) before ``on_ready``.
     """
     from tablesense.journal.store import Journal
     from tablesense.referee.core import MatchSpec, Referee, Timing
@@ -325,10 +332,12 @@ def run_demo(
         variant=variant,
         options=dict(cfg.options),
         seat_names=[s.name for s in geometry.seats],
-        seat_kinds=["bot"] * n,
+        seat_kinds=["human" if i in cfg.sit else "bot" for i in range(n)],
         seed=cfg.seed,
         table=geometry.name,
     )
+    if cfg.sit and (cfg.link != "virtual" or not cfg.web):
+        raise ValueError("--sit needs the virtual boards and the web page")
     bus = EventBus(history_size=2000)
     if log is not None:
         from tablesense.referee.console import log_events
@@ -384,7 +393,7 @@ def run_demo(
         deal="engine",
     )
     make = domino_bot if cfg.game == "dominoes" else kems_bot
-    bots = {i: make(cfg.player) for i in range(n)}
+    bots = {i: make(cfg.player) for i in range(n) if i not in cfg.sit}
 
     vtable: Any = None
     link: Any = None
@@ -415,7 +424,26 @@ def run_demo(
         for cell, uid in world.contents().items():
             piece = registry.piece(uid)
             initial[cell] = str(piece)
-    hands = VirtualHands(
+    sitting: Any = None
+    hands_class: Any = VirtualHands
+    hands_extra: dict[str, Any] = {}
+    if cfg.sit:
+        from tablesense.referee.sit import SitDown, SyncedHands
+
+        sitting = SitDown(
+            geometry,
+            registry,
+            world,
+            bus,
+            session,
+            game=cfg.game,
+            seats=tuple(cfg.sit),
+            open_hands=cfg.open_hands,
+            seed=cfg.seed,
+        )
+        world = sitting.top  # the computer's hands move pieces on the same table top
+        hands_class, hands_extra = SyncedHands, {"top": sitting.top}
+    hands = hands_class(
         bus,
         world,
         registry,
@@ -424,6 +452,7 @@ def run_demo(
         pace=pace,
         initial=initial,
         timeout=60.0,
+        **hands_extra,
     )
     server: Any = None
     url: str | None = None
@@ -431,7 +460,13 @@ def run_demo(
         if link is not None and not link.wait_online(20.0):
             raise RuntimeError("the virtual boards did not come online in 20 s")
         if cfg.web:
-            url, server = serve_display(bus, cfg.host, cfg.port)
+            url, server = serve_display(
+                bus, cfg.host, cfg.port, routers=sitting.routers() if sitting else ()
+            )
+        if sitting is not None and url is not None:
+            sitting.url = url.rstrip("/") + "/tabletop"
+            if on_tabletop is not None:
+                on_tabletop(sitting)
         hands.start()
         if resumed_entries:
             referee.replay(resumed_entries, time.monotonic())
@@ -461,6 +496,8 @@ def run_demo(
     finally:
         hands.stop()
         session.detach()
+        if sitting is not None:
+            sitting.close()
         if leds is not None:
             with contextlib.suppress(Exception):
                 leds.close(blank=False)
@@ -487,8 +524,11 @@ def attach_leds(geometry: Any, source: Any, bus: EventBus) -> Any:
     return leds
 
 
-def serve_display(bus: EventBus, host: str, port: int) -> tuple[str | None, Any]:
-    """Serve the display page for ``bus`` (the outputs+web room's app)."""
+def serve_display(
+    bus: EventBus, host: str, port: int, routers: Any = ()
+) -> tuple[str | None, Any]:
+    """Serve the display page for ``bus`` (the outputs+web room's app), with
+    other pages' ``routers`` (the table-top page of ``demo --sit``)."""
     try:
         from tablesense.web.app import create_app
         from tablesense.web.server import serve_in_thread
@@ -496,7 +536,7 @@ def serve_display(bus: EventBus, host: str, port: int) -> tuple[str | None, Any]
         return None, None
     from tablesense.web.server import WebServerError
 
-    app = create_app(bus, title="tablesense demo")
+    app = create_app(bus, title="tablesense demo", routers=routers)
     try:
         server = serve_in_thread(app, host=host, port=port)
     except WebServerError:

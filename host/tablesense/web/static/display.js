@@ -278,6 +278,9 @@
     socket.onerror = () => socket.close();
   }
 
-  window.TableDisplay = { render, handle };
-  document.addEventListener("DOMContentLoaded", connect);
+  window.TableDisplay = { render, handle, cardNode };
+  // Other pages reuse cardNode (the table-top page): they say data-display="off".
+  document.addEventListener("DOMContentLoaded", () => {
+    if (document.body.dataset.display !== "off") connect();
+  });
 })();

@@ -190,5 +190,30 @@
     return svg;
   }
 
-  window.DominoSVG = { render, normalise, parseTile };
+  /* One tile on its own (the table-top page's racks, cells and hands), drawn
+   * by the same drawTile as the line: "a-b" face up, null face down. Vertical
+   * tiles show a on top. Returns an <svg>. */
+  function tileSVG(text, opts) {
+    opts = opts || {};
+    const vertical = !!opts.vertical;
+    const w = vertical ? U : 2 * U, h = vertical ? 2 * U : U;
+    const pad = 0.06 * U;
+    const svg = el("svg", {
+      class: "tile-svg" + (text ? "" : " back"),
+      viewBox: [-pad, -pad, w + 2 * pad, h + 2 * pad].join(" "),
+      role: "img",
+      "aria-label": text ? "tile " + text : "a tile face down",
+    });
+    const nums = text ? parseTile(text) : null;
+    if (!nums) {
+      svg.appendChild(el("rect", { x: 0, y: 0, width: w, height: h, rx: 0.14 * U, class: "face back" }));
+      return svg;
+    }
+    const p = { x: 0, y: 0, vertical, first: nums[0], second: nums[1] };
+    const g = drawTile(p, { tile: nums[0] + "-" + nums[1], arm: "center", index: 0 });
+    svg.appendChild(g);
+    return svg;
+  }
+
+  window.DominoSVG = { render, normalise, parseTile, tileSVG };
 })();

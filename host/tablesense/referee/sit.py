@@ -1,0 +1,161 @@
+"""``tablesense demo --sit SEATS``: people sit at the virtual table against
+the computer.
+
+The demo's virtual table gets a surface (:class:`~tablesense.sim.hand.TableTop`,
+served as the table-top page next to the display page). People move their
+pieces on it with the mouse or a finger; the computer players' hands move
+theirs on the same table top, so a person sees them lift and lay. Every move
+is a tag lifted from one emulated reader and laid on another: board firmware
+-> link -> referee -> engine -> journal -> LEDs and display, as at a real table.
+
+The seat header is the outputs room's simulated GPIO: the turn LEDs follow the
+display's view exactly as on a Pi, and the page's seat buttons close the
+button contacts, so presses go through the same debouncing and the same
+:func:`~tablesense.outputs.gpio.forward_buttons` wiring as real buttons.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from tablesense.outputs.events import EventBus, TableEvent
+from tablesense.outputs.gpio import SimBackend, TableGPIO, ThreadScheduler, forward_buttons
+from tablesense.referee.demo import VirtualHands
+from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
+from tablesense.table.geometry import TableGeometry
+from tablesense.table.tags import TagRegistry
+
+#: Kems: polls with nobody swapping before the computer lays a new board
+#: when people play (the demo's 2 would leave a person no time to choose).
+KEMS_IDLE_POLLS_WITH_PEOPLE = 60
+
+
+def parse_seats(text: str, seats: int) -> tuple[int, ...]:
+    """``"0"`` or ``"0,2"`` -> seat numbers; a clear error for anything else."""
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit():
+            raise ValueError(f"--sit takes seat numbers like 0 or 0,2, not {part!r}")
+        n = int(part)
+        if not 0 <= n < seats:
+            raise ValueError(f"there is no seat {n} at this table (seats 0..{seats - 1})")
+        if n in out:
+            raise ValueError(f"seat {n} is named twice in --sit")
+        out.append(n)
+    if not out:
+        raise ValueError("--sit needs at least one seat number")
+    if len(out) == seats:
+        raise ValueError("--sit leaves no seat to the computer: use `tablesense play` with `sim boards`")
+    return tuple(out)
+
+
+class SyncedHands(VirtualHands):
+    """The computer's hands on a table top people also touch: where a piece
+    lies is read from the table, never remembered (a person may have moved it)."""
+
+    top: TableTop
+
+    def __init__(self, *args: Any, top: TableTop, **kwargs: Any) -> None:
+        self.top = top
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def cells(self) -> dict[str, str]:
+        return self.top.piece_map()
+
+    @cells.setter
+    def cells(self, value: dict[str, str]) -> None:
+        """The table is the truth; VirtualHands' own bookkeeping is ignored."""
+
+    def lift(self, cell: str) -> str | None:
+        piece = self.top.piece_at(cell)
+        if piece is None:
+            return None
+        with contextlib.suppress(HandError, KeyError, ValueError):
+            self.top.remove(cell)
+        self.held.add(piece)
+        return piece
+
+    def lay(self, piece: str, cell: str) -> None:
+        self.top.place(cell, self.registry.uid_of(piece))
+        self.held.discard(piece)
+
+    def where(self, piece: str) -> str | None:
+        return self.top.cell_of(piece)
+
+    def handle(self, ev: TableEvent) -> None:
+        if ev.kind == "move_rejected":
+            fix = (ev.data.get("private") or {}).get("fix") or ev.data.get("fix") or {}
+            piece = fix.get("piece")
+            if piece is None or self.top.touched.get(str(piece), COMPUTER) != COMPUTER:
+                return  # a person's mistake: the person puts it right
+        super().handle(ev)
+
+
+class SitDown:
+    """The pieces `demo --sit` adds to a demo: the table top, the seat header,
+    the page's routes. ``close()`` releases them."""
+
+    def __init__(
+        self,
+        geometry: TableGeometry,
+        registry: TagRegistry,
+        world: Any,
+        bus: EventBus,
+        session: Any,
+        *,
+        game: str,
+        seats: tuple[int, ...],
+        open_hands: bool = False,
+        seed: int = 0,
+    ) -> None:
+        self.bus = bus
+        self.url: str | None = None
+        """The table-top page's address once it is served."""
+        self.seats = seats
+        self.backend = SimBackend(ThreadScheduler())
+        self.gpio = TableGPIO.from_geometry(geometry, backend=self.backend)
+        self.gpio.attach(bus)
+        self._unforward = forward_buttons(self.gpio, session.press, session.referee_press)
+        self.top = TableTop(
+            world,
+            geometry,
+            registry,
+            pieces=game_pieces(geometry, game),
+            header=self.backend,
+            banner=self.banner,
+            open_hands=open_hands,
+            seats=list(seats),
+            seed=seed,
+        )
+        self.top.dealer = "computer"
+        if game == "kems":
+            session.idle_polls = max(session.idle_polls, KEMS_IDLE_POLLS_WITH_PEOPLE)
+
+    def banner(self) -> dict[str, str] | None:
+        """The referee's message as the display shows it (public)."""
+        ev = self.bus.latest("view")
+        msg = ev.data.get("message") if ev is not None else None
+        if not isinstance(msg, dict) or not msg.get("text"):
+            return None
+        return {"text": str(msg["text"]), "level": str(msg.get("level") or "info")}
+
+    def routers(self) -> list[Any]:
+        from tablesense.web.tabletop import tabletop_router
+
+        return [tabletop_router(self.top)]
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._unforward()
+        with contextlib.suppress(Exception):
+            self.gpio.close()
+        with contextlib.suppress(Exception):
+            self.backend.close()
+
+
+__all__ = ["KEMS_IDLE_POLLS_WITH_PEOPLE", "SitDown", "SyncedHands", "parse_seats"]

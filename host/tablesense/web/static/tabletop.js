@@ -1,0 +1,428 @@
+/* The table-top page: the virtual table drawn from its geometry file, played
+ * by hand. Pieces are moved with pointer events (mouse, pen or finger): the
+ * pick-up is sent when the pointer goes down on a piece (the tag leaves its
+ * reader), the put-down when it is released over a cell. The server sends
+ * this seat's view of the table (never anything else) over a WebSocket;
+ * tiles and cards are drawn by the display page's own functions
+ * (DominoSVG.tileSVG, TableDisplay.cardNode).
+ *
+ * Test contract: pieces carry data-piece (record id, or "hidden"), cells
+ * data-cell (geometry id), racks data-rack (seat), seat buttons
+ * data-button="SEAT:KIND" (pass, call, referee).
+ */
+(function () {
+  "use strict";
+  const $ = (sel) => document.querySelector(sel);
+  const body = document.body;
+  const SEAT = body.dataset.seat === "" ? null : Number(body.dataset.seat);
+  const OPEN = body.dataset.open === "true";
+  const LABELS = {
+    dominoes: { pass: "Pass", call: "Call", referee: "Referee" },
+    kems: { pass: "Kems!", call: "Contre", referee: "Referee" },
+  };
+  let layout = null;
+  let cellInfo = {};   // id -> {x, y, zone, seat, pitch, vertical}
+  let state = null;
+  let drag = null;
+
+  function make(tag, cls, text) {
+    const n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined) n.textContent = String(text);
+    return n;
+  }
+
+  function who() {
+    return OPEN ? { open: true } : { seat: SEAT };
+  }
+
+  function post(path, data) {
+    return fetch("/tabletop/api/" + path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(Object.assign(who(), data || {})),
+    }).then((r) => r.json()).then((res) => {
+      if (!res.ok) oops(res.error || "that did not work");
+      return res;
+    });
+  }
+
+  let oopsTimer = null;
+  function oops(textValue) {
+    const n = $("#oops");
+    n.textContent = textValue;
+    n.hidden = false;
+    clearTimeout(oopsTimer);
+    oopsTimer = setTimeout(() => { n.hidden = true; }, 3000);
+  }
+
+  /* ---- geometry ---------------------------------------------------------- */
+
+  function mine(cell) {
+    return !OPEN && SEAT !== null && cell.zone === "rack" && cell.seat === SEAT;
+  }
+
+  function prepare() {
+    const byZone = {};
+    for (const c of layout.cells) {
+      const key = c.zone + ":" + (c.seat === null ? "" : c.seat);
+      (byZone[key] = byZone[key] || []).push(c);
+    }
+    for (const key in byZone) {
+      const group = byZone[key];
+      for (const c of group) {
+        let best = Infinity, dx = 1, dy = 0;
+        for (const o of group) {
+          if (o === c) continue;
+          const d = Math.hypot(o.x - c.x, o.y - c.y);
+          if (d < best) { best = d; dx = Math.abs(o.x - c.x); dy = Math.abs(o.y - c.y); }
+        }
+        if (!isFinite(best)) best = 60;
+        // Along a horizontal row tiles stand across it in racks and lie along it on the line.
+        const along = dx >= dy ? "x" : "y";
+        const vertical = c.zone === "line" || c.zone === "boneyard" ? along === "y" : along === "x";
+        cellInfo[c.id] = Object.assign({}, c, { pitch: best, vertical });
+      }
+    }
+  }
+
+  function pieceNode(id, cell) {
+    const game = layout.game;
+    const wrap = make("div", "piece");
+    wrap.dataset.piece = id;
+    const hidden = id === "hidden";
+    if (game === "kems") {
+      if (hidden) {
+        const back = make("div", "card back");
+        back.setAttribute("aria-label", "a card face down");
+        wrap.appendChild(back);
+      } else {
+        wrap.appendChild(window.TableDisplay.cardNode(id, cell || ""));
+      }
+      wrap.classList.add("is-card");
+    } else {
+      const info = cell ? cellInfo[cell] : null;
+      const vertical = info ? (mine(info) || info.vertical) : false;
+      wrap.appendChild(window.DominoSVG.tileSVG(hidden ? null : id, { vertical }));
+      wrap.classList.add("is-tile", vertical ? "vertical" : "horizontal");
+    }
+    return wrap;
+  }
+
+  function buildTable() {
+    const table = $("#table");
+    table.replaceChildren();
+    const myRack = $("#my-rack");
+    myRack.replaceChildren();
+    for (const s of layout.seats) {
+      const rack = make("div", "rack");
+      rack.dataset.rack = String(s.index);
+      rack.setAttribute("aria-label", s.name + "'s rack");
+      const mineRack = !OPEN && SEAT === s.index;
+      for (const id of s.rack) rack.appendChild(cellNode(cellInfo[id]));
+      if (mineRack) {
+        rack.classList.add("own");
+        myRack.appendChild(rack);
+      } else {
+        rack.classList.add("on-map");
+        table.appendChild(rack);
+      }
+    }
+    for (const c of layout.cells) {
+      if (c.zone !== "rack") table.appendChild(cellNode(cellInfo[c.id]));
+    }
+    $("#my-side").hidden = OPEN || SEAT === null;
+    place();
+    table.dataset.ready = "true";
+  }
+
+  function cellNode(c) {
+    const n = make("div", "cell zone-" + c.zone);
+    n.dataset.cell = c.id;
+    n.dataset.zone = c.zone;
+    n.dataset.light = "off";
+    n.title = c.id;
+    if (c.vertical) n.classList.add("vertical");
+    return n;
+  }
+
+  /* Position the map's cells from their mm coordinates (y grows north). */
+  function place() {
+    const table = $("#table");
+    const cells = layout.cells.filter((c) => !mine(c));
+    if (!cells.length) return;
+    let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    for (const c of cells) {
+      const half = cellInfo[c.id].pitch;
+      minX = Math.min(minX, c.x - half); maxX = Math.max(maxX, c.x + half);
+      minY = Math.min(minY, c.y - half); maxY = Math.max(maxY, c.y + half);
+    }
+    const w = table.clientWidth, h = table.clientHeight;
+    const scale = Math.min(w / (maxX - minX), h / (maxY - minY));
+    const offX = (w - (maxX - minX) * scale) / 2, offY = (h - (maxY - minY) * scale) / 2;
+    table.style.setProperty("--mm", scale + "px");
+    for (const c of cells) {
+      const n = table.querySelector('[data-cell="' + c.id + '"]');
+      if (!n) continue;
+      const info = cellInfo[c.id];
+      let cw = info.pitch * 0.94, ch = info.pitch * 0.94;
+      if (layout.game === "kems") {
+        if (c.zone === "kems_slot") { cw = info.pitch * 0.9; ch = cw * 1.4; }
+        else { cw = info.pitch * 0.9; ch = cw * 1.4; }
+      } else if (c.zone === "rack") {
+        if (info.vertical) { ch = cw * 2; } else { cw = ch * 2; }
+      } else if (c.zone === "boneyard") {
+        cw = info.pitch * 0.8; ch = cw / 2;
+      } else if (info.vertical) {
+        cw = ch / 2;
+      } else {
+        ch = cw / 2;
+      }
+      const px = offX + (c.x - minX) * scale, py = offY + (maxY - c.y) * scale;
+      n.style.left = (px - (cw * scale) / 2) + "px";
+      n.style.top = (py - (ch * scale) / 2) + "px";
+      n.style.width = cw * scale + "px";
+      n.style.height = ch * scale + "px";
+    }
+  }
+
+  /* ---- drawing the state -------------------------------------------------- */
+
+  function lightName(rgb) {
+    if (!rgb) return "none";
+    const [r, g, b] = rgb;
+    const m = Math.max(r, g, b);
+    if (m === 0) return "off";
+    if (r === m && g < r / 3 && b < r / 3) return "red";
+    if (g === m && r < g / 2 && b < g / 2) return "green";
+    if (b === m && r < b / 2 && g < b / 2) return "blue";
+    if (r > 0 && b > 0 && g < Math.min(r, b) / 2) return "purple";
+    if (r > 0 && g > 0 && b < Math.min(r, g) / 2) return "amber";
+    return "white";
+  }
+
+  function glow(rgb) {
+    const m = Math.max(rgb[0], rgb[1], rgb[2]);
+    const k = m ? 255 / m : 0;  // WS2812 values are dim: show the hue at full strength
+    return "rgb(" + rgb.map((v) => Math.round(v * k)).join(",") + ")";
+  }
+
+  function draggable(cellId) {
+    if (OPEN) return true;
+    const c = cellInfo[cellId];
+    if (SEAT === null) return false;
+    return c.zone !== "rack" || c.seat === SEAT;
+  }
+
+  function render(st) {
+    state = st;
+    body.dataset.conn = "live";
+    for (const id in st.cells) {
+      const n = document.querySelector('[data-cell="' + id + '"]');
+      if (!n) continue;
+      const info = st.cells[id];
+      const want = info.piece || "";
+      const have = n.firstElementChild ? n.firstElementChild.dataset.piece : "";
+      if (want !== have) {
+        n.replaceChildren();
+        if (info.piece) {
+          const p = pieceNode(info.piece, id);
+          if (draggable(id)) p.classList.add("grab");
+          n.appendChild(p);
+        }
+      }
+      const light = lightName(info.led);
+      n.dataset.light = light;
+      n.dataset.led = info.led ? info.led.join(",") : "";
+      n.style.setProperty("--led", info.led && light !== "off" ? glow(info.led) : "transparent");
+    }
+    // Seats: names, turn LEDs, buttons, pieces in the air.
+    const seats = $("#tt-seats");
+    seats.replaceChildren();
+    const labels = LABELS[layout.game] || LABELS.dominoes;
+    const myButtons = $("#my-buttons");
+    myButtons.replaceChildren();
+    for (const s of layout.seats) {
+      const box = make("div", "tt-seat");
+      box.dataset.seat = String(s.index);
+      const lit = !!(st.turn && st.turn[s.index]);
+      box.dataset.turn = lit ? "true" : "false";
+      const head = make("div", "tt-seat-head");
+      const led = make("span", "turn-led");
+      led.dataset.turnLed = String(s.index);
+      led.dataset.lit = lit ? "true" : "false";
+      led.title = "turn LED";
+      head.appendChild(led);
+      head.appendChild(make("span", "name", s.name));
+      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? "you" : s.person ? "" : "computer"));
+      box.appendChild(head);
+      const btns = make("div", "tt-buttons");
+      for (const kind of s.buttons) {
+        const b = make("button", "seat-button kind-" + kind, labels[kind] || kind);
+        b.type = "button";
+        b.dataset.button = s.index + ":" + kind;
+        const allowed = layout.buttons && (OPEN || SEAT === s.index);
+        b.disabled = !allowed;
+        b.addEventListener("click", () => post("press", { button_seat: s.index, kind }));
+        if (!OPEN && SEAT === s.index) myButtons.appendChild(b); else btns.appendChild(b);
+      }
+      box.appendChild(btns);
+      const air = make("div", "air");
+      for (const a of st.air || []) {
+        if (a.hand !== "seat:" + s.index) continue;
+        air.appendChild(airNode(a));
+      }
+      box.appendChild(air);
+      seats.appendChild(box);
+    }
+    // The computer's hand and the open screen's hand.
+    const others = (st.air || []).filter((a) => !/^seat:/.test(a.hand));
+    if (others.length) {
+      const box = make("div", "tt-seat computer");
+      box.appendChild(make("div", "tt-seat-head", "In the air"));
+      const air = make("div", "air");
+      for (const a of others) air.appendChild(airNode(a));
+      box.appendChild(air);
+      seats.appendChild(box);
+    }
+    const hand = $("#my-hand");
+    hand.replaceChildren();
+    for (const a of st.air || []) if (a.mine && !OPEN) hand.appendChild(airNode(a));
+    hand.hidden = !hand.children.length;
+    const stock = $("#stock");
+    stock.dataset.stock = String(st.stock);
+    stock.querySelector(".count").textContent = st.stock ? st.stock + " off the table" : "";
+    stock.hidden = !st.stock && !(layout.game === "kems");
+    stock.classList.toggle("grab", st.stock > 0 && (OPEN || SEAT !== null));
+    // The referee's banner (the display's message).
+    const msg = $("#message");
+    if (st.banner && st.banner.text) {
+      msg.hidden = false;
+      msg.dataset.level = st.banner.level || "info";
+      msg.textContent = st.banner.text;
+    } else {
+      msg.hidden = true;
+      msg.dataset.level = "";
+      msg.textContent = "";
+    }
+    body.dataset.version = String(Number(body.dataset.version) + 1);
+  }
+
+  function airNode(a) {
+    const n = pieceNode(a.piece, null);
+    n.classList.add("in-air");
+    n.dataset.hand = a.hand;
+    if (a.mine) n.classList.add("grab");
+    return n;
+  }
+
+  /* ---- dragging ----------------------------------------------------------- */
+
+  function start(ev) {
+    if (ev.button !== undefined && ev.button !== 0) return;
+    const stock = ev.target.closest("#stock.grab");
+    const piece = ev.target.closest(".piece.grab");
+    if (!stock && !piece) return;
+    ev.preventDefault();
+    const from = piece ? piece.closest("[data-cell]") : null;
+    const ghost = (piece || stock).cloneNode(true);
+    ghost.removeAttribute("id");
+    ghost.classList.add("ghost");
+    ghost.querySelectorAll("[data-piece]").forEach((x) => x.removeAttribute("data-piece"));
+    ghost.removeAttribute("data-piece");
+    const r = (piece || stock).getBoundingClientRect();
+    ghost.style.width = r.width + "px";
+    ghost.style.height = r.height + "px";
+    document.body.appendChild(ghost);
+    drag = { ghost, dx: r.width / 2, dy: r.height / 2, piece: null, lifting: null, pointer: ev.pointerId };
+    move(ev);
+    if (piece && piece.classList.contains("in-air")) {
+      drag.piece = piece.dataset.piece;
+      drag.lifting = Promise.resolve({ ok: true, piece: drag.piece });
+    } else if (from) {
+      piece.classList.add("lifted");
+      drag.lifting = post("lift", { cell: from.dataset.cell });
+    } else {
+      drag.lifting = post("lift", { stock: true });
+    }
+    try { (ev.target).setPointerCapture(ev.pointerId); } catch (_) { /* element re-rendered */ }
+  }
+
+  function move(ev) {
+    if (!drag) return;
+    drag.ghost.style.left = ev.clientX - drag.dx + "px";
+    drag.ghost.style.top = ev.clientY - drag.dy + "px";
+    document.querySelectorAll(".cell.over").forEach((n) => n.classList.remove("over"));
+    const t = target(ev);
+    if (t && t.dataset.cell) t.classList.add("over");
+  }
+
+  function target(ev) {
+    const n = document.elementFromPoint(ev.clientX, ev.clientY);
+    if (!n) return null;
+    return n.closest("[data-cell]") || n.closest("#stock");
+  }
+
+  function end(ev) {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    const t = target(ev);
+    d.ghost.remove();
+    document.querySelectorAll(".cell.over").forEach((n) => n.classList.remove("over"));
+    d.lifting.then((res) => {
+      if (!res.ok) return;
+      const piece = res.piece;
+      if (t && t.id === "stock") return post("lay", { piece, cell: null });
+      if (t && t.dataset.cell && !t.querySelector("[data-piece]")) return post("lay", { piece, cell: t.dataset.cell });
+      // Released over nothing (or a full cell): the piece stays in the hand, on no reader.
+      return null;
+    });
+  }
+
+  /* ---- wiring ------------------------------------------------------------- */
+
+  let retry = 300;
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const q = OPEN ? "open=1" : "seat=" + SEAT;
+    const socket = new WebSocket(proto + "//" + location.host + "/tabletop/ws?" + q);
+    socket.onopen = () => { retry = 300; body.dataset.conn = "live"; };
+    socket.onmessage = (m) => {
+      let st;
+      try { st = JSON.parse(m.data); } catch (_) { return; }
+      if (st.error) { oops(st.error); return; }
+      try { render(st); body.dataset.error = ""; } catch (err) { body.dataset.error = String(err); console.error(err); }
+    };
+    socket.onclose = () => {
+      body.dataset.conn = "offline";
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 4000);
+    };
+    socket.onerror = () => socket.close();
+  }
+
+  function init() {
+    if (body.dataset.chooser === "true") return;
+    fetch("/tabletop/api/layout").then((r) => r.json()).then((l) => {
+      layout = l;
+      body.dataset.game = l.game;
+      $("#game").textContent = "Table top · " + l.name;
+      const me = layout.seats.find((s) => s.index === SEAT);
+      $("#whoami").textContent = OPEN ? "open hands" : me ? "You: " + me.name : "";
+      $("#save").hidden = !l.open_hands;
+      prepare();
+      buildTable();
+      document.addEventListener("pointerdown", start);
+      document.addEventListener("pointermove", move);
+      document.addEventListener("pointerup", end);
+      document.addEventListener("pointercancel", end);
+      window.addEventListener("resize", place);
+      $("#deal").addEventListener("click", () => post("deal"));
+      connect();
+    });
+  }
+
+  window.TableTop = { lightName };
+  document.addEventListener("DOMContentLoaded", init);
+})();

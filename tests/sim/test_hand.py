@@ -1,0 +1,160 @@
+"""The table top's hands (sim/hand.py): lift and lay on the virtual table's
+readers, who sees what, shuffle-and-deal, and a session saved as a scenario
+file and replayed through the real firmware and link."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tablesense.link.manager import TableLink
+from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
+from tablesense.sim.scenario import Scenario
+from tablesense.sim.virtual_table import VirtualTable
+from tablesense.table.geometry import TableGeometry
+from tablesense.table.tags import TagRegistry
+
+
+class Header:
+    """A seat header stand-in: records presses, lights seat 1's turn LED."""
+
+    def __init__(self, lit: set[int]) -> None:
+        self.lit = lit
+        self.events: list[tuple[str, int]] = []
+        self.released = threading.Event()
+
+    def level(self, pin: int) -> bool:
+        return pin in self.lit
+
+    def press(self, pin: int) -> None:
+        self.events.append(("down", pin))
+
+    def release_button(self, pin: int) -> None:
+        self.events.append(("up", pin))
+        self.released.set()
+
+
+@pytest.fixture(scope="module")
+def geometry() -> TableGeometry:
+    return TableGeometry.load("dominoes-2")
+
+
+@pytest.fixture()
+def table(geometry: TableGeometry) -> Iterator[VirtualTable]:
+    vt = VirtualTable(geometry, seed=3, scan_interval=0.001)
+    vt.start()
+    try:
+        yield vt
+    finally:
+        vt.stop()
+
+
+def test_deal_fills_racks_and_boneyard_and_seats_see_only_their_own(
+    table: VirtualTable, geometry: TableGeometry
+) -> None:
+    reg = TagRegistry.virtual(3)
+    top = TableTop(table, geometry, reg, seed=3)
+    top.deal(seed=5)
+    pieces = top.piece_map()
+    assert len(pieces) == 28  # 2 x 7 on the racks + 14 in the boneyard
+    assert set(pieces.values()) == set(game_pieces(geometry))
+    assert top.stock() == []
+    view = top.view(0)
+    own = {c for c in geometry.seats[0].rack}
+    for cell, info in view["cells"].items():
+        if cell in own:
+            assert info["piece"] == pieces.get(cell)
+        elif cell in pieces:
+            assert info["piece"] == "hidden", cell
+    text = json.dumps(view)
+    for cell in geometry.seats[1].rack[:7] + geometry.boneyard:
+        assert f'"{pieces[cell]}"' not in text
+    with pytest.raises(HandError, match="open hands are off"):
+        top.view(0, open_view=True)
+
+
+def test_lift_and_lay_are_two_world_changes_and_a_held_piece_is_on_no_reader(
+    table: VirtualTable, geometry: TableGeometry
+) -> None:
+    reg = TagRegistry.virtual(3)
+    top = TableTop(table, geometry, reg, seed=3)
+    top.deal(seed=5)
+    cell = geometry.seats[0].rack[0]
+    piece = top.piece_at(cell)
+    assert piece is not None
+    with pytest.raises(HandError, match="rack"):
+        top.lift("seat:0", geometry.seats[1].rack[0])
+    got = top.lift("seat:0", cell)
+    assert got == piece
+    assert cell not in table.tags()  # in the air: on no reader
+    assert piece not in top.piece_map().values()
+    assert top.held("seat:0") == [piece]
+    # others see a hidden piece in seat 0's hand, seat 0 sees its face
+    assert top.view(1)["air"] == [{"hand": "seat:0", "piece": "hidden", "mine": False}]
+    assert top.view(0)["air"] == [{"hand": "seat:0", "piece": piece, "mine": True}]
+    with pytest.raises(HandError, match="already holds"):
+        top.lay("seat:0", piece, geometry.seats[0].rack[1])
+    with pytest.raises(HandError, match="not holding"):
+        top.lay("seat:1", piece, "center")
+    top.lay("seat:0", piece, "center")
+    assert table.tags()["center"] == reg.uid_of(piece)
+    assert top.view(1)["cells"]["center"]["piece"] == piece  # the line is public
+    # the computer's hand takes a piece from wherever it lies
+    other = top.piece_at(geometry.seats[1].rack[0])
+    assert other is not None
+    top.place("left-1", reg.uid_of(other))
+    assert top.piece_at("left-1") == other and top.touched[other] == COMPUTER
+    assert geometry.seats[1].rack[0] not in table.tags()
+
+
+def test_buttons_press_and_release_the_seat_header_and_turn_leds_read_it(
+    table: VirtualTable, geometry: TableGeometry
+) -> None:
+    seat1 = geometry.seats[1]
+    assert seat1.turn_led_pin is not None and seat1.button_pin is not None
+    header = Header({seat1.turn_led_pin})
+    top = TableTop(table, geometry, TagRegistry.virtual(3), header=header)
+    assert top.turn_leds() == [False, True]
+    top.press(1, "pass")
+    assert header.released.wait(2.0)
+    assert header.events == [("down", seat1.button_pin), ("up", seat1.button_pin)]
+    with pytest.raises(HandError, match="no 'shout' button"):
+        top.press(1, "shout")
+
+
+def test_session_saved_as_a_scenario_replays_through_firmware_and_link(
+    tmp_path: Path, table: VirtualTable, geometry: TableGeometry
+) -> None:
+    reg = TagRegistry.virtual(3)
+    top = TableTop(table, geometry, reg, seed=3)
+    top.deal(seed=9)
+    a = geometry.seats[0].rack[2]
+    piece = top.lift("seat:0", a)
+    top.lay("seat:0", piece, "center")
+    b = geometry.boneyard[0]
+    drawn = top.lift("seat:1", b)
+    top.lay("seat:1", drawn, geometry.seats[1].rack[7])
+    want = table.tags()
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(top.scenario()))
+    script = Scenario.load(path, geometry)
+    assert sum(1 for s in script.steps if s.action == "place") == 30
+
+    fresh = VirtualTable(geometry, seed=4, scan_interval=0.001)
+    paths = fresh.start()
+    link = TableLink(geometry, ports=list(paths.values()))
+    try:
+        link.start()
+        assert link.wait_online(20.0)
+        assert script.run(fresh, speed=1000.0)
+        assert fresh.tags() == want
+        seen = link.wait_until(lambda st: st.complete and st.tags() == want, 10.0)
+        assert seen is not None, "the link never reported the replayed table"
+        assert seen.tags()["center"] == reg.uid_of(piece)
+    finally:
+        link.stop()
+        fresh.stop()
