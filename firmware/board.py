@@ -293,7 +293,7 @@ class Board:
             if msg_type == proto.HELLO:
                 self._send(proto.IDENTITY, self._identity(seq))
             elif msg_type == proto.SNAPSHOT_REQ:
-                self._send(proto.SNAPSHOT, proto.encode_snapshot(seq, self.confirmed))
+                self._snapshot(seq, payload)
             elif msg_type == proto.PING:
                 self._send(proto.ACK, proto.encode_ack(seq))
             elif msg_type == proto.LEDS:
@@ -320,6 +320,20 @@ class Board:
                 )
         except proto.ProtocolError as exc:
             self._send(proto.NAK, proto.encode_nak(seq, proto.NAK_BAD_PAYLOAD, str(exc)))
+
+    def _snapshot(self, seq, payload):
+        """The whole board (an empty request, as every version-1 host sends
+        it), or the cells of a range (first, count; count 0: to the end)."""
+        rng = proto.decode_snapshot_req(payload)
+        if rng is None:
+            self._send(proto.SNAPSHOT, proto.encode_snapshot(seq, self.confirmed))
+            return
+        first, count = rng
+        if first >= self.cells:
+            raise proto.ProtocolError("first cell %d, the board has %d" % (first, self.cells))
+        end = self.cells if count == 0 else min(self.cells, first + count)
+        states = self.confirmed[first:end]
+        self._send(proto.SNAPSHOT_PART, proto.encode_snapshot_part(seq, first, self.events, states))
 
     def _identity(self, seq):
         leds = self.leds

@@ -17,11 +17,21 @@
 import struct
 
 VERSION = 1
-MAX_FRAME = 1024  # decoded bytes; a longer run without a delimiter is dropped
+MAX_FRAME = 1024  # payload bytes; every payload up to this size must decode
+
+
+def encoded_limit(max_payload):
+    """The longest COBS block (delimiter excluded) a frame with a payload of
+    max_payload bytes can become: header 4 + payload + CRC 2, plus one COBS
+    code byte per started run of 254 bytes. A longer run without a delimiter
+    cannot be a frame and is dropped as oversize."""
+    body = max_payload + 6
+    return body + body // 254 + 1
+
 
 # Host -> board commands (each answered with a reply carrying ack_seq).
 HELLO = 0x01  # payload: host protocol version u8 -> IDENTITY
-SNAPSHOT_REQ = 0x02  # -> SNAPSHOT
+SNAPSHOT_REQ = 0x02  # no payload -> SNAPSHOT; first u8, count u8 -> SNAPSHOT_PART
 LEDS = 0x03  # payload: count u16, count x (r, g, b) -> ACK
 PING = 0x04  # -> ACK (keep-alive)
 SELFTEST = 0x05  # -> SELFTEST_RESULT
@@ -41,6 +51,7 @@ STATS = 0x86  # see encode_stats
 BOOT = 0x87  # unsolicited, first frame after a (re)start: reset cause u8; its seq is 0
 LOG = 0x88  # unsolicited: level u8, message (utf-8)
 FILES = 0x89  # ack_seq u8, count u8, count x (name str8, sha256 prefix 8 bytes)
+SNAPSHOT_PART = 0x8A  # ack_seq u8, first u8, count u8, events u16, count x cell state
 
 # NAK codes
 NAK_UNKNOWN_TYPE = 1
@@ -102,12 +113,20 @@ def crc16(data, crc=0xFFFF):
 
 
 def cobs_encode(data):
-    """Consistent Overhead Byte Stuffing: the result contains no 0x00 byte."""
-    out = bytearray()
-    code_index = 0
-    out.append(0)
+    """Consistent Overhead Byte Stuffing (standard COBS, byte for byte what
+    other implementations produce): the result contains no 0x00 byte.
+
+    A full run of 254 non-zero bytes (code 0xFF) closes its block without an
+    implied zero; the next block is only opened when more data follows, so
+    data ending in such a run gets no needless trailing 0x01 block."""
+    out = bytearray(b"\x00")
+    code_index = 0  # where the open block's code byte goes; -1: no block open
     code = 1
     for b in data:
+        if code_index < 0:
+            code_index = len(out)
+            out.append(0)
+            code = 1
         if b == 0:
             out[code_index] = code
             code_index = len(out)
@@ -118,10 +137,9 @@ def cobs_encode(data):
             code += 1
             if code == 0xFF:
                 out[code_index] = code
-                code_index = len(out)
-                out.append(0)
-                code = 1
-    out[code_index] = code
+                code_index = -1
+    if code_index >= 0:
+        out[code_index] = code
     return bytes(out)
 
 
@@ -181,7 +199,8 @@ class FrameDecoder:
     skipped, and decoding resumes at the next 0x00 delimiter."""
 
     def __init__(self, max_frame=MAX_FRAME):
-        self.max_frame = max_frame
+        self.max_frame = max_frame  # the largest payload that must pass
+        self._limit = encoded_limit(max_frame)
         self._buf = bytearray()
         self._discarding = False
         self.frames = 0
@@ -211,7 +230,7 @@ class FrameDecoder:
             if b != 0:
                 if self._discarding:
                     continue
-                if len(buf) >= self.max_frame + 8:
+                if len(buf) >= self._limit:
                     self.oversize += 1
                     self._discarding = True
                     buf[:] = b""
@@ -348,6 +367,56 @@ def decode_snapshot(payload):
     if i != len(payload):
         raise ProtocolError("trailing bytes in SNAPSHOT")
     return payload[0], states
+
+
+def encode_snapshot_req(first=None, count=0):
+    """SNAPSHOT_REQ payload. No arguments: the whole board in one SNAPSHOT
+    (what every version-1 host sends). With first: cells first ..
+    first+count-1 in one SNAPSHOT_PART (count 0 or past the end: through the
+    last cell), so a resync over a noisy cable is a few small frames, each
+    asked again on its own, rather than one long frame that must survive."""
+    if first is None:
+        return b""
+    return bytes([first & 0xFF, count & 0xFF])
+
+
+def decode_snapshot_req(payload):
+    """-> None (the whole board) or (first, count)."""
+    if not payload:
+        return None
+    if len(payload) != 2:
+        raise ProtocolError("SNAPSHOT_REQ payload of %d bytes (0 or 2)" % len(payload))
+    return payload[0], payload[1]
+
+
+def encode_snapshot_part(ack_seq, first, events, states):
+    """SNAPSHOT_PART: the states of cells first .. first+len(states)-1, and
+    events = CELL events the board has sent since it started (mod 65536):
+    the host compares it with the CELL frames it received to know whether a
+    lost frame was a CELL event (then the parts taken before it are stale)."""
+    parts = [bytes([ack_seq & 0xFF, first & 0xFF, len(states)]), struct.pack("<H", events & 0xFFFF)]
+    for s in states:
+        parts.append(encode_cell_state(s))
+    return b"".join(parts)
+
+
+def decode_snapshot_part(payload):
+    """-> (ack_seq, first, events, [state, ...])"""
+    if len(payload) < 5:
+        raise ProtocolError("short SNAPSHOT_PART")
+    first = payload[1]
+    count = payload[2]
+    if first + count > 256:
+        raise ProtocolError("SNAPSHOT_PART cells %d..%d past cell 255" % (first, first + count - 1))
+    events = payload[3] | (payload[4] << 8)
+    i = 5
+    states = []
+    for _ in range(count):
+        s, i = decode_cell_state(payload, i)
+        states.append(s)
+    if i != len(payload):
+        raise ProtocolError("trailing bytes in SNAPSHOT_PART")
+    return payload[0], first, events, states
 
 
 def encode_leds(colors):

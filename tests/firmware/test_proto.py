@@ -23,6 +23,8 @@ DECODERS = [
     proto.decode_selftest,
     proto.decode_files,
     proto.decode_log,
+    proto.decode_snapshot_req,
+    proto.decode_snapshot_part,
 ]
 
 cell_states = st.one_of(
@@ -45,7 +47,9 @@ def test_crc16_check_value() -> None:
         (b"\x00\x00", b"\x01\x01\x01"),
         (b"\x11\x22\x00\x33", b"\x03\x11\x22\x02\x33"),
         (b"\x11\x22\x33\x44", b"\x05\x11\x22\x33\x44"),
-        (bytes(range(1, 255)), b"\xff" + bytes(range(1, 255)) + b"\x01"),
+        (bytes(range(1, 255)), b"\xff" + bytes(range(1, 255))),
+        (bytes(range(1, 255)) + b"\x00", b"\xff" + bytes(range(1, 255)) + b"\x01\x01"),
+        (bytes(range(1, 256)), b"\xff" + bytes(range(1, 255)) + b"\x02\xff"),
     ],
 )
 def test_cobs_known_vectors(raw: bytes, encoded: bytes) -> None:

@@ -3,10 +3,12 @@ TableLink on it, both always stopped."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,11 @@ from tablesense.sim.layouts import bench_geometry
 from tablesense.sim.virtual_table import VirtualTable
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.state import TableState
+
+# this folder's helpers (fw_wire) are imported by name (--import-mode=importlib)
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 @dataclass

@@ -17,6 +17,15 @@ and asks for a snapshot, so the host never shows a mix of stale and new cells
 that never existed on the table. A periodic snapshot (default every 10 s)
 catches anything else.
 
+A board of more than ``snapshot_chunk`` cells is resynced in ranges (ranged
+SNAPSHOT_REQ, answered by SNAPSHOT_PART): a few short frames, each asked
+again on its own when lost, instead of one long frame that must cross a noisy
+cable whole. Each part carries the board's count of CELL events sent; a
+change in (that count - CELL frames received) between two parts means a CELL
+event was lost in between, so the parts taken before it are asked again. A
+board that answers a ranged request with a whole SNAPSHOT (older firmware) is
+asked for whole snapshots from then on.
+
 LED frames are whole strips: :meth:`BoardConnection.send_leds` keeps only the
 latest wanted frame (coalescing), sends it at most every ``led_min_interval``
 seconds, resends it until acknowledged and after every reconnect (frames are
@@ -105,6 +114,7 @@ class LinkOptions:
     handshake_tries: int = 10
     snapshot_timeout: float = 0.2
     snapshot_retry_on_error: float = 0.03  # earliest re-request after a CRC error
+    snapshot_chunk: int = 8  # cells per ranged SNAPSHOT_REQ (0: always the whole board at once)
     resync_interval: float = 10.0
     led_min_interval: float = 0.02
     led_ack_timeout: float = 0.25
@@ -128,6 +138,8 @@ class ConnStats:
     rx_errors: int = 0
     snapshots: int = 0
     snapshot_requests: int = 0
+    snapshot_parts: int = 0  # SNAPSHOT_PART frames taken
+    stale_parts: int = 0  # cells of parts asked again because a CELL event was lost after them
     events: int = 0
     events_ignored: int = 0
     boots: int = 0
@@ -205,6 +217,28 @@ def reading_from_proto(state: None | bytes | int) -> Reading:
     return ReadError(state)
 
 
+@dataclass
+class _Round:
+    """One resync: the board's cells gathered range by range.
+
+    ``ranges`` are (first, count), or a single ``None`` for the whole board in
+    one SNAPSHOT. ``parts`` holds each channel's state as its part said, kept
+    current by the CELL events received after that part; ``offsets`` the
+    board's CELL count minus the host's CELL frames received when the part came
+    (equal offsets: no CELL event was lost between the parts)."""
+
+    ranges: list[tuple[int, int] | None]
+    pending: dict[int, float] = field(default_factory=dict)  # range index -> asked at
+    parts: dict[int, None | bytes | int] = field(default_factory=dict)
+    offsets: dict[int, int] = field(default_factory=dict)
+
+    def done(self, index: int) -> bool:
+        rng = self.ranges[index]
+        if rng is None:
+            return False
+        return all(ch in self.parts for ch in range(rng[0], rng[0] + rng[1]))
+
+
 class _SessionEnd(Exception):
     """End this session (close the port, report offline, retry later)."""
 
@@ -256,8 +290,9 @@ class BoardConnection:
         self._hello_seq: int | None = None
         self._hello_at = 0.0
         self._hello_tries = 0
-        self._snap_inflight: int | None = None
-        self._snap_at = 0.0
+        self._round: _Round | None = None  # a resync in progress
+        self._ranged = True  # False once the board answered a range with a whole SNAPSHOT
+        self._cell_rx = 0  # CELL frames received this session (see _Round)
         self._snap_ok_at = 0.0
         self._last_rx = 0.0
         self._last_ping = 0.0
@@ -370,7 +405,9 @@ class BoardConnection:
         now = self._clock()
         self._rx_seq = None
         self._set_frozen(True)
-        self._snap_inflight = None
+        self._round = None
+        self._ranged = True
+        self._cell_rx = 0
         self._snap_ok_at = now
         self._last_rx = now
         self._last_ping = now
@@ -396,6 +433,7 @@ class BoardConnection:
     def _begin_handshake(self, now: float) -> None:
         self._state = ConnState.HANDSHAKE
         self._hello_tries = 0
+        self._round = None
         self._set_frozen(True)
         self._send_hello(now)
         self._set_status(ConnState.HANDSHAKE, f"handshake on {self.port}")
@@ -439,7 +477,7 @@ class BoardConnection:
         )
         with self._lock:
             self._led_confirmed = None  # the board's strip is unknown after a (re)connect
-        self._request_snapshot(now)
+        self._start_round(now)
 
     # --- frames ------------------------------------------------------------------
 
@@ -459,27 +497,30 @@ class BoardConnection:
         if ident is None or board != ident.board:
             return  # not from the board we identified: ignore
         self._last_rx = now
-        # Sequence check: every board frame is numbered.
+        # Sequence check: every board frame is numbered, wrapping from 255 to 0.
+        gap = False
         if self._rx_seq is not None:
             if seq == self._rx_seq:
                 self.stats.duplicates += 1
                 return
-            if seq != (self._rx_seq + 1) & 0xFF:
-                self.stats.gaps += 1
-                self._rx_seq = seq
-                self._resync("gap", now, urgent=True)
-                if msg_type == proto.CELL:
-                    self.stats.events_ignored += 1
-                    return
+            gap = seq != (self._rx_seq + 1) & 0xFF
         self._rx_seq = seq
+        if msg_type == proto.CELL:
+            self._cell_rx += 1
+        if gap:
+            self.stats.gaps += 1
+            self._resync("gap", now, urgent=True)
         try:
             if msg_type == proto.CELL:
-                if self._frozen:
-                    self.stats.events_ignored += 1
-                    return
                 channel, state = proto.decode_cell_event(payload)
                 if channel >= ident.cells:
                     raise proto.ProtocolError(f"CELL for channel {channel} of {ident.cells}")
+                rnd = self._round
+                if rnd is not None and channel in rnd.parts:
+                    rnd.parts[channel] = state  # newer than the part that gave it
+                if self._frozen:
+                    self.stats.events_ignored += 1
+                    return
                 self.stats.events += 1
                 self.listener.board_cells(
                     board, {channel: reading_from_proto(state)}, False, received_at
@@ -490,7 +531,11 @@ class BoardConnection:
                     raise proto.ProtocolError(
                         f"SNAPSHOT of {len(states)} cells, board has {ident.cells}"
                     )
+                if self._round is not None and self._round.ranges != [None]:
+                    self._ranged = False  # older firmware: it ignores the range
                 self._on_snapshot(board, states, now, received_at)
+            elif msg_type == proto.SNAPSHOT_PART:
+                self._on_part(board, payload, now, received_at)
             elif msg_type == proto.ACK:
                 ack_seq, _status = proto.decode_ack(payload)
                 self._on_ack(ack_seq)
@@ -506,9 +551,41 @@ class BoardConnection:
             log.warning("board %d: %s; resyncing", board, exc)
             self._resync("protocol", now, urgent=True)
 
+    def _on_part(self, board: int, payload: bytes, now: float, received_at: float) -> None:
+        """One range of a resync (see _Round): keep it, drop the parts a lost
+        CELL event may have made stale, and finish when every cell is in."""
+        ident = self.identity
+        assert ident is not None
+        _ack, first, events, states = proto.decode_snapshot_part(payload)
+        if first + len(states) > ident.cells:
+            raise proto.ProtocolError(
+                f"SNAPSHOT_PART for cells {first}..{first + len(states) - 1} of {ident.cells}"
+            )
+        rnd = self._round
+        if rnd is None:
+            return  # a late answer: the cells are live and in sync already
+        self.stats.snapshot_parts += 1
+        offset = (events - self._cell_rx) & 0xFFFF
+        for k, state in enumerate(states):
+            rnd.parts[first + k] = state
+            rnd.offsets[first + k] = offset
+        stale = [ch for ch, off in rnd.offsets.items() if off != offset]
+        if stale:
+            # a CELL event was lost after those parts were taken: ask for them again
+            self.stats.stale_parts += len(stale)
+            for ch in stale:
+                del rnd.parts[ch]
+                del rnd.offsets[ch]
+            for i in range(len(rnd.ranges)):
+                rng = rnd.ranges[i]
+                if rng is not None and any(rng[0] <= ch < rng[0] + rng[1] for ch in stale):
+                    self._ask_range(i, now)
+        if len(rnd.parts) == ident.cells:
+            self._on_snapshot(board, [rnd.parts[ch] for ch in range(ident.cells)], now, received_at)
+
     def _on_snapshot(self, board: int, states: list, now: float, received_at: float) -> None:
         self.stats.snapshots += 1
-        self._snap_inflight = None
+        self._round = None
         self._snap_ok_at = now
         readings = {ch: reading_from_proto(s) for ch, s in enumerate(states)}
         if any(s == -1 for s in states):
@@ -573,9 +650,8 @@ class BoardConnection:
             self._last_ping = now
             self.stats.pings += 1
             self._send(proto.PING)
-        if self._snap_inflight is not None:
-            if now - self._snap_at >= o.snapshot_timeout:
-                self._request_snapshot(now)
+        if self._round is not None:
+            self._ask_missing(now, o.snapshot_timeout)
         elif now - self._snap_ok_at >= o.resync_interval:
             self._resync("periodic", now, urgent=False)
             with self._lock:
@@ -588,15 +664,43 @@ class BoardConnection:
         self.stats.resync_reasons[reason] = self.stats.resync_reasons.get(reason, 0) + 1
         if urgent:
             self._set_frozen(True)
-        if self._snap_inflight is None or (
-            urgent and now - self._snap_at >= self.options.snapshot_retry_on_error
-        ):
-            self._request_snapshot(now)
+        if self._round is None:
+            self._start_round(now)
+        elif urgent:
+            # a frame was lost: it may have been an answer; ask again for what is missing
+            self._ask_missing(now, self.options.snapshot_retry_on_error)
 
-    def _request_snapshot(self, now: float) -> None:
+    def _start_round(self, now: float) -> None:
+        """Ask for every cell: in ranges of ``snapshot_chunk`` cells when the
+        board is larger than that (and answers ranges), else all at once."""
+        ident = self.identity
+        cells = ident.cells if ident is not None else 0
+        chunk = self.options.snapshot_chunk
+        ranges: list[tuple[int, int] | None] = [None]
+        if self._ranged and 0 < chunk < cells:
+            ranges = [(first, min(chunk, cells - first)) for first in range(0, cells, chunk)]
+        self._round = _Round(ranges)
+        for i in range(len(ranges)):
+            self._ask_range(i, now)
+
+    def _ask_missing(self, now: float, older_than: float) -> None:
+        """Ask again for every range of the round not received yet whose
+        request is at least ``older_than`` seconds old."""
+        rnd = self._round
+        if rnd is None:
+            return
+        for i in range(len(rnd.ranges)):
+            if not rnd.done(i) and now - rnd.pending.get(i, -1e9) >= older_than:
+                self._ask_range(i, now)
+
+    def _ask_range(self, index: int, now: float) -> None:
+        rnd = self._round
+        assert rnd is not None
+        rng = rnd.ranges[index]
+        payload = proto.encode_snapshot_req() if rng is None else proto.encode_snapshot_req(*rng)
         self.stats.snapshot_requests += 1
-        self._snap_inflight = self._send(proto.SNAPSHOT_REQ)
-        self._snap_at = now
+        self._send(proto.SNAPSHOT_REQ, payload)
+        rnd.pending[index] = now
 
     # --- sending -------------------------------------------------------------------
 
