@@ -58,7 +58,9 @@ def test_no_family_id() -> None:
         (16, 477, "at most 476"),
         (16, 128, "RP2 flash blocks carry 256"),
         (12, 0x10000080, "not aligned"),
-        (12, 0x20000000, "outside flash"),
+        (12, 0x30000000, "outside flash"),
+        (12, 0x20042000, "outside flash"),
+        (12, 0x20000000, "a RAM block in an image for flash"),
         (24, 5, "block 0 said"),
     ],
 )
@@ -101,3 +103,84 @@ def test_skips_not_main_flash_blocks_and_load_errors(tmp_path) -> None:
     assert list(img.pages) == [0x10000100]
     with pytest.raises(uf2.UF2Error, match="cannot read"):
         uf2.load(tmp_path / "missing.uf2")
+
+
+# --- RP2350 files, several families, RAM-loaded files (read as picotool reads them) ---
+
+
+def _e10_block(tagged: bool = True, address: int = 0x10FFFF00) -> bytes:
+    """The RP2350-E10 workaround block as picotool writes it (gen_abs_block):
+    family absolute, 256 x 0xEF, block 0 of 2, "RP2 ignore block" tag."""
+    flags = uf2.FLAG_FAMILY_ID_PRESENT | (uf2.FLAG_EXTENSION_TAGS if tagged else 0)
+    head = struct.pack("<8I", 0x0A324655, 0x9E5D5157, flags, address, 256, 0, 2, 0xE48BFF57)
+    data = bytearray(476)
+    data[:256] = b"\xef" * 256
+    if tagged:
+        struct.pack_into("<I", data, 256, 0x9957E304)
+    return head + bytes(data) + struct.pack("<I", 0x0AB16F30)
+
+
+@pytest.mark.parametrize("tagged", [True, False])
+def test_rp2350_file_with_the_e10_block_first(tagged: bool) -> None:
+    pages = _image(5)
+    data = _e10_block(tagged) + uf2.build(pages, family=uf2.FAMILY_RP2350_ARM_S)
+    img = uf2.parse(data, "rp2350")
+    assert img.pages == pages  # the workaround block is not written
+    assert img.family == uf2.FAMILY_RP2350_ARM_S
+    assert img.e10_block == 0x10FFFF00 and img.skipped == 1
+    assert 0x10FFFF00 not in img.pages
+    with pytest.raises(uf2.UF2Error, match="RP2350 Arm secure, not RP2040"):
+        uf2.parse(data, "rp2040")
+
+
+def test_an_absolute_block_that_is_not_the_e10_block_is_data() -> None:
+    """A real absolute-family image numbered 0 of 2 with other bytes is not skipped."""
+    block = bytearray(_e10_block(tagged=False, address=0x10000000))
+    block[32] = 0x00
+    second = bytearray(block)
+    struct.pack_into("<I", second, 20, 1)
+    struct.pack_into("<I", second, 12, 0x10000100)
+    img = uf2.parse(bytes(block + second), "rp2350")
+    assert sorted(img.pages) == [0x10000000, 0x10000100] and img.e10_block is None
+
+
+def test_multi_family_file_takes_the_chips_blocks() -> None:
+    rp2040 = _image(3)
+    rp2350 = {a: bytes([0x35]) * 256 for a in _image(4)}
+    riscv = {a: bytes([0x5A]) * 256 for a in _image(2)}
+    data = (
+        uf2.build(rp2040, family=uf2.FAMILY_RP2040)
+        + _e10_block()
+        + uf2.build(rp2350, family=uf2.FAMILY_RP2350_ARM_S)
+        + uf2.build(riscv, family=uf2.FAMILY_RP2350_RISCV)
+    )
+    a = uf2.parse(data, "rp2040")
+    assert a.pages == rp2040 and a.family == uf2.FAMILY_RP2040 and a.skipped == 7
+    b = uf2.parse(data, "rp2350")
+    assert b.pages == rp2350 and b.family == uf2.FAMILY_RP2350_ARM_S  # the first family it accepts
+
+
+def test_multi_family_file_checks_each_familys_numbering() -> None:
+    data = bytearray(uf2.build(_image(3), family=uf2.FAMILY_RP2040) + uf2.build(_image(3), family=uf2.FAMILY_RP2350_ARM_S))
+    with pytest.raises(uf2.UF2Error, match="truncated"):
+        uf2.parse(bytes(data[: 5 * 512]), "rp2040")
+    struct.pack_into("<I", data, 4 * 512 + 20, 2)  # the RP2350 part's block 1 says 2
+    with pytest.raises(uf2.UF2Error, match="out of order"):
+        uf2.parse(bytes(data), "rp2040")
+
+
+def test_foreign_multi_family_file_names_every_family() -> None:
+    data = uf2.build(_image(1), family=0xADA52840) + uf2.build(_image(1), family=0x68ED2B88)
+    with pytest.raises(uf2.UF2Error, match="nRF52840 and SAMD21, not RP2040"):
+        uf2.parse(data)
+
+
+def test_ram_loaded_file_like_flash_nuke() -> None:
+    pages = {0x20000000 + i * 256: bytes([i]) * 256 for i in range(6)}
+    img = uf2.parse(uf2.build(pages, family=uf2.FAMILY_RP2040))
+    assert img.in_ram and img.pages == pages and img.start == 0x20000000
+    assert not uf2.parse(uf2.build(_image(2))).in_ram
+    big = {0x20041F00: b"\x00" * 256, 0x20042000: b"\x00" * 256}  # past the RP2040's SRAM
+    with pytest.raises(uf2.UF2Error, match="outside flash"):
+        uf2.parse(uf2.build(big))
+    assert uf2.parse(uf2.build(big, family=uf2.FAMILY_RP2350_ARM_S), "rp2350").in_ram

@@ -314,9 +314,12 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
                       "(install hardware/udev rules for USB access)[/]")
         if usb is not None:
             try:
-                pb = Picoboot(usb)
+                pb = Picoboot(usb, chip=chip)
                 pb.flash_image(image, progress=lambda what, d, t: err.print(f"{what} {d}/{t}", end="\r"))
-                err.print(f"\nMicroPython written ({len(image.sectors())} sectors, verified); the board reboots")
+                if image.in_ram:
+                    err.print(f"\n{path.name} loaded to RAM ({image.size // 1024} KiB, verified) and started")
+                else:
+                    err.print(f"\nMicroPython written ({len(image.sectors())} sectors, verified); the board reboots")
                 return
             except PicobootError as exc:
                 raise _fail(str(exc)) from None

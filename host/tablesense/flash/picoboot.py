@@ -11,13 +11,23 @@ Written from the public protocol description in pico-sdk's
 - then the data phase (``transfer length`` bytes, IN or OUT), then a
   zero-length acknowledgement in the other direction;
 - on an error the device stalls; the host reads the 16-byte status
-  (token, status code, command id, in progress) with control request 0x42
-  and clears the stall with control request 0x41.
+  (token, status code, command id, in progress) with control request 0x42,
+  clears the halt of its own endpoints (a stalled endpoint stays halted on
+  the host side until cleared) and resets the interface with control
+  request 0x41. A stall whose status reads "ok" (or names another command)
+  is reported as a failure without a reason, never as "ok";
+- a new connection starts with that same reset (as picotool does): a
+  previous program may have left the interface stalled or mid-command;
+- the RP2350 boot ROM has no REBOOT (0x02): it reboots with REBOOT2 (0x0a:
+  flags, delay, two parameters), as picotool does.
 
 Flash is written as the boot ROM wants it: take exclusive access (the boot
 volume disappears from the host meanwhile), leave XIP, erase whole 4 KiB
 sectors, write whole 256-byte pages, read every sector back and compare,
-then reboot into the new firmware.
+then reboot into the new firmware. A RAM-loaded image (``flash_nuke.uf2``)
+is written to SRAM, read back, and started as picotool's ``load -x`` starts
+it: REBOOT with its start address as PC and the top of SRAM as stack on
+the RP2040, REBOOT2 "RAM image" (start, size) on the RP2350.
 
 The USB device is injected (:class:`UsbIO`); :class:`PyUsbIO` is the pyusb
 implementation and the tests give a fake device that implements the protocol.
@@ -29,7 +39,7 @@ import struct
 from collections.abc import Callable
 from typing import Protocol
 
-from tablesense.flash.uf2 import FLASH_START, PAGE_SIZE, SECTOR_SIZE, UF2Image
+from tablesense.flash.uf2 import FLASH_START, PAGE_SIZE, SECTOR_SIZE, SRAM_END, UF2Image
 
 MAGIC = 0x431FD10B
 
@@ -43,6 +53,28 @@ PC_EXIT_XIP = 0x06
 PC_ENTER_CMD_XIP = 0x07
 PC_EXEC = 0x08
 PC_VECTORIZE_FLASH = 0x09
+PC_REBOOT2 = 0x0A  # RP2350 only
+
+COMMAND_NAMES = {
+    PC_EXCLUSIVE_ACCESS: "EXCLUSIVE_ACCESS",
+    PC_REBOOT: "REBOOT",
+    PC_FLASH_ERASE: "FLASH_ERASE",
+    PC_READ: "READ",
+    PC_WRITE: "WRITE",
+    PC_EXIT_XIP: "EXIT_XIP",
+    PC_ENTER_CMD_XIP: "ENTER_CMD_XIP",
+    PC_EXEC: "EXEC",
+    PC_VECTORIZE_FLASH: "VECTORIZE_FLASH",
+    PC_REBOOT2: "REBOOT2",
+}
+
+# REBOOT2 flags (pico-sdk boot/picoboot_constants.h)
+REBOOT2_TYPE_NORMAL = 0x0  # param0: diagnostic partition
+REBOOT2_TYPE_BOOTSEL = 0x2
+REBOOT2_TYPE_RAM_IMAGE = 0x3  # param0: image start, param1: its size (as picotool passes it)
+REBOOT2_TYPE_FLASH_UPDATE = 0x4
+#: param0 of a normal REBOOT2: no diagnostic partition (BOOT_PARTITION_NONE, -1).
+BOOT_PARTITION_NONE = 0xFFFFFFFF
 
 # control requests on the PICOBOOT interface
 IF_RESET = 0x41
@@ -75,7 +107,9 @@ STATUS_NAMES = {
 }
 
 #: Initial stack pointer the SDK tools give REBOOT (top of RP2040 SRAM).
-RP2040_STACK = 0x20042000
+RP2040_STACK = SRAM_END["rp2040"]
+#: Delay the SDK tools give a reboot, so the acknowledgement gets out first.
+REBOOT_DELAY_MS = 500
 
 _CMD = struct.Struct("<IIBBHI16s")
 _STATUS = struct.Struct("<IIBB6x")
@@ -96,6 +130,11 @@ class UsbIO(Protocol):
     def control_in(self, request: int, length: int, timeout: int) -> bytes: ...
 
     def control_out(self, request: int, timeout: int) -> None: ...
+
+    def clear_halt(self, endpoint_in: bool, timeout: int) -> None:
+        """Clear the halt of the IN (True) or OUT bulk endpoint if it is halted
+        (host and device side: CLEAR_FEATURE ENDPOINT_HALT)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -119,12 +158,20 @@ class PicobootStatus:
 
 
 class Picoboot:
-    """Commands of the PICOBOOT protocol over a :class:`UsbIO`."""
+    """Commands of the PICOBOOT protocol over a :class:`UsbIO` of one
+    ``chip`` ("rp2040" or "rp2350"). Connecting resets the interface (a
+    previous program may have left it stalled or mid-command), as picotool
+    does; ``reset=False`` skips that."""
 
-    def __init__(self, usb: UsbIO, timeout_ms: int = 5000) -> None:
+    def __init__(self, usb: UsbIO, timeout_ms: int = 5000, chip: str = "rp2040", reset: bool = True) -> None:
+        if chip not in SRAM_END:
+            raise ValueError(f"unknown chip {chip!r}: use rp2040 or rp2350")
         self.usb = usb
         self.timeout = timeout_ms
+        self.chip = chip
         self._token = 1
+        if reset:
+            self.reset_interface()
 
     # --- the protocol -----------------------------------------------------
 
@@ -158,9 +205,15 @@ class Picoboot:
         except UsbStall:
             status = self.status()
             self.reset_interface()
-            raise PicobootError(
-                f"the boot ROM refused command 0x{cmd_id:02x}: {status.name} (token {status.token})"
-            ) from None
+            what = f"command 0x{cmd_id:02x} ({COMMAND_NAMES.get(cmd_id, 'unknown')})"
+            if status.code == 0 or status.token != token:
+                # the stall came without a status for this command: never "refused: ok"
+                raise PicobootError(
+                    f"the boot ROM stopped {what} without giving a reason (unknown error; its status "
+                    f"names token {status.token}, status {status.code}): unplug the board, hold BOOTSEL, "
+                    "plug it in, retry"
+                ) from None
+            raise PicobootError(f"the boot ROM refused {what}: {status.name} (token {status.token})") from None
         except OSError as exc:
             raise PicobootError(f"USB transfer failed ({exc}): unplug the board, hold BOOTSEL, plug it in, retry") from None
         return received
@@ -172,7 +225,12 @@ class Picoboot:
             raise PicobootError(f"cannot read the PICOBOOT status: {exc}") from None
 
     def reset_interface(self) -> None:
+        """Clear the halt of both bulk endpoints (a stall leaves the host's
+        side halted too), then reset the interface (device side: un-stall,
+        forget any half-done command)."""
         try:
+            self.usb.clear_halt(True, self.timeout)
+            self.usb.clear_halt(False, self.timeout)
             self.usb.control_out(IF_RESET, self.timeout)
         except OSError as exc:
             raise PicobootError(f"cannot reset the PICOBOOT interface: {exc}") from None
@@ -201,8 +259,21 @@ class Picoboot:
     def read(self, address: int, size: int) -> bytes:
         return self.command(PC_READ, struct.pack("<II", address, size), size)
 
-    def reboot(self, pc: int = 0, sp: int = RP2040_STACK, delay_ms: int = 500) -> None:
+    def reboot(self, pc: int = 0, sp: int = RP2040_STACK, delay_ms: int = REBOOT_DELAY_MS) -> None:
+        """Restart the chip: into flash (pc 0), or at ``pc`` with stack ``sp``
+        (RP2040). The RP2350 has no REBOOT: it gets REBOOT2, a normal boot
+        for pc 0, else a RAM-image boot of the image at pc."""
+        if self.chip == "rp2350":
+            if pc == 0:
+                self.reboot2(REBOOT2_TYPE_NORMAL, delay_ms, BOOT_PARTITION_NONE, 0)
+            else:
+                self.reboot2(REBOOT2_TYPE_RAM_IMAGE, delay_ms, pc, SRAM_END["rp2350"] - pc)
+            return
         self.command(PC_REBOOT, struct.pack("<III", pc, sp, delay_ms))
+
+    def reboot2(self, flags: int, delay_ms: int = REBOOT_DELAY_MS, param0: int = 0, param1: int = 0) -> None:
+        """REBOOT2 (RP2350 boot ROM): flags, delay, param0, param1."""
+        self.command(PC_REBOOT2, struct.pack("<IIII", flags, delay_ms, param0, param1))
 
     def exec(self, address: int) -> None:
         self.command(PC_EXEC, struct.pack("<I", address))
@@ -215,7 +286,11 @@ class Picoboot:
     def flash_image(
         self, image: UF2Image, progress: Callable[[str, int, int], None] | None = None, reboot: bool = True
     ) -> None:
-        """Erase, write, verify every sector the image touches; then reboot."""
+        """Erase, write, verify every sector the image touches; then reboot.
+        A RAM-loaded image goes to :meth:`load_ram` instead."""
+        if image.in_ram:
+            self.load_ram(image, progress, start=reboot)
+            return
         sectors = image.sectors()
         total = len(sectors)
 
@@ -244,6 +319,41 @@ class Picoboot:
             tell("verify", n + 1)
         if reboot:
             self.reboot()
+        else:
+            self.exclusive_access(NOT_EXCLUSIVE)
+
+    def load_ram(
+        self, image: UF2Image, progress: Callable[[str, int, int], None] | None = None, start: bool = True
+    ) -> None:
+        """Write a RAM-loaded image (``flash_nuke.uf2``) to SRAM, read it
+        back, and start it at its lowest address (picotool ``load -x``)."""
+        runs: list[tuple[int, bytearray]] = []
+        for addr in sorted(image.pages):
+            if runs and runs[-1][0] + len(runs[-1][1]) == addr and len(runs[-1][1]) < SECTOR_SIZE:
+                runs[-1][1].extend(image.pages[addr])
+            else:
+                runs.append((addr, bytearray(image.pages[addr])))
+        total = len(runs)
+
+        def tell(what: str, done: int) -> None:
+            if progress is not None:
+                progress(what, done, total)
+
+        self.exclusive_access(EXCLUSIVE)
+        for n, (addr, data) in enumerate(runs):
+            self.write(addr, bytes(data))
+            tell("write", n + 1)
+        for n, (addr, data) in enumerate(runs):
+            got = self.read(addr, len(data))
+            if got != data:
+                bad = next(i for i in range(len(data)) if got[i] != data[i])
+                raise PicobootError(
+                    f"verify failed at 0x{addr + bad:08x} in RAM: it holds 0x{got[bad]:02x}, the image has "
+                    f"0x{data[bad]:02x}; unplug the board, hold BOOTSEL, plug it in, retry"
+                )
+            tell("verify", n + 1)
+        if start:
+            self.reboot(pc=image.start, sp=SRAM_END[self.chip])
         else:
             self.exclusive_access(NOT_EXCLUSIVE)
 
@@ -313,6 +423,22 @@ class PyUsbIO:
             self.dev.ctrl_transfer(0x41, request, 0, self.interface, None, timeout)  # type: ignore[attr-defined]
         except self._usb_core.USBError as exc:
             raise self._translate(exc) from None
+
+    def clear_halt(self, endpoint_in: bool, timeout: int) -> None:
+        """GET_STATUS of the endpoint; CLEAR_FEATURE ENDPOINT_HALT (libusb
+        also resets the host side) when it is halted, as picotool does."""
+        ep = self.ep_in if endpoint_in else self.ep_out
+        address = int(ep.bEndpointAddress)  # type: ignore[union-attr]
+        try:
+            status = bytes(self.dev.ctrl_transfer(0x82, 0x00, 0, address, 2, timeout))  # type: ignore[attr-defined]
+            halted = bool(status and status[0] & 1)
+        except self._usb_core.USBError:
+            halted = True  # cannot tell: clearing a halt that is not set is harmless
+        if halted:
+            try:
+                self.dev.clear_halt(address)  # type: ignore[attr-defined]
+            except self._usb_core.USBError as exc:
+                raise self._translate(exc) from None
 
     def close(self) -> None:
         import usb.util

@@ -16,8 +16,19 @@ payload for one target address (RP2040 images use 256, one flash page)::
 
 :func:`parse` checks every block and raises :class:`UF2Error` naming the
 block and what is wrong: a file of another chip family, a truncated or
-reordered file, an address outside flash. The result is a :class:`UF2Image`:
-the flash pages to write, merged and sorted.
+reordered file, an address outside flash and RAM. The result is a
+:class:`UF2Image`: the pages to write, merged and sorted, in flash or (for
+RAM-loaded programs such as ``flash_nuke.uf2``) in SRAM.
+
+Read as picotool reads them (its ``build_rmap_uf2``):
+
+- current pico-sdk builds for the RP2350 begin with the RP2350-E10
+  workaround block: family "absolute", 256 bytes of 0xEF, numbered 0 of 2,
+  optionally tagged "RP2 ignore block". It is skipped; the chip's own blocks
+  that follow have their own numbering from 0;
+- a file may hold several families one after the other (each numbered from
+  0): the blocks of the first family the chip accepts are taken, the others
+  skipped.
 """
 
 from __future__ import annotations
@@ -68,7 +79,14 @@ CHIP_FAMILIES = {
     "rp2350": {FAMILY_RP2350_ARM_S, FAMILY_RP2350_RISCV, FAMILY_RP2350_ARM_NS, FAMILY_ABSOLUTE},
 }
 
+UF2_EXTENSION_RP2_IGNORE_BLOCK = 0x9957E304
+#: The RP2350-E10 workaround block's payload byte.
+E10_FILL = 0xEF
+
 FLASH_START = 0x10000000
+SRAM_START = 0x20000000
+#: End of striped SRAM of each chip (RAM-loaded UF2 files must fit below it).
+SRAM_END = {"rp2040": 0x20042000, "rp2350": 0x20082000}
 #: Largest flash the XIP window maps (16 MiB on both chips).
 FLASH_MAX = 16 * 1024 * 1024
 PAGE_SIZE = 256
@@ -97,11 +115,20 @@ class UF2Block:
 
 @dataclass
 class UF2Image:
-    """The flash contents a UF2 file describes: address -> 256-byte page."""
+    """What a UF2 file puts on the chip: address -> 256-byte page, all in
+    flash or all in SRAM (:attr:`in_ram`: a program the boot ROM loads to RAM
+    and starts, such as ``flash_nuke.uf2``)."""
 
     family: int | None
     pages: dict[int, bytes] = field(default_factory=dict)
     blocks: int = 0
+    skipped: int = 0  # blocks not taken: other families, not main flash, the E10 block
+    e10_block: int | None = None  # address of the RP2350-E10 workaround block, if the file had one
+    chip: str = "rp2040"
+
+    @property
+    def in_ram(self) -> bool:
+        return bool(self.pages) and self.start >= SRAM_START
 
     @property
     def size(self) -> int:
@@ -130,6 +157,29 @@ class UF2Image:
         return bytes(out)
 
 
+def is_e10_block(raw: bytes) -> bool:
+    """The RP2350-E10 workaround block picotool and the SDK put first in a
+    flash image for the RP2350 (as picotool's ``check_abs_block`` tests it):
+    family absolute, 256 bytes of 0xEF, block 0 of 2, and if extension tags
+    are flagged, the "RP2 ignore block" tag."""
+    if len(raw) != BLOCK_SIZE:
+        return False
+    m0, m1, flags, _addr, size, block_no, num_blocks, fam = _HEADER.unpack_from(raw, 0)
+    (m_end,) = struct.unpack_from("<I", raw, 508)
+    if (m0, m1, m_end) != (MAGIC_START0, MAGIC_START1, MAGIC_END):
+        return False
+    if flags & ~FLAG_EXTENSION_TAGS != FLAG_FAMILY_ID_PRESENT:
+        return False
+    if (size, block_no, num_blocks, fam) != (PAGE_SIZE, 0, 2, FAMILY_ABSOLUTE):
+        return False
+    if raw[32 : 32 + PAGE_SIZE] != bytes([E10_FILL]) * PAGE_SIZE:
+        return False
+    if flags & FLAG_EXTENSION_TAGS:
+        (tag,) = struct.unpack_from("<I", raw, 32 + PAGE_SIZE)
+        return tag == UF2_EXTENSION_RP2_IGNORE_BLOCK
+    return True
+
+
 def parse_block(raw: bytes, index: int) -> UF2Block:
     """Decode and check one 512-byte block (``index``: its position in the file)."""
     if len(raw) != BLOCK_SIZE:
@@ -151,10 +201,14 @@ def parse_block(raw: bytes, index: int) -> UF2Block:
 def parse(data: bytes, chip: str = "rp2040", source: str = "the UF2 file") -> UF2Image:
     """Parse a whole UF2 file for ``chip`` ("rp2040" or "rp2350").
 
-    Blocks flagged "not main flash" and file-container blocks are skipped (the
-    boot ROM ignores them too); every other block must be of an accepted
-    family, page-aligned, 256 bytes, inside flash, numbered 0..n-1 in order
-    with the same count, and no page may be given twice."""
+    Every block is checked (magic numbers, payload size); each family's blocks
+    must be numbered 0..n-1 in order with the same count (a file may hold
+    several families, or several images of one, one after the other). The
+    RP2350-E10 workaround block, blocks flagged "not main flash" and
+    file-container blocks are skipped (the boot ROM ignores them too). Of the
+    rest, the blocks of the first family the chip accepts are taken: each
+    256 bytes, page-aligned, inside flash or inside the chip's SRAM (never
+    both in one image), no page given twice."""
     if chip not in CHIP_FAMILIES:
         raise UF2Error(f"unknown chip {chip!r}: use rp2040 or rp2350")
     if not data:
@@ -164,46 +218,81 @@ def parse(data: bytes, chip: str = "rp2040", source: str = "the UF2 file") -> UF
             f"{source} is {len(data)} bytes, not a multiple of {BLOCK_SIZE}: it is truncated or not a UF2 file"
         )
     accepted = CHIP_FAMILIES[chip]
-    image = UF2Image(family=None)
-    expected_total: int | None = None
-    next_no = 0
+    image = UF2Image(family=None, chip=chip)
+    blocks: list[tuple[int, UF2Block]] = []
+    runs: dict[int | None, list[int]] = {}  # family -> [next block number, count, index of its block 0]
     for index in range(len(data) // BLOCK_SIZE):
-        b = parse_block(data[index * BLOCK_SIZE : (index + 1) * BLOCK_SIZE], index)
-        if expected_total is None:
-            expected_total = b.num_blocks
-        elif b.num_blocks != expected_total:
-            raise UF2Error(f"block {index}: says the file has {b.num_blocks} blocks, block 0 said {expected_total}")
-        if b.block_no != next_no:
-            raise UF2Error(f"block {index}: numbered {b.block_no}, expected {next_no} (blocks missing or out of order)")
-        next_no += 1
-        if b.flags & (FLAG_NOT_MAIN_FLASH | FLAG_FILE_CONTAINER):
-            continue
+        raw = data[index * BLOCK_SIZE : (index + 1) * BLOCK_SIZE]
+        b = parse_block(raw, index)
+        if is_e10_block(raw):
+            image.e10_block = b.address
+            image.skipped += 1
+            continue  # numbered on its own (0 of 2); the chip's blocks start again at 0
+        run = runs.get(b.family)
+        if run is None or (b.block_no == 0 and run[0] == run[1]):
+            run = [0, b.num_blocks, index]  # a new image of this family starts
+            runs[b.family] = run
+        if b.num_blocks != run[1]:
+            raise UF2Error(f"block {index}: says the file has {b.num_blocks} blocks, block {run[2]} said {run[1]}")
+        if b.block_no != run[0]:
+            raise UF2Error(f"block {index}: numbered {b.block_no}, expected {run[0]} (blocks missing or out of order)")
+        run[0] += 1
+        blocks.append((index, b))
+    for family, (got, total, _first) in runs.items():
+        if got != total:
+            what = "" if len(runs) == 1 else f" of {_family_label(family)}"
+            raise UF2Error(f"{source} has {got} blocks{what} but says {total}: it is truncated")
+    flash_blocks = [(i, b) for i, b in blocks if not b.flags & (FLAG_NOT_MAIN_FLASH | FLAG_FILE_CONTAINER)]
+    image.skipped += len(blocks) - len(flash_blocks)
+    families: list[int] = []
+    for index, b in flash_blocks:
         if b.family is None:
             raise UF2Error(f"block {index}: no family id; the {chip.upper()} boot ROM needs one (rebuild with a current SDK)")
-        if b.family not in accepted:
-            raise UF2Error(
-                f"{source} is for {family_name(b.family)}, not {chip.upper()} "
-                f"(block {index}, family 0x{b.family:08x}): download the {chip.upper()} build"
-            )
-        if image.family is None:
-            image.family = b.family
-        elif b.family != image.family:
-            raise UF2Error(f"block {index}: family {family_name(b.family)} after {family_name(image.family)} in one file")
+        if b.family not in families:
+            families.append(b.family)
+    chosen = next((f for f in families if f in accepted), None)
+    if chosen is None:
+        if not families:
+            raise UF2Error(f"{source} has no flash blocks for {chip.upper()}")
+        first = next(i for i, b in flash_blocks if b.family == families[0])
+        names = " and ".join(family_name(f) for f in families)
+        raise UF2Error(
+            f"{source} is for {names}, not {chip.upper()} "
+            f"(block {first}, family 0x{families[0]:08x}): download the {chip.upper()} build"
+        )
+    image.family = chosen
+    sram_end = SRAM_END[chip]
+    region: str | None = None
+    for index, b in flash_blocks:
+        if b.family != chosen:
+            image.skipped += 1
+            continue
         if len(b.payload) != PAGE_SIZE:
             raise UF2Error(f"block {index}: payload of {len(b.payload)} bytes; RP2 flash blocks carry {PAGE_SIZE}")
         if b.address % PAGE_SIZE:
             raise UF2Error(f"block {index}: address 0x{b.address:08x} is not aligned to a {PAGE_SIZE}-byte page")
-        if not FLASH_START <= b.address < FLASH_START + FLASH_MAX:
-            raise UF2Error(f"block {index}: address 0x{b.address:08x} is outside flash (0x10000000..0x11000000)")
+        if FLASH_START <= b.address < FLASH_START + FLASH_MAX:
+            where = "flash"
+        elif SRAM_START <= b.address <= sram_end - PAGE_SIZE:
+            where = "RAM"
+        else:
+            raise UF2Error(
+                f"block {index}: address 0x{b.address:08x} is outside flash (0x10000000..0x11000000) "
+                f"and the {chip.upper()}'s RAM (0x20000000..0x{sram_end:08x})"
+            )
+        if region is None:
+            region = where
+        elif where != region:
+            raise UF2Error(f"block {index}: a {where} block in an image for {region}: one file loads one or the other")
         if b.address in image.pages:
             raise UF2Error(f"block {index}: page 0x{b.address:08x} is written twice")
         image.pages[b.address] = b.payload
         image.blocks += 1
-    if expected_total is not None and next_no != expected_total:
-        raise UF2Error(f"{source} has {next_no} blocks but says {expected_total}: it is truncated")
-    if not image.pages:
-        raise UF2Error(f"{source} has no flash blocks for {chip.upper()}")
     return image
+
+
+def _family_label(family: int | None) -> str:
+    return "no family" if family is None else family_name(family)
 
 
 def load(path: str | Path, chip: str = "rp2040") -> UF2Image:
