@@ -16,6 +16,21 @@ import time
 import machine
 import micropython
 
+# Frames may arrive while the board boots and the modules below load (the
+# host's HELLO retries after a reset; seen on the real rp2 port, where
+# loading the .mpy files takes ~1 s on an emulated board). MicroPython runs
+# main.py with Ctrl-C armed, so a 0x03 in them raised KeyboardInterrupt and
+# left the board at the REPL, silent. Ctrl-C is data from here on (the REPL
+# re-arms it when main.py ends), and an interrupt already pending from a
+# 0x03 received before this line is swallowed here.
+if __name__ == "__main__":
+    while True:
+        try:
+            micropython.kbd_intr(-1)
+            break
+        except KeyboardInterrupt:
+            pass
+
 try:
     import select
 except ImportError:  # pragma: no cover

@@ -329,8 +329,11 @@ class EmulatedMFRC522:
             r[_CRC_L] = c & 0xFF
             r[_CRC_H] = c >> 8
             r[_DIV_IRQ] |= 0x04
-            r[_COMMAND] = r[_COMMAND] & 0xF0  # back to Idle
-            r[_COM_IRQ] |= 0x10
+            # The FIFO's bytes went into the CRC coprocessor (datasheet 10.3.1.4:
+            # "the FIFO buffer content is transferred to the CRC coprocessor"),
+            # and CalcCRC does not end by itself: it keeps running until the
+            # host writes another command (Idle), so no IdleIRq here.
+            self.fifo = bytearray()
         if self._tx_end is not None and now >= self._tx_end:
             self._tx_end = None
             r[_COM_IRQ] |= 0x40  # TxIRq
@@ -849,6 +852,22 @@ class EmulatedSPIBus:
                 out &= chip.transfer(wbuf[i])  # open bus: a 0 wins
             if rbuf is not None:
                 rbuf[i] = out
+
+    def transfer_byte(self, mosi, now_us=None):
+        """One byte clocked by a bus master outside this process (an emulated
+        RP2040's SPI peripheral) at its own time ``now_us`` -> the MISO byte
+        (0xFF when no chip is selected; selected chips' answers AND together)."""
+        if now_us is not None and now_us > self.now_us:
+            self.now_us = now_us
+        chips = self._selected
+        if len(chips) == 1:
+            return chips[0].transfer(mosi)
+        out = 0xFF
+        if len(chips) > 1:
+            self.contention += 1
+            for chip in list(chips):
+                out &= chip.transfer(mosi)
+        return out
 
     # machine.SPI API
     def write(self, buf):
