@@ -57,17 +57,27 @@ class Broker:
         self.port = proc.port
 
     def url(self, user: str) -> str:
-        return f"mqtt://{user}:{self.files.credentials[user]}@127.0.0.1:{self.port}"
+        return self.files.url(user, "127.0.0.1", self.port)
 
 
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[Broker]:
-    """A real Mosquitto with the generated users, passwords and ACL (4 tables)."""
+def _broker(tmp_path: Path, tls: bool) -> Iterator[Broker]:
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
     port = free_port()
-    files = write_broker_config(tmp_path / "broker", tables=4, port=port, run_as=getpass.getuser())
+    files = write_broker_config(tmp_path / "broker", tables=4, port=port, run_as=getpass.getuser(), tls=tls)
     proc = Mosquitto(files.conf, port).start()
     try:
         yield Broker(files, proc)
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[Broker]:
+    """A real Mosquitto with the generated users, passwords and ACL (4 tables), in clear."""
+    yield from _broker(tmp_path, tls=False)
+
+
+@pytest.fixture
+def tls_broker(tmp_path: Path) -> Iterator[Broker]:
+    """The same over TLS with the generated CA (what ``mosquitto-config`` writes by default)."""
+    yield from _broker(tmp_path, tls=True)

@@ -33,9 +33,38 @@ def register(app: typer.Typer) -> None:
 
 def _fail(message: str, code: int = 1) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)
     raise typer.Exit(code)
+
+
+def _bad_argument(message: str) -> None:
+    """A wrong argument: exit status 2 (docs/troubleshooting.md), 1 is for failures."""
+    _fail(message, 2)
+
+
+def _parse_score(text: str) -> tuple[float, float]:
+    """``A-B`` in pairing order, two finite numbers of points (``150-97``, ``2.5-1.5``)."""
+    import math
+    import re
+
+    m = re.fullmatch(r"\s*(\d{1,7}(?:\.\d{1,3})?)\s*-\s*(\d{1,7}(?:\.\d{1,3})?)\s*", text)
+    if m is None:
+        _bad_argument(f"--score {text[:30]!r} is not a score: write the two sides' points in pairing order "
+                      "as A-B, e.g. --score 150-97 or --score 2.5-1.5")
+    assert m is not None
+    a, b = float(m.group(1)), float(m.group(2))
+    assert math.isfinite(a) and math.isfinite(b)
+    return a, b
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _no_nan(name: str) -> Any:
+    raise _NotANumber(name)
 
 
 @contextmanager
@@ -79,14 +108,23 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8080, "--port"),
     password_env: str = typer.Option("TABLESENSE_DIRECTOR_PASSWORD", "--password-env", help="Environment variable holding the director's password."),
+    tls_cert: Path | None = typer.Option(None, "--tls-cert", help="Serve the pages over HTTPS with this certificate (PEM); cookies become Secure."),
+    tls_key: Path | None = typer.Option(None, "--tls-key", help="The private key of --tls-cert (PEM)."),
 ) -> None:
     """Serve live standings, pairings, exports and the director's page; ingest table results."""
     import os
 
+    from .web import MIN_PASSWORD
+
+    if (tls_cert is None) != (tls_key is None):
+        _bad_argument("--tls-cert and --tls-key go together")
     with _errors():
         password = os.environ.get(password_env, "")
         if not password:
             _fail(f"set the director's password in ${password_env} (the management page needs a login)")
+        if len(password) < MIN_PASSWORD:
+            _fail(f"the director's password in ${password_env} is {len(password)} characters long; "
+                  f"use at least {MIN_PASSWORD} (the management page is on the club's network)")
         import uvicorn
 
         from .bridge import BrokerURL, DirectorBridge
@@ -106,9 +144,11 @@ def serve(
             bridge.announce_round()
         for line in serve_banner(director, host, port, None if no_broker else broker):
             typer.echo(line)
-        app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None)
+        app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
+                         secure_cookies=tls_cert is not None)
         try:
-            uvicorn.run(app, host=host, port=port, log_level="warning")
+            uvicorn.run(app, host=host, port=port, log_level="warning",
+                        ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
         finally:
             if bridge is not None:
                 bridge.stop()
@@ -134,10 +174,12 @@ def create(
         opts: dict[str, Any] = {}
         for o in option:
             if "=" not in o:
-                _fail(f"--option {o!r} is not KEY=VALUE")
+                _bad_argument(f"--option {o!r} is not KEY=VALUE")
             k, v = o.split("=", 1)
             try:
-                opts[k] = json.loads(v)
+                opts[k] = json.loads(v, parse_constant=_no_nan)
+            except _NotANumber:
+                _bad_argument(f"--option {o!r}: NaN and Infinity are not values an event may have")
             except ValueError:
                 opts[k] = v
         d = Director.create_event(Database(db), name, game=game, variant=variant, format=format, options=opts)
@@ -239,10 +281,19 @@ def correct(
     db: str = DbOpt,
     event: int | None = EventOpt,
 ) -> None:
-    """Correct a result (with a reason; written to the audit log)."""
+    """Correct a result (with a reason; written to the audit log); prints what changed."""
+    sa, sb = _parse_score(score)
     with _errors():
-        a, _, b = score.partition("-")
-        _open(db, event).correct(match, (float(a), float(b)), winner, reason, "director-cli")
+        d = _open(db, event)
+        before = next((m for m in d.matches() if m.id == match), None)
+        d.correct(match, (sa, sb), winner, reason, "director-cli")
+        names = {e.id: e.name for e in d.entrants()}
+        assert before is not None
+        was = "no result" if before.score_a is None else f"{before.score_a:g}-{before.score_b or 0:g}"
+        who = names.get(winner, "?") if winner is not None else "nobody (a draw)"
+        typer.echo(f"match {match} (round {before.round_no}, {names.get(before.entrant_a, '?')} v "
+                   f"{names.get(before.entrant_b or 0, 'bye')}): {was} -> {sa:g}-{sb:g}, winner {who}; "
+                   f"confirmed, and written to the audit log with the reason {reason!r}")
 
 
 @tournament_app.command("confirm")
@@ -279,33 +330,39 @@ def export(
 ) -> None:
     """Export an event: JSON, CSV, or the archive of its records."""
     with _errors():
-        from .export import export_event, records_archive, results_csv, standings_csv
+        from .export import dumps, export_event, records_archive, results_csv, standings_csv
 
         d = _open(db, event)
         if archive is not None:
             archive.write_bytes(records_archive(d))
         if csv is not None:
             if csv not in ("standings", "results"):
-                _fail("--csv takes standings or results")
+                _bad_argument("--csv takes standings or results")
             sys.stdout.write(standings_csv(d) if csv == "standings" else results_csv(d))
         if as_json or (csv is None and archive is None):
-            sys.stdout.write(json.dumps(export_event(d), indent=1) + "\n")
+            sys.stdout.write(dumps(export_event(d)) + "\n")
 
 
 @tournament_app.command("mosquitto-config")
 def mosquitto_config(
     out: Path = typer.Option(..., "--out", help="Directory for mosquitto.conf, passwd, acl, credentials."),
     tables: int = typer.Option(..., "--tables"),
-    port: int = typer.Option(1883, "--port"),
+    port: int | None = typer.Option(None, "--port", help="Default 8883 with TLS, 1883 without."),
     bind: str = typer.Option("127.0.0.1", "--bind"),
     run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the broker runs as)."),
+    tls: bool = typer.Option(True, "--tls/--no-tls", help="MQTT over TLS with a generated CA (default), or in clear."),
+    name: list[str] = typer.Option([], "--name", help="A host name or address the tables use to reach the broker (for its certificate; repeat)."),
 ) -> None:
-    """Generate the broker's config: one user per table, ACLs, PBKDF2 password file."""
+    """Generate the broker's config: one user per table, ACLs, PBKDF2 password file, TLS CA and certificate."""
     with _errors():
         from .mosquitto import write_broker_config
 
-        files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as)
+        port = port or (8883 if tls else 1883)
+        files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as, tls=tls, names=name)
         typer.echo(f"wrote {files.conf}, {files.passwd}, {files.acl} and {files.conf.parent / 'credentials'} (keep it secret)")
+        if files.ca is not None:
+            typer.echo(f"TLS: copy {files.ca} to every table; they connect with "
+                       f"mqtts://table-N:PASSWORD@HOST:{port}?ca=PATH/ca.crt (HOST: a name in the certificate, see --name)")
         typer.echo(f"start the broker with: mosquitto -c {files.conf}")
 
 

@@ -5,6 +5,10 @@ The JSON object is what ``tablesense tournament export --json`` prints:
 score, winner, records), ``standings`` (rank order: rank, entrant,
 games_won, points_for, points_against, tiebreaks) and ``audit`` (the whole
 append-only log, hash chain included), plus the event's settings.
+
+Everything here is public: badge ids (which check a player in) never appear,
+numbers are standard JSON (no NaN or Infinity: :func:`dumps` refuses them),
+and CSV cells that a spreadsheet would run as a formula are quoted.
 """
 
 from __future__ import annotations
@@ -27,7 +31,24 @@ def _num(x: float | None) -> int | float | None:
     return int(x) if float(x).is_integer() else float(x)
 
 
-def export_event(director: Director) -> dict[str, Any]:
+def dumps(data: Any, indent: int | None = 1) -> str:
+    """Strict JSON (``allow_nan=False``): what every export writes."""
+    return json.dumps(data, indent=indent, allow_nan=False)
+
+
+def _public_audit(entry: dict[str, Any]) -> dict[str, Any]:
+    """An audit entry as exported: badge ids (written by older versions) replaced by their count."""
+    detail = entry.get("detail")
+    if isinstance(detail, dict) and "badges" in detail:
+        badges = detail["badges"]
+        entry = {**entry, "detail": {**detail, "badges": f"({len(badges) if isinstance(badges, list) else 1} private)"}}
+    return entry
+
+
+def export_event(director: Director, *, audit: bool | int = True) -> dict[str, Any]:
+    """The event as one JSON object. ``audit`` True exports the whole log (and
+    re-hashes it all); a number exports only that many newest entries and
+    checks the chain incrementally (what a page needs); False leaves it out."""
     with director.db.session() as s:
         ev = director.event(s)
         event = {"id": ev.id, "name": ev.name, "game": ev.game, "variant": ev.variant, "format": ev.format,
@@ -70,9 +91,18 @@ def export_event(director: Director) -> dict[str, Any]:
         "entrants": [{"id": e.id, "name": e.name, "members": e.members, "seed": e.seed, "status": e.status} for e in entrants],
         "rounds": [rounds[k] for k in sorted(rounds)],
         "standings": standings,
-        "audit": director.audit_log(),
-        "audit_chain_ok": director.verify_audit_chain(),
+        "audit": [_public_audit(a) for a in director.audit_log()] if audit is True
+        else [_public_audit(a) for a in director.audit_log(last=int(audit))] if audit else [],
+        "audit_chain_ok": director.verify_audit_chain(full=audit is True),
     }
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: text starting with ``= + - @`` (or a tab or CR) gets a leading
+    apostrophe, so a spreadsheet shows it instead of running it as a formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 def _strip(record: dict[str, Any]) -> dict[str, Any]:
@@ -81,19 +111,14 @@ def _strip(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def standings_csv(director: Director) -> str:
-    data = export_event(director)
-    tb_names = list(data["standings"][0]["tiebreaks"]) if data["standings"] else []
-    out = io.StringIO()
-    w = csv.writer(out)
-    w.writerow(["rank", "entrant", "name", "played", "wins", "draws", "losses", "games_won", "points_for", "points_against", *tb_names])
-    for st in data["standings"]:
-        w.writerow([st["rank"], st["entrant"], st["name"], st["played"], st["wins"], st["draws"], st["losses"],
-                    st["games_won"], st["points_for"], st["points_against"], *[st["tiebreaks"][n] for n in tb_names]])
-    return out.getvalue()
+    """The standings as people read them: unique human headers, lots as a place (``present``)."""
+    from .present import standings_csv_text
+
+    return standings_csv_text(export_event(director, audit=False), _cell)
 
 
 def results_csv(director: Director) -> str:
-    data = export_event(director)
+    data = export_event(director, audit=False)
     names = {e["id"]: e["name"] for e in data["entrants"]}
     out = io.StringIO()
     w = csv.writer(out)
@@ -102,7 +127,7 @@ def results_csv(director: Director) -> str:
         for m in rnd["matches"]:
             a, b = m["entrants"]
             sc = m["score"] or [None, None]
-            w.writerow([rnd["number"], m["number"], m["table"], m["kind"], a, names.get(a, ""), b, names.get(b, "") if b else "",
+            w.writerow([rnd["number"], m["number"], m["table"], m["kind"], a, _cell(names.get(a, "")), b, _cell(names.get(b, "")) if b else "",
                         sc[0], sc[1], m["winner"], m["confirmed"]])
     return out.getvalue()
 
@@ -112,10 +137,10 @@ def records_archive(director: Director) -> bytes:
     data = export_event(director)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr("event.json", json.dumps(data, indent=1))
-        z.writestr("audit.json", json.dumps(data["audit"], indent=1))
+        z.writestr("event.json", dumps(data))
+        z.writestr("audit.json", dumps(data["audit"]))
         for rnd in data["rounds"]:
             for m in rnd["matches"]:
                 for gi, rec in enumerate(m["records"], start=1):
-                    z.writestr(f"records/round-{rnd['number']:02d}/match-{m['number']:03d}-game-{gi}.json", json.dumps(rec, indent=1))
+                    z.writestr(f"records/round-{rnd['number']:02d}/match-{m['number']:03d}-game-{gi}.json", dumps(rec))
     return buf.getvalue()

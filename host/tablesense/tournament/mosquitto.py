@@ -6,6 +6,13 @@ read only what the director addresses to it, so a table cannot impersonate
 another even before signatures are checked. Passwords are stored in
 Mosquitto 2's PBKDF2-SHA512 format (``$7$iterations$salt$hash``), written
 here directly so no ``mosquitto_passwd`` binary is needed.
+
+With ``tls`` (the default of ``tournament mosquitto-config``) a small
+certificate authority is generated beside the config (``ca.crt``, and
+``server.crt`` for the broker's names and addresses); the tables and the
+director connect with ``mqtts://...?ca=ca.crt`` and verify the broker, so a
+table's password never crosses the club's network in clear. The broker also
+refuses packets over ``MAX_MESSAGE_BYTES`` (it disconnects the sender).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .protocol import TOPIC_ROOT
+from .protocol import MAX_MESSAGE_BYTES, TOPIC_ROOT
 
 DIRECTOR_USER = "director"
 PBKDF2_ITERATIONS = 101  # Mosquitto 2.0's default for $7$ hashes
@@ -59,6 +66,76 @@ class BrokerFiles:
     passwd: Path
     acl: Path
     credentials: dict[str, str]  # user -> clear password (for the director's and tables' configs)
+    ca: Path | None = None  # the CA certificate the clients verify the broker with (TLS only)
+
+    def url(self, user: str, host: str = "127.0.0.1", port: int = 1883) -> str:
+        """The broker URL for ``user``: ``mqtts://...?ca=...`` when the broker runs TLS."""
+        if self.ca is not None:
+            return f"mqtts://{user}:{self.credentials[user]}@{host}:{port}?ca={self.ca}"
+        return f"mqtt://{user}:{self.credentials[user]}@{host}:{port}"
+
+
+def write_tls_files(directory: Path, names: list[str], *, days: int = 400) -> tuple[Path, Path, Path]:
+    """A small CA and a server certificate signed by it for ``names`` (DNS names
+    or IP addresses); returns (ca.crt, server.crt, server.key). EC P-256 keys:
+    quick to make, small, and what every MQTT client supports. The CA's key
+    is not kept: new certificates mean a new CA (``mosquitto-config`` again)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablesense event CA")])
+    ca_cert = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+                                     encipher_only=False, decipher_only=False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    alt: list[x509.GeneralName] = []
+    for n in dict.fromkeys(names):
+        try:
+            alt.append(x509.IPAddress(ipaddress.ip_address(n)))
+        except ValueError:
+            alt.append(x509.DNSName(n))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])]))
+        .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.SubjectAlternativeName(alt), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    ca_path, cert_path, key_path = directory / "ca.crt", directory / "server.crt", directory / "server.key"
+    ca_path.write_bytes(ca_cert.public_bytes(pem))
+    cert_path.write_bytes(cert.public_bytes(pem))
+    key_path.write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    key_path.chmod(0o600)
+    return ca_path, cert_path, key_path
+
+
+def broker_names(bind: str, extra: list[str] | None = None) -> list[str]:
+    """The names a table may use to reach the broker: the extra ones first, then
+    the bind address (unless it is a wildcard), this host's name and loopback."""
+    names = list(extra or [])
+    if bind not in ("0.0.0.0", "::", ""):
+        names.append(bind)
+    host = socket.gethostname()
+    names += [host, f"{host}.local", "localhost", "127.0.0.1", "::1"]
+    return list(dict.fromkeys(names))
 
 
 def acl_text() -> str:
@@ -71,7 +148,8 @@ def acl_text() -> str:
             "",
             "# every other user is a table: its own topics only",
             f"pattern write {TOPIC_ROOT}/tables/%u/#",
-            f"pattern read {TOPIC_ROOT}/tables/%u/#",
+            "# a table does not read its own outgoing topics: a stolen password must",
+            "# not let anyone copy a table's results to replay them altered",
             f"pattern read {TOPIC_ROOT}/director/%u/#",
             "",
         ]
@@ -87,6 +165,8 @@ def write_broker_config(
     passwords: dict[str, str] | None = None,
     persistence: bool = True,
     run_as: str | None = None,
+    tls: bool = False,
+    names: list[str] | None = None,
 ) -> BrokerFiles:
     """Write ``mosquitto.conf``, ``passwd`` and ``acl`` for ``tables`` tables into ``directory``.
 
@@ -95,6 +175,9 @@ def write_broker_config(
     ``run_as`` writes a ``user`` line: a broker started as root otherwise
     switches to the ``mosquitto`` user, which cannot read files owned by
     another user with mode 0600 (tests run the broker as themselves).
+    ``tls`` generates the CA and the broker's certificate (for ``names``
+    besides the bind address, this host's name and loopback) and serves
+    MQTT over TLS only.
 
     Paths in the config are absolute (the broker starts from any folder), and
     when this runs as root the broker's files go to the account it will
@@ -122,7 +205,15 @@ def write_broker_config(
         f"listener {port} {bind}",
         "max_queued_messages 10000",
         "max_inflight_messages 100",
+        # A packet is the payload plus topic and headers; bigger ones disconnect their sender.
+        f"max_packet_size {MAX_MESSAGE_BYTES + 4096}",
     ]
+    ca = None
+    tls_files: list[Path] = []
+    if tls:
+        ca, cert, key = write_tls_files(directory, broker_names(bind, names))
+        tls_files = [ca, cert, key]
+        lines += [f"cafile {ca}", f"certfile {cert}", f"keyfile {key}", "tls_version tlsv1.2"]
     account = broker_account(directory, run_as)
     if run_as:
         lines.insert(1, f"user {run_as}")
@@ -136,8 +227,8 @@ def write_broker_config(
     creds_file.write_text("".join(f"{u} {creds[u]}\n" for u in users))
     creds_file.chmod(0o600)
     if account not in (None, "root"):
-        give_to_broker_account(account, [directory, passwd, acl, conf])
-    return BrokerFiles(conf=conf, passwd=passwd, acl=acl, credentials={u: creds[u] for u in users})
+        give_to_broker_account(account, [directory, passwd, acl, conf, *tls_files])
+    return BrokerFiles(conf=conf, passwd=passwd, acl=acl, credentials={u: creds[u] for u in users}, ca=ca)
 
 
 def broker_account(directory: Path, run_as: str | None) -> str | None:

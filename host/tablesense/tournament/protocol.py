@@ -69,3 +69,82 @@ def message_key(body: dict[str, Any]) -> str:
         raise ValueError(f"unknown message kind {kind!r}")
     last = body["match"] if kind == "checkin" else body["revision"]
     return f"{kind}/{body['event']}/{body['round']}/{body['table']}/{last}"
+
+
+# ------------------------------------------------------------------ limits
+
+#: The largest outbox message the director reads (and the broker passes on):
+#: a best-of-five Kems match with every record is well below 300 kB, and a
+#: table that sends more is refused without the payload being parsed or stored.
+MAX_MESSAGE_BYTES = 1_000_000
+
+#: How deep a message's JSON may nest (a result with its records nests about
+#: eight levels); deeper is refused before it can exhaust the parser.
+MAX_DEPTH = 32
+
+#: The largest number a message's ids may carry: the database's integer columns
+#: are 32-bit (PostgreSQL ``integer``), so larger ids could never be stored.
+MAX_ID = 2**31 - 1
+
+ID_FIELDS = ("event", "round", "table", "revision", "match")
+
+
+class MessageError(ValueError):
+    """A message that cannot be read as a table's outbox message (the text says why)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise MessageError(f"{name} is not a number a result may carry")
+
+
+def parse_message(raw: bytes) -> dict[str, Any]:
+    """Parse one outbox message strictly: bounded size and depth, standard JSON only
+    (no NaN or Infinity), a JSON object whose ids are integers in range.
+
+    Raises :class:`MessageError` with a short reason that never quotes the payload.
+    """
+    import json
+
+    if len(raw) > MAX_MESSAGE_BYTES:
+        raise MessageError(f"message of {len(raw)} bytes is over the limit of {MAX_MESSAGE_BYTES}")
+    try:
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise MessageError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except MessageError:
+        raise
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        raise MessageError(f"not JSON: {str(exc)[:80]}") from None
+    if not isinstance(data, dict):
+        raise MessageError("not a JSON object")
+    if depth(data) > MAX_DEPTH:
+        raise MessageError(f"JSON nested deeper than {MAX_DEPTH} levels")
+    check_ids(data)
+    return data
+
+
+def depth(obj: Any) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    while stack:
+        value, d = stack.pop()
+        if isinstance(value, dict):
+            best = max(best, d + 1)
+            stack.extend((v, d + 1) for v in value.values())
+        elif isinstance(value, list):
+            best = max(best, d + 1)
+            stack.extend((v, d + 1) for v in value)
+    return best
+
+
+def check_ids(body: dict[str, Any]) -> None:
+    """Every id field present must be an integer in 1..MAX_ID (not a bool, not a float)."""
+    for name in ID_FIELDS:
+        if name not in body:
+            continue
+        v = body[name]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise MessageError(f"{name} must be an integer, not {type(v).__name__}")
+        if not 0 < v <= MAX_ID:
+            raise MessageError(f"{name} is out of range (1 to {MAX_ID})")

@@ -36,7 +36,7 @@ from .confirmation import Side as ConfirmSide
 from .confirmation import check_mode as check_confirm_mode
 from .confirmation import judge as judge_confirmation
 from .db import AuditEntry, Database, Entrant, Event, Match, Result, Round, Table
-from .protocol import MAX_ID, MessageError, check_ids, message_key
+from .protocol import MAX_ID, check_ids, message_key
 from .security import SignatureError, digest, verify
 from .standings import (
     DEFAULT_TIEBREAKS,
@@ -78,6 +78,8 @@ class Ack:
 #: ``refusals-suppressed`` entry, so a flood cannot grow the database.
 AUDIT_BUDGET = 20
 AUDIT_WINDOW_S = 60.0
+#: How often the audit chain is re-hashed from its start (otherwise incrementally).
+FULL_CHECK_S = 600.0
 #: Longest name of an entrant or a player (the database column's width).
 MAX_NAME = 200
 
@@ -124,6 +126,7 @@ class Director:
         self._lock = threading.RLock()
         self._last_seen: dict[int, float] = {}
         self._verified: tuple[int, str] = (0, "0" * 64)  # audit chain checked up to (id, hash)
+        self._full_checked = -FULL_CHECK_S  # monotonic time of the last full check
         self._budget: dict[str, list[float]] = {}  # source -> [window start, written, suppressed, bytes]
         with db.session() as s:
             if s.get(Event, event_id) is None:
@@ -578,7 +581,7 @@ class Director:
         self.audit_limited(f"table-{table}", "refused", reason, size, key=_clip(key, 80), digest=d or "?", size=size)
         return Ack(key, "refused", reason)
 
-    def audit_limited(self, source: str, action: str, reason: str = "", size: int = 0, **detail: Any) -> bool:
+    def audit_limited(self, source: str, action: str, reason: str = "", cost: int = 0, **detail: Any) -> bool:
         """Audit something a table or an address caused, at most ``AUDIT_BUDGET``
         entries per ``AUDIT_WINDOW_S`` for one source; the rest are counted and
         written as one ``refusals-suppressed`` entry when the window ends.
@@ -591,7 +594,7 @@ class Director:
                 b[:] = [now, 0, 0, 0]
             if b[1] >= AUDIT_BUDGET:
                 b[2] += 1
-                b[3] += size
+                b[3] += cost
                 return False
             b[1] += 1
             with self.db.session() as s:
@@ -750,27 +753,89 @@ class Director:
                 "before": before, "after": {"score": list(score), "winner": winner},
             })
 
-    def audit_log(self) -> list[dict[str, Any]]:
+    def audit_log(self, last: int | None = None) -> list[dict[str, Any]]:
+        """The audit log in order; ``last`` keeps only the newest entries (what a
+        page shows), read with a LIMIT so a page never loads the whole log."""
         with self.db.session() as s:
+            q = select(AuditEntry).where(AuditEntry.event_id == self.event_id)
+            if last is not None:
+                rows = list(s.scalars(q.order_by(AuditEntry.id.desc()).limit(last)))[::-1]
+            else:
+                rows = list(s.scalars(q.order_by(AuditEntry.id)))
             return [
                 {"id": a.id, "ts": a.ts, "actor": a.actor, "action": a.action, "match": a.match_id,
                  "reason": a.reason, "detail": a.detail, "hash": a.hash}
-                for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == self.event_id).order_by(AuditEntry.id))
+                for a in rows
             ]
 
-    def verify_audit_chain(self) -> bool:
-        """True when no audit entry was altered, removed or reordered."""
-        prev = "0" * 64
-        with self.db.session() as s:
-            for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == self.event_id).order_by(AuditEntry.id)):
-                if a.prev_hash != prev or a.hash != _audit_hash(a.prev_hash, a.ts, a.actor, a.action, a.match_id, a.reason, a.detail):
-                    return False
-                prev = a.hash
-        return True
+    def verify_audit_chain(self, *, full: bool = False) -> bool:
+        """True when no audit entry was altered, removed or reordered.
+
+        Incremental by default: entries up to the last one this director
+        checked are trusted once that entry is still there with the same hash
+        (the database refuses UPDATE and DELETE on the log), and only newer
+        entries are hashed, so a page costs a few rows, not the whole log.
+        Someone who drops that protection to edit an old row is caught by the
+        full check: ``full``, the first check of a director, and one every
+        ``FULL_CHECK_S`` seconds."""
+        with self._lock:
+            if time.monotonic() - self._full_checked >= FULL_CHECK_S:
+                full = True
+            upto, prev = (0, "0" * 64) if full else self._verified
+            with self.db.session() as s:
+                if upto:
+                    anchor = s.get(AuditEntry, upto)
+                    if anchor is None or anchor.hash != prev:
+                        self._verified = (0, "0" * 64)
+                        return False
+                q = (select(AuditEntry).where(AuditEntry.event_id == self.event_id, AuditEntry.id > upto)
+                     .order_by(AuditEntry.id).execution_options(yield_per=2000))
+                for a in s.scalars(q):
+                    if a.prev_hash != prev or a.hash != _audit_hash(a.prev_hash, a.ts, a.actor, a.action, a.match_id, a.reason, a.detail):
+                        return False
+                    upto, prev = a.id, a.hash
+            self._verified = (upto, prev)
+            if full:
+                self._full_checked = time.monotonic()
+            return True
 
 
 class _Refusal(Exception):
     pass
+
+
+def _check_text(text: str, what: str, limit: int = MAX_NAME) -> str:
+    """A name or reason typed by a person: stripped, no control characters (a NUL
+    byte cannot be stored in PostgreSQL), at most ``limit`` characters."""
+    text = str(text).strip()
+    if len(text) > limit:
+        raise DirectorError(f"{what} has at most {limit} characters, this one has {len(text)}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise DirectorError(f"{what} may not contain control characters (NUL, tab, newline)")
+    return text
+
+
+def _check_badge(badge: str) -> str:
+    """A badge is a tag UID in hex (4 to 10 bytes)."""
+    b = str(badge).strip().lower()
+    if not 1 <= len(b) <= 64 or any(c not in "0123456789abcdefghijklmnopqrstuvwxyz-_:" for c in b):
+        raise DirectorError(f"badge {b[:20]!r} is not a tag UID (letters and digits, at most 64)")
+    return b
+
+
+def _check_id(value: object, what: str) -> int:
+    """An id typed by a person: a whole number the database can hold."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_ID:
+        raise DirectorError(f"no {what} {str(value)[:20]} in this event")
+    return value
+
+
+def _private(detail: dict[str, Any] | None) -> dict[str, Any]:
+    """An audit detail without badge ids (private: the log is public); their count stays."""
+    out = dict(detail or {})
+    if "badges" in out:
+        out["taps"] = len(out.pop("badges"))
+    return out
 
 
 def _check_engine_options(game: str, variant: str, opts: dict[str, Any]) -> None:
@@ -857,10 +922,18 @@ def _audit_hash(prev: str, ts: float, actor: str, action: str, match_id: int | N
 
 
 def _append_audit(s: Session, event_id: int, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> None:
+    """Append one entry, chained to the last one.
+
+    Serialized by the database, not only by this process's lock: the CLI and a
+    running director may write at once. The no-op UPDATE of the event's row
+    takes its row lock on PostgreSQL and the write lock on SQLite before the
+    last entry is read, so two writers can never chain to the same entry
+    (which would fork the chain); the lock is held until the commit."""
+    s.execute(update(Event).where(Event.id == event_id).values(id=Event.id).execution_options(synchronize_session=False))
     last = s.scalar(select(AuditEntry).where(AuditEntry.event_id == event_id).order_by(AuditEntry.id.desc()).limit(1))
     prev = last.hash if last is not None else "0" * 64
     ts = time.time()
-    detail = json.loads(json.dumps(detail))
+    detail = json.loads(json.dumps(detail, allow_nan=False))
     s.add(AuditEntry(event_id=event_id, ts=ts, actor=actor, action=action, match_id=match_id, reason=reason,
                      detail=detail, prev_hash=prev, hash=_audit_hash(prev, ts, actor, action, match_id, reason, detail)))
     s.flush()

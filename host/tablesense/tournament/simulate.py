@@ -173,7 +173,8 @@ def simulate(
             )
             heads[t].start()
         if faults.duplicates or faults.forgeries:
-            intruder = Intruder(url_for(table_user(1)) if creds else base, keys[1], duplicates=faults.duplicates)
+            intruder = Intruder(url_for(table_user(1)) if creds else base, keys[1], duplicates=faults.duplicates,
+                                listen=url_for(DIRECTOR_USER) if creds else None)
             intruder.start()
         total_rounds = _planned_rounds(format, entrants, rounds)
         for r in range(1, total_rounds + 1):
@@ -290,7 +291,7 @@ class Intruder:
     it sees once more (a duplicating network).
     """
 
-    def __init__(self, broker: BrokerURL, table_key: TableKey, *, duplicates: bool) -> None:
+    def __init__(self, broker: BrokerURL, table_key: TableKey, *, duplicates: bool, listen: BrokerURL | None = None) -> None:
         self.broker = broker
         self.table_key = table_key
         self.duplicates = duplicates
@@ -299,16 +300,25 @@ class Intruder:
         self.seen: list[dict[str, Any]] = []
         self._known: set[bytes] = set()
         self._client = make_client(f"intruder-{id(self)}", broker, clean=True)
-        self._client.on_connect = self._on_connect
-        self._client.on_message = self._on_message
+        # The broker's ACL does not let a table's password read the table's own
+        # messages: the copies come from ``listen``, a vantage point on the
+        # network (the simulation lends it the director's account).
+        self._listen = listen
+        self._ears = make_client(f"intruder-ears-{id(self)}", listen, clean=True) if listen else self._client
+        self._ears.on_connect = self._on_connect
+        self._ears.on_message = self._on_message
 
     def start(self) -> None:
         self._client.connect_async(self.broker.host, self.broker.port, keepalive=5)
         self._client.loop_start()
+        if self._listen is not None:
+            self._ears.connect_async(self._listen.host, self._listen.port, keepalive=5)
+            self._ears.loop_start()
 
     def stop(self) -> None:
-        self._client.disconnect()
-        self._client.loop_stop()
+        for c in {id(self._client): self._client, id(self._ears): self._ears}.values():
+            c.disconnect()
+            c.loop_stop()
 
     def _on_connect(self, client: mqtt.Client, *_a: Any) -> None:
         client.subscribe(proto.outbox_topic(1), 1)
@@ -327,7 +337,7 @@ class Intruder:
         if len(self.seen) < 50:
             self.seen.append(data)
         if self.duplicates:
-            client.publish(msg.topic, msg.payload, qos=1)
+            self._client.publish(msg.topic, msg.payload, qos=1)
             self.sent += 1
 
     def _publish(self, body: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.middleware.sessions import SessionMiddleware
@@ -27,6 +28,15 @@ from .export import export_event, records_archive, results_csv, standings_csv
 from .service import Director, DirectorError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+#: The director's password: at least this many characters (``director serve`` refuses less).
+MIN_PASSWORD = 12
+#: A login lasts this long (server-side; the cookie expires with it).
+SESSION_MAX_AGE = 8 * 3600
+#: Wrong passwords from one address: each answer is slowed (doubling from
+#: ``login_delay_s``), and after this many in ``LOCKOUT_S`` the address is locked out that long.
+MAX_FAILED_LOGINS = 5
+LOCKOUT_S = 15 * 60
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -51,20 +61,38 @@ def create_app(
     secret_key: str | None = None,
     on_round_paired: Callable[[], None] | None = None,
     refresh_s: int = 5,
+    secure_cookies: bool = False,
+    session_max_age: int = SESSION_MAX_AGE,
+    login_delay_s: float = 0.5,
 ) -> FastAPI:
-    """The director's app for one event."""
+    """The director's app for one event.
+
+    ``secure_cookies``: served over TLS, the session cookie is ``Secure``.
+    A login is a server-side session (``sessions`` below): logging out or
+    expiring ends it, so a copied cookie is worth nothing afterwards."""
     app = FastAPI(title="tablesense director", docs_url=None, redoc_url=None)
-    app.add_middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), same_site="strict")
+    app.add_middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), same_site="strict",
+                       https_only=secure_cookies, max_age=session_max_age)
     templates = Jinja2Templates(directory=str(TEMPLATES))
+    sessions: dict[str, float] = {}  # session id -> expiry (monotonic)
+    failures: dict[str, list[float]] = {}  # address -> times of recent wrong passwords
+
+    def logged_in(request: Request) -> bool:
+        sid = str(request.session.get("sid", ""))
+        exp = sessions.get(sid)
+        if exp is None or exp < time.monotonic():
+            sessions.pop(sid, None)
+            return False
+        return True
 
     def ctx(request: Request, **extra: Any) -> dict[str, Any]:
-        data = export_event(director)
+        data = export_event(director, audit=100)
         names = {e["id"]: e["name"] for e in data["entrants"]}
         return {"request": request, "data": data, "names": names, "refresh": refresh_s,
-                "logged_in": bool(request.session.get("director")), **extra}
+                "logged_in": logged_in(request), **extra}
 
     def need_login(request: Request) -> None:
-        if not request.session.get("director"):
+        if not logged_in(request):
             raise HTTPException(status_code=303, headers={"Location": "/login"})
 
     def check_csrf(request: Request, token: str) -> None:
@@ -100,7 +128,7 @@ def create_app(
 
     @app.get("/api/event")
     def api_event() -> JSONResponse:
-        return JSONResponse(export_event(director))
+        return JSONResponse(export_event(director, audit=100))
 
     @app.get("/export.json")
     def export_json() -> Response:
@@ -123,16 +151,36 @@ def create_app(
         return templates.TemplateResponse(request, "login.html", {"request": request, "error": None, "logged_in": False})
 
     @app.post("/login", response_class=HTMLResponse)
-    def login(request: Request, password: str = Form(...)) -> Response:
-        if not check_password(password, password_hash):
-            director.audit("web", "login-failed")
+    async def login(request: Request, password: str = Form("")) -> Response:
+        import asyncio
+
+        addr = request.client.host if request.client else "?"
+        now = time.monotonic()
+        recent = [t for t in failures.get(addr, []) if now - t < LOCKOUT_S]
+        failures[addr] = recent
+        if len(recent) >= MAX_FAILED_LOGINS:
+            wait_min = max(1, round((LOCKOUT_S - (now - recent[0])) / 60))
+            await run_in_threadpool(director.audit_limited, f"web:{addr}", "login-locked", "too many wrong passwords")
+            return templates.TemplateResponse(request, "login.html", {
+                "request": request, "logged_in": False,
+                "error": f"too many wrong passwords from this address: try again in {wait_min} minute(s)"}, status_code=429)
+        ok = len(password) <= 1024 and await run_in_threadpool(check_password, password, password_hash)
+        if not ok:
+            recent.append(now)
+            await run_in_threadpool(director.audit_limited, f"web:{addr}", "login-failed", "wrong password")
+            await asyncio.sleep(min(login_delay_s * 2 ** (len(recent) - 1), 8.0))
             return templates.TemplateResponse(request, "login.html", {"request": request, "error": "wrong password", "logged_in": False}, status_code=401)
-        request.session["director"] = True
+        failures.pop(addr, None)
+        sid = secrets.token_urlsafe(24)
+        sessions[sid] = now + session_max_age
+        request.session.clear()
+        request.session["sid"] = sid
         request.session["csrf"] = secrets.token_urlsafe(24)
         return RedirectResponse("/director", status_code=303)
 
     @app.post("/logout")
     def logout(request: Request) -> RedirectResponse:
+        sessions.pop(str(request.session.get("sid", "")), None)
         request.session.clear()
         return RedirectResponse("/standings", status_code=303)
 
@@ -148,10 +196,14 @@ def create_app(
     def act(request: Request, token: str, fn: Callable[[], str]) -> RedirectResponse:
         need_login(request)
         check_csrf(request, token)
+        from sqlalchemy.exc import SQLAlchemyError
+
         try:
             msg = fn()
-        except (DirectorError, ValueError) as exc:
+        except (DirectorError, ValueError, OverflowError) as exc:
             return RedirectResponse(f"/director?error={_q(str(exc))}", status_code=303)
+        except SQLAlchemyError as exc:  # never a 500: the form again, with what went wrong
+            return RedirectResponse(f"/director?error={_q('the database refused it: ' + str(exc).splitlines()[0])}", status_code=303)
         return RedirectResponse(f"/director?message={_q(msg)}", status_code=303)
 
     @app.post("/director/pair")
@@ -164,41 +216,71 @@ def create_app(
         return act(request, csrf, run)
 
     @app.post("/director/correct")
-    def correct(request: Request, match: int = Form(...), score_a: float = Form(...), score_b: float = Form(...),
+    def correct(request: Request, match: str = Form(""), score_a: str = Form(""), score_b: str = Form(""),
                 winner: str = Form(""), reason: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
-            w = int(winner) if winner.strip() else None
-            director.correct(match, (score_a, score_b), w, reason, "director-web")
-            return f"match {match} corrected"
+            w = _form_int(winner, "winner") if winner.strip() else None
+            mid = _form_int(match, "match")
+            director.correct(mid, (_form_score(score_a), _form_score(score_b)), w, reason, "director-web")
+            return f"match {mid} corrected"
         return act(request, csrf, run)
 
     @app.post("/director/register")
-    def register(request: Request, name: str = Form(...), members: str = Form(""), badges: str = Form(""),
-                 seed: int = Form(0), csrf: str = Form("")) -> RedirectResponse:
+    def register(request: Request, name: str = Form(""), members: str = Form(""), badges: str = Form(""),
+                 seed: str = Form("0"), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
-            eid = director.register(name, _split(members), _split(badges), seed)
+            eid = director.register(name, _split(members), _split(badges), _form_int(seed or "0", "seed", lo=-MAX_FORM_INT))
             return f"{name} registered as entrant {eid}"
         return act(request, csrf, run)
 
     @app.post("/director/checkin")
-    def checkin(request: Request, entrant: int = Form(...), csrf: str = Form("")) -> RedirectResponse:
+    def checkin(request: Request, entrant: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
-            director.check_in(entrant, "director-web")
+            director.check_in(_form_int(entrant, "entrant"), "director-web")
             return f"entrant {entrant} checked in"
         return act(request, csrf, run)
 
     @app.post("/director/withdraw")
-    def withdraw(request: Request, entrant: int = Form(...), reason: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
+    def withdraw(request: Request, entrant: str = Form(""), reason: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
-            director.withdraw(entrant, reason, "director-web")
+            director.withdraw(_form_int(entrant, "entrant"), reason, "director-web")
             return f"entrant {entrant} withdrawn"
         return act(request, csrf, run)
 
+    # The projector, the paged audit log, the live console and its confirm actions.
+    from .pages import add_club_pages
+
+    add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired)
     return app
 
 
 def _split(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
+
+
+MAX_FORM_INT = 2**31 - 1
+
+
+def _form_int(text: str, what: str, lo: int = 1) -> int:
+    """A whole number typed in a form, within what the database can hold."""
+    t = text.strip()
+    if not (t.lstrip("-").isdigit() and len(t) <= 11) or not lo <= int(t) <= MAX_FORM_INT:
+        raise DirectorError(f"{what} must be a whole number from {lo} to {MAX_FORM_INT}, not {t[:20]!r}")
+    return int(t)
+
+
+def _form_score(text: str) -> float:
+    """A score typed in a form: a finite number of points (NaN and Infinity refused)."""
+    import math
+
+    t = text.strip()
+    try:
+        v = float(t) if len(t) <= 20 else math.nan
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise DirectorError(f"a score is a number of points such as 150 or 97.5, not {t[:20]!r}")
+    return v
 
 
 def _q(text: str) -> str:
