@@ -1,0 +1,193 @@
+"""The club pages on top of the director's app: projector, audit, live console.
+
+``web.create_app`` builds the app (logins, sessions, forms, exports) and
+calls :func:`add_club_pages`, which adds:
+
+- ``/show`` — the projector: big type, cycles the current round's pairings
+  and the standings, refreshes its data from ``/api/club`` (no reloads);
+- ``/api/club`` — what the public pages show, in people's terms;
+- ``/audit`` — the audit log, its own page, paged (newest first; login);
+- ``/director/live`` — Server-Sent Events: the console's state
+  (:func:`console.console_state`) pushed whenever it changes (login);
+- ``/director/confirm`` and ``/director/confirm-all`` — the ``director``
+  confirmation mode's actions, in place on the console;
+- ``/display-static/…`` — the table display's own stylesheet, served from
+  the display's folder so the pages share one visual language (nothing
+  copied), and ``/club-static/…`` — the pages' additions.
+
+Template helpers (``fmt``, ``label``, ``standings_rows``, ``club``…) are
+installed on the app's Jinja environment here as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Form, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from . import console as cons
+from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
+from .service import Director
+
+HERE = Path(__file__).resolve().parent
+CLUB_STATIC = HERE / "static"
+#: The table display's stylesheet lives with the display (the ``web`` room); it
+#: is served from there by path, not imported, so the rooms stay apart.
+DISPLAY_STATIC = HERE.parent / "web" / "static"
+AUDIT_PAGE = 50
+
+
+def add_club_pages(
+    app: FastAPI,
+    director: Director,
+    templates: Jinja2Templates,
+    *,
+    need_login: Callable[[Request], None],
+    act: Callable[[Request, str, Callable[[], str]], RedirectResponse],
+    on_change: Callable[[], None] | None = None,
+    live_interval_s: float = 0.5,
+) -> None:
+    """Add the club pages and the live console to the director's ``app``."""
+    if DISPLAY_STATIC.is_dir():
+        app.mount("/display-static", StaticFiles(directory=str(DISPLAY_STATIC)), name="display-static")
+    app.mount("/club-static", StaticFiles(directory=str(CLUB_STATIC)), name="club-static")
+    env = templates.env
+    env.globals.update(
+        fmt=fmt_num, label=label, tiebreak_help=TIEBREAK_HELP, standings_rows=standings_rows,
+        club=lambda: club_view(director), console=lambda: cons.console_state(director),
+    )
+
+    @app.get("/api/club")
+    async def api_club() -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(club_view, director))
+
+    @app.get("/show", response_class=HTMLResponse)
+    def show(request: Request) -> Response:
+        return templates.TemplateResponse(request, "show.html", {"request": request, "view": club_view(director)})
+
+    @app.get("/audit", response_class=HTMLResponse)
+    def audit(request: Request, page: int = 1) -> Response:
+        need_login(request)
+        entries = director.audit_log()
+        pages = max(1, -(-len(entries) // AUDIT_PAGE))
+        page = min(max(page, 1), pages)
+        newest = list(reversed(entries))
+        shown = newest[(page - 1) * AUDIT_PAGE: page * AUDIT_PAGE]
+        return templates.TemplateResponse(request, "audit.html", {
+            "request": request, "view": club_view(director), "entries": shown, "page": page, "pages": pages,
+            "total": len(entries), "chain_ok": director.verify_audit_chain(), "logged_in": True,
+        })
+
+    @app.get("/director/live")
+    async def live(request: Request) -> Response:
+        need_login(request)
+
+        async def stream() -> AsyncIterator[str]:
+            last = ""
+            beat = time.monotonic()
+            yield "retry: 2000\n\n"
+            while not await request.is_disconnected():
+                state = await run_in_threadpool(cons.console_state, director)
+                state.pop("now", None)
+                body = json.dumps(_stable(state), sort_keys=True)
+                if body != last:
+                    last = body
+                    yield f"event: console\ndata: {body}\n\n"
+                    beat = time.monotonic()
+                elif time.monotonic() - beat > 15:
+                    yield ": still here\n\n"
+                    beat = time.monotonic()
+                await asyncio.sleep(live_interval_s)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    @app.post("/director/confirm")
+    def confirm(request: Request, match: int = Form(...), csrf: str = Form("")) -> RedirectResponse:
+        def run() -> str:
+            m = cons.confirm_match(director, match, "director-web")
+            if on_change is not None:
+                on_change()
+            return f"match {m.id} at table {m.table_no} confirmed"
+        return act(request, csrf, run)
+
+    @app.post("/director/confirm-all")
+    def confirm_all(request: Request, csrf: str = Form("")) -> RedirectResponse:
+        def run() -> str:
+            done = cons.confirm_reported(director, "director-web")
+            if on_change is not None and done:
+                on_change()
+            if not done:
+                return "no reported result to confirm"
+            return f"{len(done)} result{'s' if len(done) != 1 else ''} confirmed"
+        return act(request, csrf, run)
+
+
+def _stable(state: dict[str, Any]) -> dict[str, Any]:
+    """The console state without what changes every second (so only real changes are pushed);
+    "last heard" is rounded to whole seconds and capped, which still shows a table going quiet."""
+    for row in state.get("tables", []):
+        s = row.get("last_heard_s")
+        if s is not None:
+            row["last_heard_s"] = int(s) if s < 60 else 60
+    return state
+
+
+def club_view(director: Director) -> dict[str, Any]:
+    """What the public pages and the projector show, in people's terms."""
+    from .export import export_event
+
+    data = export_event(director, audit=False) if _takes_audit() else export_event(director)
+    names = {e["id"]: e["name"] for e in data["entrants"]}
+    cols, rows = standings_rows(data)
+    rounds = []
+    for rnd in data["rounds"]:
+        ms = []
+        for m in rnd["matches"]:
+            ids = [e for e in m["entrants"] if e is not None]
+            ms.append({
+                "table": m["table"], "kind": m["kind"], "status": "confirmed" if m["confirmed"] else m["status"],
+                "names": [names.get(e, "?") for e in ids],
+                "score": [fmt_num(x) for x in m["score"]] if m["score"] else None,
+                "winner": names.get(m["winner"]) if m["winner"] else None,
+            })
+        ms.sort(key=lambda x: (x["table"] is None, x["table"] or 0))
+        rounds.append({"number": rnd["number"], "matches": ms})
+    ps = cons.pair_status(director)
+    fin = cons.final_result(director)
+    ev = data["event"]
+    return {
+        "event": {"name": ev["name"], "game": ev["game"], "variant": ev["variant"], "format": ev["format"],
+                  "target": ev["options"].get("target"), "rounds": ev["options"].get("rounds"),
+                  "confirm": ev["options"].get("confirm", "badges"),
+                  "tiebreaks": [label(t) for t in ev["options"].get("tiebreaks", [])]},
+        "round": rounds[-1]["number"] if rounds else 0,
+        "rounds": rounds,
+        "columns": [{"key": k, "label": h} for k, h in cols],
+        "standings": rows,
+        "pair": ps.to_json(),
+        "final": fin,
+    }
+
+
+def _takes_audit() -> bool:
+    import inspect
+
+    from .export import export_event
+
+    return "audit" in inspect.signature(export_event).parameters

@@ -1,0 +1,140 @@
+"""How the event reads to people: human column names, numbers, lots.
+
+The data (``export.export_event``) keeps machine names (``games_won``,
+``points_for``) because exports are read by programs; every page and the
+CSV files people open in a spreadsheet go through here instead, so one
+table of labels decides what a column is called everywhere.
+
+Rules: a tie-break appears once, under its human name, in the event's
+order; whole numbers print without ``.0``, halves as ``½``; the drawing of
+lots prints as the entrant's place in the draw (1 = drawn first), never as
+the random number behind it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+TIEBREAK_LABELS: dict[str, str] = {
+    "games_won": "Games won",
+    "point_difference": "Point difference",
+    "points_for": "Points for",
+    "head_to_head": "Head-to-head",
+    "buchholz": "Buchholz",
+    "buchholz_cut1": "Buchholz cut 1",
+    "buchholz_median": "Median Buchholz",
+    "sonneborn_berger": "Sonneborn-Berger",
+    "lots": "Lots drawn",
+    "placement_points": "Placement points",
+}
+
+TIEBREAK_HELP: dict[str, str] = {
+    "games_won": "matches won (a draw counts ½)",
+    "point_difference": "points scored minus points conceded",
+    "points_for": "points scored",
+    "head_to_head": "games won against the entrants level with them",
+    "buchholz": "sum of the opponents' games won",
+    "buchholz_cut1": "Buchholz without the weakest opponent",
+    "buchholz_median": "Buchholz without the weakest and the strongest opponent",
+    "sonneborn_berger": "opponents' games won, weighted by the result against each",
+    "lots": "place in the drawing of lots (1 = drawn first)",
+    "placement_points": "points for the places at each table (see the guide)",
+}
+
+
+def label(name: str) -> str:
+    """The human name of a tie-break or column (the machine name if unknown)."""
+    return TIEBREAK_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def fmt_num(x: Any) -> str:
+    """1 -> "1", 1.5 -> "1½", -3.0 -> "−3", None -> "–"."""
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return str(x)
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    sign = "−" if v < 0 else ""
+    v = abs(v)
+    whole = int(v)
+    frac = v - whole
+    if frac == 0:
+        return f"{sign}{whole}"
+    if abs(frac - 0.5) < 1e-9:
+        return f"{sign}{whole if whole else ''}½"
+    return f"{sign}{v:.2f}".rstrip("0").rstrip(".")
+
+
+def lots_places(standings: Sequence[dict[str, Any]]) -> dict[int, int]:
+    """Each entrant's place in the drawing of lots (1 = highest draw, which ranks first)."""
+    draws = [(st["tiebreaks"].get("lots", 0.0), st["entrant"]) for st in standings if "lots" in st["tiebreaks"]]
+    return {e: i for i, (_v, e) in enumerate(sorted(draws, key=lambda t: (-t[0], t[1])), start=1)}
+
+
+def standings_columns(tiebreaks: Sequence[str]) -> list[tuple[str, str]]:
+    """(key, human header) of a standings table: unique, tie-breaks in the event's order."""
+    cols = [("rank", "Rank"), ("name", "Entrant"), ("players", "Players"), ("played", "Played"),
+            ("wins", "Won"), ("draws", "Drawn"), ("losses", "Lost")]
+    shown = {"games_won", "wins"}
+    if "games_won" not in tiebreaks:
+        cols.append(("games_won", "Games won"))
+    cols += [(f"tb:{t}", label(t)) for t in tiebreaks]
+    extra = [("points_for", "Points for"), ("points_against", "Points against"), ("point_difference", "Point difference")]
+    cols += [(k, h) for k, h in extra if k not in tiebreaks and k not in shown]
+    return cols
+
+
+def standings_rows(data: dict[str, Any], *, text: bool = True) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
+    """Columns and rows of the standings as people read them (``text``: values formatted)."""
+    tbs = list(data["event"]["options"].get("tiebreaks", []))
+    cols = standings_columns(tbs)
+    players = {e["id"]: ", ".join(e.get("members", [])) for e in data["entrants"]}
+    lots = lots_places(data["standings"])
+    rows = []
+    for st in data["standings"]:
+        values: dict[str, Any] = {
+            "rank": st["rank"], "name": st["name"], "players": players.get(st["entrant"], ""),
+            "played": st["played"], "wins": st["wins"], "draws": st["draws"], "losses": st["losses"],
+            "games_won": st["games_won"], "points_for": st["points_for"], "points_against": st["points_against"],
+            "point_difference": _diff(st["points_for"], st["points_against"]),
+            "entrant": st["entrant"],
+        }
+        for t in tbs:
+            v = lots.get(st["entrant"]) if t == "lots" else st["tiebreaks"].get(t)
+            values[f"tb:{t}"] = v
+        if text:
+            values = {k: (v if k in ("name", "players", "entrant") else fmt_num(v)) for k, v in values.items()}
+        rows.append(values)
+    return cols, rows
+
+
+def _diff(a: Any, b: Any) -> float | None:
+    if a is None or b is None:
+        return None
+    return float(a) - float(b)
+
+
+def standings_csv_text(data: dict[str, Any], cell: Callable[[Any], Any] = lambda v: v) -> str:
+    """The standings as CSV: one header row of unique human names, plain numbers (lots as a place).
+
+    ``cell`` guards text cells (the exporter passes its formula-injection guard)."""
+    import csv
+    import io
+
+    cols, rows = standings_rows(data, text=False)
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["Entrant id", *[h for _k, h in cols]])
+    for r in rows:
+        w.writerow([r["entrant"], *[cell(_plain(r[k])) for k, _h in cols]])
+    return out.getvalue()
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v

@@ -1,0 +1,217 @@
+"""A whole club evening in Debian's Chromium (Playwright): the director registers
+and checks in from the console, pairs, results arrive from headless tables over
+Mosquitto and show up live (SSE, no reload), one is confirmed, one corrected,
+the next round is paired, and the final standings name the winner. Screenshots
+at 1280x800, 390x844 and 1920x1080 (projector) go to test-artifacts/web/;
+pairings and standings print to PDF."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablesense.tournament.bridge import DirectorBridge, wait_until
+from tablesense.tournament.db import Database
+from tablesense.tournament.security import TableKey
+from tablesense.tournament.service import Director
+from tablesense.tournament.table_client import HeadlessTable
+from tablesense.tournament.web import create_app, hash_password
+from testsupport import REPO, free_port, need
+
+from .conftest import Broker
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = REPO / "test-artifacts" / "web"
+PASSWORD = "club-night-password"
+SIZES = {"desktop": (1280, 800), "phone": (390, 844), "projector": (1920, 1080)}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    need(Path(CHROMIUM).exists() or shutil.which("chromium") is not None, "Debian's chromium is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # pragma: no cover - depends on the environment
+        need(False, "the playwright Python package is not installed")
+        raise
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Server:
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self._t = threading.Thread(target=self._srv.run, daemon=True)
+        self._t.start()
+        assert wait_until(lambda: self._srv.started, 10)
+
+    def stop(self) -> None:
+        self._srv.should_exit = True
+        self._t.join(timeout=10)
+
+
+def _shoot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"club-{name}.png"), full_page=True)
+
+
+def _fits(page: Any) -> None:
+    """Nothing spills sideways: the page is no wider than the window."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= page.viewport_size["width"], f"{page.url} is {width} px wide"
+
+
+def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'club.db'}"
+    d = Director.create_event(Database(url), "Tuesday club", variant="pips-two-player",
+                              options={"target": 15, "rounds": 2, "confirm": "director", "lots_seed": "x"})
+    keys = {t: TableKey.from_seed(f"club-{t}".encode()) for t in (1, 2)}
+    for t, k in keys.items():
+        d.add_table(t, k.public)
+    bridge = DirectorBridge(d, _bu(broker, "director"))
+    bridge.start()
+    assert bridge.wait_connected(10)
+    app = create_app(d, password_hash=hash_password(PASSWORD), secret_key="s", on_round_paired=bridge.announce_round)
+    server = Server(app)
+    tables = [HeadlessTable(t, keys[t], tmp_path / f"t{t}.journal", _bu(broker, f"table-{t}"), seed=t,
+                            resend_interval=0.3, heartbeat_interval=0.5).start() for t in (1, 2)]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(server.url + "/director")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button")
+        page.wait_for_url("**/director")
+        # register four players and check three in from the console; the fourth by the table is not needed
+        for name in ("Ana", "Bia", "Caio", "Duda"):
+            page.click("summary:has-text('Entrants')")
+            page.fill("form[action='/director/register'] input[name=name]", name)
+            page.click("form[action='/director/register'] button")
+            assert f"{name} registered" in page.inner_text(".flash")
+        page.click("summary:has-text('Entrants')")
+        page.click("form[action='/director/checkin'] button >> nth=0")
+        assert "checked in" in page.inner_text(".flash")
+        # pair round 1: offered, and the tables get it
+        assert page.is_enabled("#pair")
+        page.click("#pair")
+        assert "round 1 paired" in page.inner_text(".flash")
+        assert not page.is_enabled("#pair")
+        assert "round 1 is not finished" in page.inner_text("#pair-why")
+        # results arrive from the headless tables and appear live (no reload)
+        page.evaluate("window.__stay = 1")
+        page.wait_for_function("document.getElementById('n-reported').textContent === '2'", timeout=60_000)
+        assert page.evaluate("window.__stay") == 1, "the console reloaded instead of updating live"
+        assert page.locator(".tcard[data-state=reported]").count() == 2
+        _shoot(page, "console-reported-desktop")
+        # confirm one from its table card, correct the other (with a reason)
+        page.click(".tcard[data-table='1'] button")
+        assert "confirmed" in page.inner_text(".flash")
+        m2 = next(m for m in d.matches(1) if m.table_no == 2)
+        page.click("summary:has-text('Correct a result')")
+        page.select_option("form[action='/director/correct'] select[name=match]", str(m2.id))
+        page.fill("input[name=score_a]", "15")
+        page.fill("input[name=score_b]", "3")
+        page.fill("input[name=winner]", str(m2.entrant_a))
+        page.fill("input[name=reason]", "the table's display froze on the last hand")
+        page.click("form[action='/director/correct'] button")
+        assert "corrected" in page.inner_text(".flash")
+        # round 2, confirmed all at once, then the winner
+        page.wait_for_function("!document.getElementById('pair').disabled", timeout=10_000)
+        page.click("#pair")
+        page.wait_for_function("document.getElementById('n-reported').textContent === '2'", timeout=60_000)
+        page.click("#confirm-all")
+        assert "2 results confirmed" in page.inner_text(".flash")
+        assert "the event is over" in page.inner_text("#pair-why") and not page.is_enabled("#pair")
+        top = d.standings()[0]
+        names = {e.id: e.name for e in d.entrants()}
+        assert names[top.entrant] in page.inner_text(".winner")
+        _shoot(page, "console-final-desktop")
+        _fits(page)
+        # the public pages at every size, and the projector
+        for size, (w, h) in SIZES.items():
+            page.set_viewport_size({"width": w, "height": h})
+            for path in ("/standings", "/pairings", "/crosstable"):
+                page.goto(server.url + path)
+                assert "Winner" in page.inner_text(".winner")
+                if path != "/crosstable" or size != "phone":
+                    _fits(page)
+                _shoot(page, f"{path.strip('/')}-{size}")
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        page.goto(server.url + "/show?slide=2")
+        head = page.inner_text(".slide:not([hidden]) h2")
+        assert head.startswith("Final standings")
+        assert page.evaluate("parseFloat(getComputedStyle(document.querySelector('.slide:not([hidden]) table')).fontSize)") >= 30
+        _shoot(page, "projector-standings")
+        # printed pairings and standings (Chromium's PDF) carry no navigation
+        for path in ("/pairings", "/standings"):
+            page.goto(server.url + path)
+            page.emulate_media(media="print")
+            assert page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+            assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+            _shoot(page, f"{path.strip('/')}-print")
+            pdf = page.pdf(format="A4")
+            assert pdf.startswith(b"%PDF") and len(pdf) > 5_000
+            (ARTIFACTS / f"club-{path.strip('/')}.pdf").write_bytes(pdf)
+            page.emulate_media(media="screen")
+        # the audit log is its own page, paged, newest first
+        page.goto(server.url + "/audit")
+        assert "intact" in page.inner_text("body") and "correction" in page.inner_text("table")
+        audit = d.audit_log()
+        assert f"page 1 of {-(-len(audit) // 50)}" in page.inner_text(".pager")
+    finally:
+        page.close()
+        for t in tables:
+            t.close()
+        server.stop()
+        bridge.stop()
+
+
+def _bu(broker: Broker, user: str) -> Any:
+    from tablesense.tournament.bridge import BrokerURL
+
+    return BrokerURL.parse(broker.url(user))
+
+
+def test_standings_read_in_human_terms(sqlite_url: str) -> None:
+    """Unique human headers in the event's tie-break order; lots as a place, never a float."""
+    from fastapi.testclient import TestClient
+
+    from .test_director import make_event, result_for
+
+    d, key = make_event(sqlite_url, n=4, tiebreaks=["games_won", "buchholz", "points_for", "lots"])
+    d.pair_next_round()
+    m = next(x for x in d.matches(1) if x.table_no == 1)
+    d.ingest(1, result_for(d, m.id, key, revision=1))
+    c = TestClient(create_app(d, password_hash=hash_password(PASSWORD), secret_key="k"))
+    html = c.get("/standings").text
+    heads = [h for h in ("Games won", "Buchholz", "Points for", "Lots drawn") if h in html]
+    assert heads == ["Games won", "Buchholz", "Points for", "Lots drawn"]
+    assert html.index("Games won") < html.index("Buchholz") < html.index("Points for") < html.index("Lots drawn")
+    assert "games_won" not in html and "points_for" not in html
+    import re
+
+    assert not re.search(r"0\.\d{6,}", html), "a lot drawn shows as a float"
+    csv_text = c.get("/standings.csv").text
+    header = csv_text.splitlines()[0].split(",")
+    assert len(header) == len(set(header)), header
+    assert "Lots drawn" in header and "games_won" not in header
+    assert not re.search(r"0\.\d{6,}", csv_text)
+    club = c.get("/api/club").json()
+    assert [col["label"] for col in club["columns"] if col["key"].startswith("tb:")] == ["Games won", "Buchholz", "Points for", "Lots drawn"]
+    assert sorted(int(r["tb:lots"]) for r in club["standings"]) == [1, 2, 3, 4]
+    t0 = time.monotonic()
+    assert c.get("/director/live", follow_redirects=False).status_code == 303  # the live console needs a login
+    assert time.monotonic() - t0 < 5
