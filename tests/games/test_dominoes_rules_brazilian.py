@@ -395,3 +395,131 @@ def test_a_dupla_prejudicada_por_toques_tem_o_direito_de_voltar_a_partida() -> N
     assert (
         rec["x-voided"][0]["reason"].startswith("toques") and rec["x-voided"][0]["before_hand"] == 1
     )
+
+
+# --------------------------------------------------------------------------- issue 12
+
+
+def _random_match(start: list[float], seed: int) -> DominoMatch:
+    rng = random.Random(seed)
+    m = DominoMatch(B, {"start_score": start})
+    while not m.is_over:
+        h = m.new_hand(rng)
+        h.playout(rng)
+        m.finish_hand()
+    return m
+
+
+def test_lambreta_e_decidida_nos_pontos_feitos_nesta_partida() -> None:
+    """ "Losing without a point" is about the points made in this match, not the
+    final score with the carried ``start_score``: a pair that scored and lost
+    is not penalised; a pair that scored nothing after a carried bonus is."""
+    scored = nothing = 0
+    for seed in range(400):
+        m = _random_match([-2, 0], seed)
+        if m.winner == 1 and m.score[0] <= 0 < m.score[0] + 2:
+            assert m.carry[0] == 0, (seed, m.score)  # made points: no lambreta
+            scored += 1
+        m = _random_match([1, 0], seed)
+        if m.winner == 1 and m.score[0] <= 1:
+            assert m.carry[0] == -1, (seed, m.score)  # carried 1, made none
+            nothing += 1
+        if scored >= 2 and nothing >= 2:
+            return
+    pytest.fail(f"too few matches of each kind ({scored}, {nothing})")
+
+
+def test_qualquer_dupla_que_terminar_acima_da_meta_fica_com_bonus_a_perdedora_tambem() -> None:
+    """ "A dupla que terminar fazendo mais que quatro pontos": every pair above
+    the target keeps its excess, the losing one too (after tied hands both
+    sides can pass the target)."""
+    for seed in range(400):
+        m = _random_match([4, 4], seed)
+        loser = 1 - W(m.winner)
+        if m.score[loser] > 4:
+            assert m.carry[loser] == m.score[loser] - 4
+            assert m.carry[W(m.winner)] == m.score[W(m.winner)] - 4
+            return
+    pytest.fail("no match in which the loser ended above the target")
+
+
+def test_depois_do_jogo_fechado_qualquer_parceiro_da_dupla_ganhadora_pode_sair() -> None:
+    """After a blocked hand the winning pair opens with a non-double; the text
+    does not say which partner, so either may (the record says who), and the
+    other pair may not."""
+    rng = random.Random(5)
+    found = 0
+    for _ in range(400):
+        m = DominoMatch(B)
+        h = m.new_hand(rng)
+        h.playout(rng)
+        r = m.finish_hand()
+        if r.outcome != "blocked" or r.winner is None:
+            continue
+        nxt = m.new_hand(rng)
+        pair = [s for s in range(4) if nxt.team_of(s) == r.winner]
+        assert sorted(nxt.openers) == pair
+        for seat in pair:
+            plain = next((t for t in nxt.hand_of(seat) if not t.is_double), None)
+            if plain is None:
+                continue
+            assert Play(seat, plain) in nxt.legal_moves(seat)
+            trial = nxt.clone()
+            trial.play(Play(seat, plain))
+            assert trial.opener == seat and trial.to_play == (seat + 1) % 4
+            dbl = next((t for t in nxt.hand_of(seat) if t.is_double), None)
+            if dbl is not None:
+                with pytest.raises(IllegalPlayError, match="not a double"):
+                    nxt.check(Play(seat, dbl))
+        for seat in range(4):
+            if seat not in pair:
+                with pytest.raises(IllegalPlayError, match="opens this hand"):
+                    nxt.check(Play(seat, nxt.hand_of(seat)[0]))
+        found += 1
+        if found >= 5:
+            return
+    pytest.fail("too few blocked hands")
+
+
+def test_a_record_may_open_with_either_partner_after_a_blocked_hand() -> None:
+    """Through ``replay``: the same record with the opening made by the other
+    partner (the moves after it follow from the engine) is legal."""
+    from tablesense.games.dominoes import move_to_json, replay_record
+
+    rng = random.Random(11)
+    for _ in range(400):
+        m = DominoMatch(B)
+        h = m.new_hand(rng)
+        h.playout(rng)
+        r = m.finish_hand()
+        if r.outcome != "blocked" or r.winner is None:
+            continue
+        nxt = m.new_hand(rng)
+        other = (nxt.to_play + 2) % 4  # the partner of the suggested opener
+        plain = next((t for t in nxt.hand_of(other) if not t.is_double), None)
+        if plain is None:
+            m.void_hand("not the case under test")
+            continue
+        nxt.play(Play(other, plain))
+        nxt.playout(rng)
+        m.finish_hand()
+        record = m.to_record()
+        assert record["hands"][1]["moves"][0] == move_to_json(Play(other, plain))
+        assert len(replay_record(record).hands) == 2
+        return
+    pytest.fail("no blocked hand to follow")
+
+
+def test_a_bucha_que_deve_abrir_a_mao_nao_pode_ser_anunciada() -> None:
+    """The double that must open the hand (6-6 in the first hand, 0-0 in the
+    first 3-seat hand, 6-6 after a tied count) is laid first, so it can never
+    be the last tile: announcing it is refused."""
+    for seats, first in ((4, T("6-6")), (3, T("0-0"))):
+        h = DominoMatch(B, seats=seats).new_hand(random.Random(8))
+        holder = W(h.holder(first))
+        assert Announce(holder, first) not in h.legal_moves(holder)
+        with pytest.raises(IllegalPlayError, match="must open this hand"):
+            h.check(Announce(holder, first))
+        other = next((t for t in h.hand_of(holder) if t.is_double and t != first), None)
+        if other is not None:
+            assert Announce(holder, other) in h.legal_moves(holder)

@@ -359,9 +359,73 @@ def test_two_players_must_buy_from_the_boneyard_before_passing() -> None:
     assert draws > 0 and passes > 0
 
 
-def test_two_players_a_blocked_game_needs_an_empty_boneyard() -> None:
-    h = hands_until("pips-two-player", lambda h, r: r.outcome == "blocked")
-    assert h.boneyard == []
+def test_two_players_the_game_closes_when_no_tile_left_anywhere_fits() -> None:
+    """ "The game is closed when it is no longer possible to download pieces"
+    (the record format, 2026-12-01): the hand ends right after the play that
+    leaves no tile in any hand or in the boneyard fitting either end; nobody
+    draws for a tile that cannot exist, and the boneyard counts for nobody."""
+    h = hands_until("pips-two-player", lambda h, r: r.outcome == "blocked" and bool(h.boneyard))
+    last = h.moves[-1]
+    assert isinstance(last, Play)
+    ends = {W(h.left_end), W(h.right_end)}
+    off_line = h.hand_of(0) + h.hand_of(1) + h.boneyard
+    assert not any(t.has(n) for t in off_line for n in ends)
+    with pytest.raises(IllegalPlayError, match="hand is over"):
+        h.check(Draw(h.to_play, h.boneyard[0]))
+    r = h.result()
+    if r.label is None:  # not a tie: the winner scores the loser's hand only
+        loser = 1 - W(r.winner)
+        assert r.points[W(r.winner)] == h.pips_in_hand(loser)
+    # one play earlier the hand was still open: a fitting tile was somewhere
+    h.undo()
+    assert not h.is_over
+
+
+def test_two_players_a_hand_still_open_goes_on_through_the_boneyard() -> None:
+    """While a fitting tile is still somewhere, a seat that cannot play draws
+    (and may draw the boneyard empty when the fitting tiles are in the other
+    hand): the hand is not closed early."""
+    rng = random.Random(21)
+    for _ in range(300):
+        h = DominoMatch("pips-two-player").new_hand(rng)
+        while not h.is_over:
+            h.play(rng.choice(h.legal_moves()))
+            if not h.is_over and h.left_end is not None:
+                ends = (W(h.left_end), W(h.right_end))
+                off_line = h.hand_of(0) + h.hand_of(1) + h.boneyard
+                assert any(t.has(n) for t in off_line for n in ends)
+
+
+def test_a_replayed_hand_opens_by_the_rules_of_its_own_deal() -> None:
+    """``blocked_tie: "replay"``: the replayed hand is dealt again and opens as
+    any hand does (the 6-6 holder, or the fallback of *its own* deal), not with
+    the fallback tile the tied hand opened with."""
+    rng = random.Random(0)
+    for _ in range(20000):
+        m = DominoMatch("pips-two-player", {"blocked_tie": "replay"})
+        h = m.new_hand(rng)
+        h.playout(rng)
+        r = h.result()
+        if not (r.outcome == "blocked" and r.winner is None and T("6-6") in h.dealt_boneyard):
+            continue
+        fallback = h.opening.tile
+        assert fallback is not None and fallback != T("6-6")
+        m.finish_hand()
+        assert m.next_opening.tile == T("6-6")
+        # a new deal in which both 6-6 and the old fallback tile are held
+        while True:
+            tiles = list(ALL_TILES)
+            rng.shuffle(tiles)
+            deal, bone = [tiles[:7], tiles[7:14]], tiles[14:]
+            held = deal[0] + deal[1]
+            if T("6-6") in held and fallback in held:
+                break
+        again = m.new_hand(deal=deal, boneyard=bone)
+        assert again.opening.tile == T("6-6") and again.to_play == again.holder(T("6-6"))
+        with pytest.raises(IllegalPlayError):
+            again.check(Play(W(again.holder(fallback)), fallback))
+        return
+    pytest.fail("no tied hand with 6-6 in the boneyard")
 
 
 def test_two_players_when_6_6_is_in_the_boneyard_the_highest_double_opens() -> None:

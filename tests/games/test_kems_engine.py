@@ -257,11 +257,11 @@ def test_match_progression_and_record() -> None:
 
 def test_match_deal_rotates_and_needs_an_rng() -> None:
     match = KemsMatch(seats=6)
-    assert match.options.deck == 52
+    assert match.options.deck == 32
     with pytest.raises(ValueError, match="rng"):
         match.new_round()
     rnd = match.new_round(random.Random(1))
-    assert len(rnd.stock) == 52 - 28
+    assert len(rnd.stock) == 32 - 28
     match.abandon_round()
     assert match.current is None and match.rounds == []
     with pytest.raises(DealError, match="together"):

@@ -27,7 +27,7 @@ EXPECTED: dict[str, tuple[list[tuple[str, str]], list[int], int | None]] = {
     "kems-contre.json": ([("contre", "contre")], [0, 1], None),
     "kems-failed-contre.json": ([("contre", "failed contre")], [1, 0], None),
     "kems-redeal.json": ([("redeal", "misdeal"), ("kems", "kems")], [1, 0], None),
-    "kems-six-seats.json": ([("kems", "kems")] * 2, [2, 0, 0], 0),
+    "kems-six-seats.json": ([("contre", "contre"), ("kems", "kems")], [0, 0, 2], 2),
 }
 
 
@@ -50,12 +50,23 @@ def test_example_replays(name: str) -> None:
     assert result["ok"] is True
 
 
-def test_six_seat_example_uses_the_52_card_deck() -> None:
+def test_six_seat_example_uses_the_32_card_deck() -> None:
     record = load("kems-six-seats.json")
-    assert record["options"]["deck"] == 52
+    assert record["options"]["deck"] == 32
     first = record["hands"][0]
     assert len(first["deal"]) == 6
-    assert len(first["stock"]) == 52 - 6 * 4 - 4
+    assert len(first["stock"]) == 32 - 6 * 4 - 4
+
+
+def test_six_seats_are_dealt_from_32_cards_by_default() -> None:
+    """The record format (changed 2026-12-01): with 6 seats and no ``deck``
+    option the deck is the 32-card one (six hands and a board fit)."""
+    record = load("kems-six-seats.json")
+    del record["options"]["deck"]
+    assert replay_record(record).winner == 2
+    record["options"]["deck"] = 52
+    with pytest.raises(RecordFormatError, match="52"):
+        replay_record(record)
 
 
 def test_illegal_example() -> None:

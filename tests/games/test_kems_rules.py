@@ -68,11 +68,12 @@ def test_we_take_a_32_card_deck_without_jokers() -> None:
     assert len(cards) == len(set(cards)) == 32
     assert {c.rank for c in cards} == set(RANKS_32)
     assert KemsOptions.defaults(4).deck == 32
-    # the record format: 52 cards by default with 6 or 8 seats (eight hands and
-    # a board do not fit in 32 cards), 32 still allowed with 6
-    assert KemsOptions.defaults(6).deck == 52
+    # the record format (2026-12-01): 32 cards by default with 4 or 6 seats (six
+    # hands and a board fit), 52 with 8 (eight hands and a board do not fit in
+    # 32 cards); 52 still allowed with 6
+    assert KemsOptions.defaults(6).deck == 32
     assert KemsOptions.defaults(8).deck == 52
-    assert KemsOptions.from_dict({"deck": 32}, 6).deck == 32
+    assert KemsOptions.from_dict({"deck": 52}, 6).deck == 52
     with pytest.raises(OptionError, match="use deck 52"):
         KemsOptions.from_dict({"deck": 32}, 8)
     rnd = position()
@@ -473,8 +474,8 @@ def test_false_kems_penalty_is_an_option(false_call: str, points: tuple[int, int
 
 def test_false_kems_with_three_teams_gives_every_other_team_a_point() -> None:
     rnd = KemsRound.from_text(
-        ["2S 2H 3S 3H", "4S 4H 5S 5H", "6S 6H 7S 7H", "8S 8H 9S 9H", "TS TH JS JH", "QS QH KS KH"],
-        "AS AH AD AC",
+        ["7S 7H 8S 8H", "9S 9H TS TH", "JS JH QS QH", "KS KH AS AH", "7D 7C 8D 8C", "9D 9C TD TC"],
+        "JD JC QD QC",
     )
     rnd.play(Call(0, "kems"))
     assert rnd.result().points == (0, 1, 1) and rnd.result().winner is None

@@ -323,7 +323,8 @@ class KemsOptions:
     """
 
     deck: int = 32
-    """32 or 52 cards; default 32 with 4 seats, 52 with 6 or 8."""
+    """32 or 52 cards; default 32 with 4 or 6 seats (six hands and the board
+    take 28 cards), 52 with 8 (the record format, changed 2026-12-01)."""
     double_points: int = 2
     """What a double Kems, and a double contre, score: 2 or 3."""
     target: int | None = 10
@@ -377,7 +378,7 @@ class KemsOptions:
                 raise OptionError(f"option {name} must be one of {shown}, not {value!r}")
             return value
 
-        deck_size = pick("deck", (32, 52), 32 if seats == 4 else 52)
+        deck_size = pick("deck", (32, 52), 32 if seats in (4, 6) else 52)
         if HAND_SIZE * seats + BOARD_SIZE > deck_size:
             raise OptionError(
                 f"{seats} seats need {HAND_SIZE * seats + BOARD_SIZE} cards for the hands and "

@@ -84,6 +84,7 @@ class DominoHand:
         "_forbid_forced",
         "_opener",
         "_free_draw",
+        "_rule",
     )
 
     def __init__(
@@ -121,8 +122,8 @@ class DominoHand:
         )
         self._forbid_forced = options.forced_block == "forbidden"
         self._free_draw = free_draw
-        self.opening = opening or _first_hand_opening(options.variant, self.seats)
-        self._opener, self.opening = self._resolve_opening(self.opening)
+        self._rule = opening or _first_hand_opening(options.variant, self.seats)
+        self._opener, self.opening = self._resolve_opening(self._rule)
         self.to_play: Seat = self._opener
         if options.variant == "brazilian-points" and options.deal_specials:
             self._check_deal_specials()
@@ -137,9 +138,9 @@ class DominoHand:
             held = self._held[seat]
             if opening.tile is not None and not held & _BIT[opening.tile.index]:
                 raise DealError(f"seat {seat} does not hold {opening.tile}")
-            if opening.no_double and not held & ~_DOUBLES_MASK:
-                # only doubles in hand: the restriction cannot apply
-                opening = Opening(seat, opening.tile, False, opening.reason)
+            for other in opening.others:
+                if not 0 <= other < self.seats:
+                    raise DealError(f"seat {other} does not exist")
             return seat, opening
         assert opening.tile is not None
         bit = _BIT[opening.tile.index]
@@ -193,6 +194,7 @@ class DominoHand:
         other.seats = self.seats
         other.deal = self.deal
         other.opening = self.opening
+        other._rule = self._rule
         other.to_play = self.to_play
         other._held = (
             [sum(_BIT[t.index] for t in h) for h in hands]
@@ -288,8 +290,21 @@ class DominoHand:
 
     @property
     def opener(self) -> Seat:
-        """The seat that opens (or opened) this hand."""
-        return self._opener
+        """The seat that opened this hand (before the opening play: the seat
+        that opens unless a seat of :attr:`openers` does)."""
+        return self._line[0].seat if self._line else self._opener
+
+    @property
+    def openers(self) -> tuple[Seat, ...]:
+        """The seats that may make the opening play (usually one; after a
+        blocked ``brazilian-points`` hand, either partner of the winning pair)."""
+        return (self._opener, *self.opening.others)
+
+    @property
+    def opening_rule(self) -> Opening:
+        """The opening rule this hand was dealt under, before it was resolved
+        against the deal (a replayed hand follows the rule, not its outcome)."""
+        return self._rule
 
     @property
     def announced(self) -> dict[Seat, Tile]:
@@ -369,16 +384,13 @@ class DominoHand:
                 and self.options.variant == "brazilian-points"
                 and not (self._announced and seat in self._announced)
             ):
+                forced = self.opening.tile
                 for i in _bits(held & _DOUBLES_MASK):
-                    out.append(_ANNOUNCES[(seat, i)])
-            if seat != self.to_play:
+                    if forced is None or forced.index != i:
+                        out.append(_ANNOUNCES[(seat, i)])
+            if seat != self.to_play and seat not in self.opening.others:
                 return out
-            opening = self.opening
-            if opening.tile is not None:
-                out.append(_play(seat, opening.tile.index, 0))
-            else:
-                mask = held & ~_DOUBLES_MASK if opening.no_double else held
-                out.extend(_play(seat, i, 0) for i in _bits(mask))
+            out.extend(_play(seat, i, 0) for i in _bits(self._opening_mask(seat)))
             return out
         if seat != self.to_play:
             return out
@@ -400,18 +412,40 @@ class DominoHand:
                 plays.append(_play(seat, i, 1))
             if _HAS[right] & bit:
                 plays.append(_play(seat, i, 2))
-        if self._forbid_forced and len(plays) > 1 and self._drawn == len(self._bone):
+        if self._forbid_forced and len(plays) > 1:
             keep = [m for m in plays if not self._would_block(m)]
             if keep:
                 plays = keep
         out.extend(plays)
         return out
 
+    def _opening_mask(self, seat: Seat) -> int:
+        """The tiles ``seat`` may open with (0 when it may not open): the rule's
+        tile, or any tile but a double after a blocked ``brazilian-points``
+        hand (any tile when the seat holds only doubles)."""
+        op = self.opening
+        held = self._held[seat]
+        if seat != self._opener and seat not in op.others:
+            return 0
+        if op.tile is not None:
+            return held & _BIT[op.tile.index]
+        if op.no_double and held & ~_DOUBLES_MASK:
+            return held & ~_DOUBLES_MASK
+        return held
+
+    def _rest(self) -> int:
+        """Every tile not on the line: in a seat's hand or still in the boneyard."""
+        rest = 0
+        for h in self._held:
+            rest |= h
+        for t in self._bone[self._drawn :]:
+            rest |= _BIT[t.index]
+        return rest
+
     def _would_block(self, m: Play) -> bool:
-        """Whether playing ``m`` (a non-opening play) leaves nobody able to play
-        while the mover still holds tiles (a going-out play is not a block)."""
-        if self._drawn < len(self._bone):
-            return False
+        """Whether playing ``m`` (a non-opening play) leaves no tile, in any hand
+        or in the boneyard, that fits either end, while the mover still holds
+        tiles (a going-out play is not a block)."""
         bit = _BIT[m.tile.index]
         seat = m.seat
         if self._held[seat] == bit:
@@ -421,10 +455,7 @@ class DominoHand:
             left, right = t.other(self._left), self._right
         else:
             left, right = self._left, t.other(self._right)
-        rest = 0
-        for s in self._held:
-            rest |= s
-        rest &= ~bit
+        rest = self._rest() & ~bit
         return not rest & (_HAS[left] | _HAS[right])
 
     def is_legal(self, m: DominoMove) -> bool:
@@ -450,9 +481,16 @@ class DominoHand:
         held = self._held[seat]
         if isinstance(m, Announce):
             return self._check_announce(m, held)
-        if seat != self.to_play:
-            raise IllegalPlayError(f"it is seat {self.to_play}'s turn, not seat {seat}'s")
         opening = self._left < 0
+        if seat != self.to_play and not (
+            opening and isinstance(m, Play) and seat in self.opening.others
+        ):
+            if opening and self.opening.others:
+                who = " or ".join(f"seat {s}" for s in self.openers)
+                raise IllegalPlayError(
+                    f"{who} opens this hand ({self.opening.reason}), not seat {seat}"
+                )
+            raise IllegalPlayError(f"it is seat {self.to_play}'s turn, not seat {seat}'s")
         if isinstance(m, Play):
             t = m.tile
             if not held & _BIT[t.index]:
@@ -507,6 +545,11 @@ class DominoHand:
             raise IllegalPlayError(
                 f"seat {m.seat} does not hold {m.tile}, so it cannot announce it"
             )
+        if m.tile == self.opening.tile:
+            raise IllegalPlayError(
+                f"{m.tile} must open this hand ({self.opening.reason}), so it cannot be the "
+                "last tile: it may not be announced"
+            )
         return m
 
     def _check_opening(self, m: Play) -> DominoMove:
@@ -515,7 +558,7 @@ class DominoHand:
         op = self.opening
         if op.tile is not None and m.tile != op.tile:
             raise IllegalPlayError(f"this hand opens with {op.tile} ({op.reason}), not {m.tile}")
-        if op.no_double and m.tile.is_double:
+        if not self._opening_mask(m.seat) & _BIT[m.tile.index]:
             raise IllegalPlayError(f"{m.tile} may not open this hand: {op.reason}")
         return m
 
@@ -598,12 +641,10 @@ class DominoHand:
             self._moves.append(m)
             if not held[seat]:
                 self._state = _DOMINO
-            elif self._drawn == len(self._bone):
-                rest = 0
-                for h in held:
-                    rest |= h
-                if not rest & (_HAS[self._left] | _HAS[self._right]):
-                    self._state = _BLOCKED
+            elif not self._rest() & (_HAS[self._left] | _HAS[self._right]):
+                # no tile in any hand or in the boneyard fits: nobody draws
+                # for a tile that cannot exist (the record format, 2026-12-01)
+                self._state = _BLOCKED
             self.to_play = (seat + 1) % self.seats
         elif type(m) is Pass:
             self._moves.append(m)
@@ -615,12 +656,9 @@ class DominoHand:
                 self._bone = (*self._bone[: self._drawn], m.tile, *rest)
             self._drawn += 1
             self._moves.append(m)
-            if self._drawn == len(self._bone) and self._left >= 0:
-                rest = 0
-                for h in held:
-                    rest |= h
-                if not rest & (_HAS[self._left] | _HAS[self._right]):
-                    self._state = _BLOCKED
+            # A draw moves a tile from the boneyard to a hand: the tiles off
+            # the line stay the same, so a draw never blocks the hand (the
+            # play before it would have).
         else:
             assert isinstance(m, Announce)
             if self._announced is None:

@@ -148,17 +148,28 @@ class DominoMatch:
 
     @property
     def carry(self) -> list[Points]:
-        """``brazilian-points``: what each team starts the next match with —
-        the winner's bonus above the target, the lambreta penalty of a side
-        that lost without points. Zeros while the match runs."""
+        """``brazilian-points``: what each team starts the next match with.
+
+        - bonus: "a dupla que terminar fazendo mais que quatro pontos" — every
+          side that ends above the target keeps its points above it, the
+          losing side too (possible after tied hands);
+        - lambreta: a side that lost without making a point *in this match*
+          (its final score minus the carried ``start_score``, 0 or less)
+          starts with option ``lambreta``; a side that scored and lost is not
+          penalised, whatever it carried in.
+
+        Zeros while the match runs.
+        """
         out: list[Points] = [0] * self.teams
         if self._winner is None or self.variant != "brazilian-points":
             return out
+        start = self.options.start_score or (0,) * self.teams
         for team, s in enumerate(self.score):
-            if team == self._winner:
-                out[team] = max(s - self.target, 0)
-            elif s <= 0:
+            made = s - start[team]
+            if team != self._winner and made <= 0:
                 out[team] = self.options.lambreta
+            elif s > self.target:
+                out[team] = s - self.target
         return out
 
     def to_record(self) -> dict[str, Any]:

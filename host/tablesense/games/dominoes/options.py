@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tablesense.games.common import OptionError, Points, Seat
+from tablesense.games.common import (
+    MAX_NUMBER,
+    OptionError,
+    Points,
+    Seat,
+    is_plain_number,
+    short_repr,
+)
 from tablesense.games.dominoes.tiles import DOUBLE_BLANK, DOUBLE_SIX, Tile
 
 VARIANTS: tuple[str, ...] = ("pairs-pips", "pips-two-player", "brazilian-points")
@@ -32,14 +39,19 @@ def _choice(*values: str) -> Any:
 
 
 def _positive_number(name: str, value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise OptionError(f"option {name!r} is a positive number; got {value!r}")
+    if not is_plain_number(value) or value <= 0:
+        raise OptionError(
+            f"option {name!r} is a positive number up to {MAX_NUMBER}; got {short_repr(value)}"
+        )
     return value
 
 
 def _number(name: str, value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise OptionError(f"option {name!r} is a number; got {value!r}")
+    if not is_plain_number(value):
+        raise OptionError(
+            f"option {name!r} is a number between -{MAX_NUMBER} and {MAX_NUMBER}; "
+            f"got {short_repr(value)}"
+        )
     return value
 
 
@@ -52,10 +64,11 @@ def _boolean(name: str, value: Any) -> Any:
 def _score_list(name: str, value: Any) -> Any:
     if value is None:
         return None
-    if not isinstance(value, list | tuple) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value
-    ):
-        raise OptionError(f"option {name!r} is a list of numbers, one per team; got {value!r}")
+    if not isinstance(value, list | tuple) or not all(is_plain_number(v) for v in value):
+        raise OptionError(
+            f"option {name!r} is a list of numbers between -{MAX_NUMBER} and {MAX_NUMBER}, "
+            f"one per team; got {short_repr(value)}"
+        )
     return tuple(value)
 
 
@@ -72,7 +85,7 @@ _BRAZILIAN_OPTIONS: dict[str, tuple[Any, Any]] = {
     "target": (4, _positive_number),
     "forced_block": ("forbidden", _choice("forbidden", "allowed")),
     "simple_domino": (1, _number),
-    "blocked_opener": ("fewest-pips", _choice("fewest-pips", "after-locker")),
+    "blocked_opener": ("either", _choice("either", "fewest-pips", "after-locker")),
     "announce": (True, _boolean),
     "cegonha_doubles": ("announcer", _choice("announcer", "anyone")),
     "deal_specials": (True, _boolean),
@@ -120,7 +133,10 @@ class DominoOptions:
     """``forbidden``: a play that blocks the game is illegal while the seat has
     another play (only "natural" blocks); ``allowed``."""
     simple_domino: Points = 1
-    blocked_opener: str = "fewest-pips"
+    blocked_opener: str = "either"
+    """``brazilian-points``, after a blocked hand: ``either`` partner of the
+    winning pair may open; ``fewest-pips`` or ``after-locker`` fix which one
+    (a club's own rule)."""
     announce: bool = True
     cegonha_doubles: str = "announcer"
     deal_specials: bool = True
@@ -180,6 +196,10 @@ class Opening:
     """When nobody holds ``tile`` (two players: it is in the boneyard), the
     holder of the highest double opens with it, or without doubles the holder
     of the heaviest tile."""
+    others: tuple[Seat, ...] = ()
+    """Seats that may open instead of ``seat`` (``brazilian-points`` after a
+    blocked hand: either partner of the winning pair); the record's opening
+    play says who did."""
 
 
 _FIRST_OPENINGS = {

@@ -68,9 +68,9 @@ def playout(hand: DominoHand, rng: random.Random) -> None:
     has, sum_, lps, plays_all = _HAS, _SUM, _LINE_PLAYS, _PLAYS
     forbid = hand._forbid_forced
     left, right, s = hand._left, hand._right, hand.to_play
-    allm = 0
-    for h in held:
-        allm |= h
+    # every tile off the line, in a hand or still in the boneyard: a draw
+    # moves a tile between the two and leaves this mask as it is
+    allm = hand._rest()
     state = _IN_PLAY
     while True:
         h = held[s]
@@ -80,13 +80,8 @@ def playout(hand: DominoHand, rng: random.Random) -> None:
             if drawn < nb:
                 t = bone[drawn]
                 drawn += 1
-                bit = 1 << t.index
-                held[s] = h | bit
-                allm |= bit
+                held[s] = h | 1 << t.index
                 moves.append(_DRAWS[s * 28 + t.index])
-                if drawn == nb and not allm & (hl | hr):
-                    state = _BLOCKED
-                    break
                 continue
             moves.append(_PASSES[s])
             s = s + 1 if s + 1 < n else 0
@@ -107,7 +102,7 @@ def playout(hand: DominoHand, rng: random.Random) -> None:
             nl, nr = sum_[i] - left, right
         else:
             nl, nr = left, sum_[i] - right
-        if forbid and h != bit and drawn == nb and not (allm ^ bit) & (has[nl] | has[nr]):
+        if forbid and h != bit and not (allm ^ bit) & (has[nl] | has[nr]):
             # this play blocks the game: legal only if every play does
             keep = []
             for ee, mm in ((1, a), (2, b)):
@@ -137,7 +132,7 @@ def playout(hand: DominoHand, rng: random.Random) -> None:
         if not h:
             state = _DOMINO
             break
-        if drawn == nb and not allm & (has[left] | has[right]):
+        if not allm & (has[left] | has[right]):
             state = _BLOCKED
             break
     hand._left, hand._right, hand._drawn = left, right, drawn
@@ -172,9 +167,9 @@ def simulate(hand: DominoHand, rng: random.Random) -> HandResult:
         + [m.bit_count()]
         for m in held
     ]
-    allm = 0
-    for m in held:
-        allm |= m
+    # cnt[v]: the tiles showing v off the line (in hands or in the boneyard);
+    # a draw moves a tile from the boneyard to a hand and leaves it as it is
+    allm = hand._rest()
     cnt = [(allm & h).bit_count() for h in _HAS]
     bone = hand._bone
     nb, drawn = len(bone), hand._drawn
@@ -229,7 +224,7 @@ def simulate(hand: DominoHand, rng: random.Random) -> HandResult:
             if not c:
                 state = _DOMINO
                 break
-            if not (cnt[nl] or cnt[nr]) and drawn == nb:
+            if not (cnt[nl] or cnt[nr]):
                 if not forbid:
                     break
                 # a block: legal only if every play blocks (take it back, look)
@@ -263,14 +258,9 @@ def simulate(hand: DominoHand, rng: random.Random) -> HandResult:
             drawn += 1
             lo, hi = t.low, t.high
             row[lo] |= bits[hi]
-            cnt[lo] += 1
             if lo != hi:
                 row[hi] |= bits[lo]
-                cnt[hi] += 1
             row[7] += 1
-            if drawn == nb and not (cnt[left] or cnt[right]):
-                x = -1  # blocked by a draw: the last play is on the line
-                break
         else:
             s = nxt[s]
     d0, d1, d2, d3, d4, d5, d6 = _DOUBLED_PIPS
@@ -279,9 +269,7 @@ def simulate(hand: DominoHand, rng: random.Random) -> HandResult:
         for r in rows
     ]
     if hand.options.variant == "brazilian-points":
-        if x < 0:
-            last = hand._line[-1]
-            return brazilian_result(hand, pips, state, last_seat, last.tile, -1, -1)
+        # the loop ends only right after a play: (x, o) is the last tile
         lo, hi = (x, o) if x <= o else (o, x)
         return brazilian_result(
             hand, pips, state, last_seat, ALL_TILES[_tile_index(lo, hi)], left, right

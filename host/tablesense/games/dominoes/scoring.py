@@ -125,16 +125,9 @@ def next_opening_after(hand: DominoHand, result: HandResult) -> Opening:
     variant = opts.variant
     if variant != "brazilian-points":
         if result.winner is None and opts.blocked_tie == "replay" and hand._state == _BLOCKED:
-            return (
-                hand.opening
-                if hand.opening.seat is not None
-                else Opening(
-                    None,
-                    hand.opening.tile,
-                    reason=hand.opening.reason,
-                    fallback=hand.opening.fallback,
-                )
-            )
+            # the same hand is dealt again and opens by the same rule, resolved
+            # against its own deal (not with this deal's fallback tile)
+            return hand.opening_rule
         if opts.opening == "double-six":
             return Opening(
                 None,
@@ -143,7 +136,7 @@ def next_opening_after(hand: DominoHand, result: HandResult) -> Opening:
                 fallback=variant == "pips-two-player",
             )
         step = 1 if opts.rotation == "next" else -1
-        seat = (hand._opener + step) % hand.seats
+        seat = (hand.opener + step) % hand.seats
         return Opening(seat, None, reason=f"the opening passes to seat {seat} in rotation")
     if hand._state in (_DOMINO, _LOCOMOTIVA, _SEVEN_DOUBLES):
         seat = hand.winner_seat
@@ -153,19 +146,25 @@ def next_opening_after(hand: DominoHand, result: HandResult) -> Opening:
         return Opening(None, DOUBLE_SIX, reason="after a tied count the next hand opens with 6-6")
     team = result.winner
     members = [s for s in range(hand.seats) if hand.team_of(s) == team]
-    if opts.blocked_opener == "fewest-pips":
-        locker = hand._line[-1].seat
+    locker = hand._line[-1].seat
+    if opts.blocked_opener == "after-locker":
+        order = sorted(members, key=lambda s: (s - locker - 1) % hand.seats)
+    else:
+        # ``fewest-pips``, and the seat ``either`` suggests first
         order = sorted(
             members,
             key=lambda s: (hand.pips_in_hand(s), (s - locker - 1) % hand.seats),
         )
-        seat = order[0]
-    else:
-        locker = hand._line[-1].seat
-        seat = min(members, key=lambda s: (s - locker - 1) % hand.seats)
+    either = opts.blocked_opener == "either"
     return Opening(
-        seat,
+        order[0],
         None,
         no_double=True,
-        reason="after a blocked hand the winning side opens with a tile that is not a double",
+        reason=(
+            "after a blocked hand either player of the winning side opens, with a tile "
+            "that is not a double"
+            if either and len(order) > 1
+            else "after a blocked hand the winning side opens with a tile that is not a double"
+        ),
+        others=tuple(order[1:]) if either else (),
     )
