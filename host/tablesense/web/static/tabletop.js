@@ -288,22 +288,21 @@
     const hand = $("#my-hand");
     hand.replaceChildren();
     for (const a of st.air || []) if (a.mine && !OPEN) hand.appendChild(airNode(a));
-    hand.hidden = !hand.children.length;
     const stock = $("#stock");
     stock.dataset.stock = String(st.stock);
     stock.querySelector(".count").textContent = st.stock ? st.stock + " off the table" : "";
     stock.hidden = !st.stock && !(layout.game === "kems");
     stock.classList.toggle("grab", st.stock > 0 && (OPEN || SEAT !== null));
     // The referee's banner (the display's message).
+    // It keeps its place when empty: nothing moves under a finger mid-drag.
     const msg = $("#message");
+    msg.hidden = false;
     if (st.banner && st.banner.text) {
-      msg.hidden = false;
       msg.dataset.level = st.banner.level || "info";
       msg.textContent = st.banner.text;
     } else {
-      msg.hidden = true;
       msg.dataset.level = "";
-      msg.textContent = "";
+      msg.textContent = "\u00a0";
     }
     body.dataset.version = String(Number(body.dataset.version) + 1);
   }
