@@ -211,3 +211,24 @@ def test_a_board_with_older_firmware_gets_whole_snapshots(scripted) -> None:  # 
     script.send(proto.SNAPSHOT, proto.encode_snapshot(f[2], [UID, UID] + [None] * (CELLS - 2)))
     assert wait(lambda: listener.cells.get(1) == Tag(UID))
     assert conn.status.state is ConnState.ONLINE
+
+
+def test_virtual_table_with_noise_resyncs_in_ranges_to_the_true_state(rig) -> None:  # noqa: ANN001
+    """The whole path (virtual boards on ptys running the firmware, byte
+    corruption) with boards of 24 cells: ranged resyncs, the world's state."""
+    from tablesense.sim.faults import FaultPlan
+    from tablesense.sim.layouts import bench_geometry
+
+    r = rig(geometry=bench_geometry(2, 24), faults=FaultPlan(seed=11, corrupt=0.02))
+    r.wait(lambda s: s.complete, timeout=10)
+    for cell, uid in (("b1-3", UID), ("b2-17", _uid(1)), ("b1-20", _uid(2))):
+        r.table.place(cell, uid)
+        r.wait_world(timeout=10)
+    r.table.move("b1-3", "b2-9")
+    r.wait_world(timeout=10)
+    conns = [c for c in (r.link.connection(1), r.link.connection(2)) if c is not None]
+    assert sum(c.stats.snapshot_parts for c in conns) >= 6  # at least the first round of each board
+    assert sum(c.stats.rx_errors + c.stats.gaps for c in conns) > 0
+    held = {UID, _uid(1), _uid(2)}
+    for _t, st in r.rec.states:
+        assert set(st.tags().values()) <= held
