@@ -55,6 +55,9 @@ def diag_command(
     interactive: bool = typer.Option(False, "--interactive", help="With --gpio: ask for each button press."),
     pings: int = typer.Option(20, "--pings", help="Round trips measured for the link statistics."),
     no_leds: bool = typer.Option(False, "--no-leds", help="Skip the LED test pattern."),
+    no_runtime: bool = typer.Option(
+        False, "--no-runtime",
+        help="Do not ask the board's MicroPython (raw REPL) for its machine, version, free memory and sweep times."),
 ) -> None:
     """Diagnose boards: identity, uptime, readers, cells, LEDs, link; exit 1 on a failure."""
     from rich.console import Console
@@ -73,7 +76,10 @@ def diag_command(
     for p in ports:
         if not as_json:
             console.print(f"[bold]{p}[/]: diagnosing…")
-        reports.append(diagnose_board(p, geometry=geometry, pings=pings, led_test=not no_leds))
+        rep = diagnose_board(p, geometry=geometry, pings=pings, led_test=not no_leds)
+        reports.append(rep)
+        if not no_runtime and rep.identity is not None:
+            _runtime(rep)
     sweeps: dict[str, list[CellResult]] = {}
     if sweep:
         for rep in reports:
@@ -140,6 +146,24 @@ def diag_command(
         console.print(f"heatmap written to {heatmap}")
     console.print("[green]all checks passed[/]" if ok else "[red]some checks failed: see the fixes above[/]")
     raise typer.Exit(0 if ok else 1)
+
+
+def _runtime(rep) -> None:  # noqa: ANN001 - a BoardReport
+    """Ask the board's MicroPython about itself (machine, version, memory, its own sweep time)."""
+    from tablesense.diag.runtime import query_runtime
+
+    rt = query_runtime(rep.port)
+    rep.machine = rt.machine
+    rep.micropython = rt.micropython
+    rep.runtime = rt.to_json()
+    if rt.error is not None:
+        rep.add("runtime", None, f"the board's MicroPython did not answer at the raw REPL: {rt.error}")
+        return
+    sweep = rt.sweeps[0] if rt.sweeps else {}
+    rep.add("runtime", True,
+            f"{rt.machine}, MicroPython {rt.micropython}; {rt.mem_free_boot} bytes free after boot, "
+            f"{sweep.get('mem_free_sweeping')} while sweeping; a sweep of {sweep.get('cells')} cells takes "
+            f"{sweep.get('sweep_ms')} ms measured by the board")
 
 
 # --- tags -----------------------------------------------------------------------

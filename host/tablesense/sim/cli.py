@@ -50,7 +50,19 @@ def boards_command(
         "--micropython",
         help="Instead: virtual MicroPython boards (raw REPL) to flash and diagnose.",
     ),
-    count: int = typer.Option(1, "--count", help="With --micropython: how many boards."),
+    rp2040: bool = typer.Option(
+        False,
+        "--rp2040",
+        help="Emulated RP2040 boards running the real MicroPython v1.27.0 (rp2040js); "
+        "with --table, the table's boards, else --count bench boards. Flash them with `tablesense flash`.",
+    ),
+    state_dir: Path | None = typer.Option(
+        None, "--state-dir", help="With --rp2040: where boards keep their flash (default: the user's state folder)."
+    ),
+    fresh: bool = typer.Option(
+        False, "--fresh", help="With --rp2040: erase the boards' flash first (bare MicroPython, as from the factory)."
+    ),
+    count: int = typer.Option(1, "--count", help="With --micropython or --rp2040: how many boards."),
     seed: int = typer.Option(
         0, "--seed", help="Seed of board identities, reader noise and link faults."
     ),
@@ -91,6 +103,11 @@ def boards_command(
     ``tablesense play --table T --port /dev/pts/5 --port /dev/pts/6``
     (or at the --link-dir symlinks, which survive an unplug/replug).
     """
+    if rp2040:
+        from tablesense.sim.rp2040.cli import rp2040_boards
+
+        raise typer.Exit(rp2040_boards(table, count, seed, faults, burst, link_dir, state_dir, fresh,
+                                       scenario, exit_after_scenario, _serve, _play))
     if micropython or table is None:  # the flash+diag room's boards (tablesense.sim.mpboard)
         from tablesense.sim.mpboard import boards_command as micropython_boards
 

@@ -61,6 +61,7 @@ class VirtualTable:
         stable_links: bool = True,
         on_path: Callable[[int, str], None] | None = None,
         boards: dict[int, dict] | None = None,
+        board_class: Callable[..., VirtualBoard] | None = None,
     ) -> None:
         self.geometry = geometry
         self.seed = seed
@@ -78,7 +79,9 @@ class VirtualTable:
         self.boards: dict[int, VirtualBoard] = {}
         for b in geometry.boards:
             extra = (boards or {}).get(b.id, {})
-            self.boards[b.id] = VirtualBoard(
+            # board_class: another kind of board with VirtualBoard's interface
+            # (an emulated RP2040: tablesense.sim.rp2040.board.Rp2040Board)
+            self.boards[b.id] = (board_class or VirtualBoard)(
                 geometry,
                 b.id,
                 seed=seed,

@@ -129,7 +129,7 @@ class _Decoder:
             return False
         a = 0
         for k, p in enumerate(self.address):
-            a |= p.value() << k
+            a |= (p.value() or 0) << k
         return a == self.n
 
 
@@ -429,7 +429,9 @@ class Rp2040Board:
         t.start()
 
     def _reset_hardware(self) -> None:
-        """Power-on state of what surrounds the chip: lines high, readers reset."""
+        """Power-on state of what surrounds the chip: lines high, readers reset,
+        and the chips' clock back to 0 with the new emulator's clock."""
+        self.bus.now_us = 0.0
         for p in self.pins.values():
             p.value(1)
         for chip in self.chips:
