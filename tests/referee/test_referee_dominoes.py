@@ -187,7 +187,10 @@ def test_lifted_tile_is_only_asked_back_after_the_long_wait() -> None:
     assert not kinds(events, "move_rejected")  # may be on its way to the line
     h.show(ref.timing.missing)
     rej = kinds(events, "move_rejected")[-1]
-    assert rej["reason"] == "missing" and rej["instruction"].startswith(f"put {tile} back on")
+    assert rej["reason"] == "missing" and rej["instruction"].startswith("put the tile back on")
+    # the tile came from a rack: only its seat is told which one
+    assert rej["private"]["instruction"].startswith(f"put {tile} back on")
+    assert tile not in str(rej["instruction"]) and rej["piece"] is None
 
 
 def test_pass_while_holding_a_playable_tile_is_refused() -> None:
@@ -197,7 +200,16 @@ def test_pass_while_holding_a_playable_tile_is_refused() -> None:
     ref.press(seat, "main", h.now)
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "pass_with_playable"
-    assert "may not pass" in rej["instruction"] or "fits" in rej["instruction"]
+    who = ref.rules.seat_label(seat)
+    assert rej["instruction"].startswith(f"{who} cannot pass")
+    # the tile that fits is the seat's secret: named only under "private",
+    # and with the seat's name, never a 0-based number
+    hidden = {str(t) for t in ref.hand.hands[seat]}
+    assert not any(t in rej["instruction"] for t in hidden)
+    assert not any(t in kinds(events, "message")[-1]["text"] for t in hidden)
+    detail = rej["private"]["instruction"]
+    assert any(t in detail for t in hidden) and f"seat {seat}" not in detail
+    assert detail.startswith(who) and rej["private"]["seat"] == seat
     assert len(rej["cells"]) == 2  # the playable tile and where it goes
     assert snapshot(ref) == before
     h.show(ref.timing.notice + 0.1)

@@ -90,7 +90,11 @@ def test_direct_swap_between_partners_is_refused() -> None:
     h.settle()
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "partner_swap"
-    assert "partners" in rej["instruction"] and f"put {card} back on" in rej["instruction"]
+    assert "partners" in rej["instruction"] and "put the card back on" in rej["instruction"]
+    # a card passed hand to hand was never on the board: only its seat hears which
+    from tablesense.referee.public import pretty_cards
+
+    assert f"put {pretty_cards(card)} back on" in rej["private"]["instruction"]
     assert not ref.hand.events
 
 
@@ -114,7 +118,9 @@ def test_card_out_of_play_on_the_table() -> None:
     h.drop(stock_card, ref.geometry.seats[3].rack[-1])
     h.settle()
     rej = kinds(events, "move_rejected")[-1]
-    assert rej["reason"] == "not_in_play" and stock_card in rej["instruction"]
+    assert rej["reason"] == "not_in_play" and "take the card off cell" in rej["instruction"]
+    # it lies on a rack (face to its seat): the public text does not name it
+    assert stock_card not in rej["instruction"]
 
 
 def test_kems_call_waits_for_a_double_then_scores() -> None:

@@ -36,10 +36,13 @@ from typing import Any
 
 __all__ = [
     "EVENT_KINDS",
+    "PRIVATE_KEY",
+    "PRIVATE_KINDS",
     "BusClosed",
     "EventBus",
     "Subscription",
     "TableEvent",
+    "public_event",
 ]
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,33 @@ EVENT_KINDS: tuple[str, ...] = (
     "message",
     "view",
 )
+
+
+#: Kinds that never leave the table's own devices (LEDs, the demo's virtual
+#: hands): a computer seat's next move names the piece it holds.
+PRIVATE_KINDS: frozenset[str] = frozenset({"suggestion"})
+
+#: The data key that holds what only one seat (or the table's own devices) may
+#: know: a drawn tile, the deal, the full text of a refused pass. Public
+#: channels drop it (:func:`public_event`).
+PRIVATE_KEY = "private"
+
+
+def public_event(ev: TableEvent) -> TableEvent | None:
+    """The event as a public channel (the display page, ``/ws``, ``/events``,
+    ``/api/history``, a phone, a spectator screen) may carry it: None for a
+    private kind, else the event without its :data:`PRIVATE_KEY` data.
+
+    The publisher puts everything a seat must not see from another seat under
+    that key, so this filter is the single place where private and public
+    part (the events are still the same stream, in the same order).
+    """
+    if ev.kind in PRIVATE_KINDS:
+        return None
+    if PRIVATE_KEY not in ev.data:
+        return ev
+    data = {k: v for k, v in ev.data.items() if k != PRIVATE_KEY}
+    return TableEvent(ev.kind, data, ev.seq, ev.ts)
 
 
 class BusClosed(RuntimeError):

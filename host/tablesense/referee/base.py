@@ -17,6 +17,7 @@ from typing import Any
 
 from tablesense.games.common import HandResult, OptionError
 from tablesense.referee.layout import Sensed
+from tablesense.referee.public import HIDDEN_ZONES, engine_text, pretty_cards, redact
 from tablesense.referee.rules import DominoRules, KemsRules, Rejection, TableMove, TableRules
 from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
 from tablesense.table.geometry import TableGeometry
@@ -108,6 +109,12 @@ class RefereeBase:
         judged until a complete one arrives."""
         self.last_hand_no: int | None = None
         """The number of the last hand finished (not voided): ``last_line``."""
+        self._open_cells = frozenset(
+            c.id for c in geometry.cells.values() if c.zone not in HIDDEN_ZONES
+        )
+        """Cells whose piece the whole table sees (not racks, not the boneyard)."""
+        self._shown: set[str] = set()
+        """Kems: the cards that lay face up on the board during this round."""
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -163,18 +170,81 @@ class RefereeBase:
     def _finished(self) -> list[Any]:
         return list(getattr(self.match, "hands", None) or getattr(self.match, "rounds", []))
 
+    # ------------------------------------------------------------------ public
+    def public_pieces(self) -> set[str] | None:
+        """The pieces everyone at the table may know about right now; None
+        when everything is (between hands, the match over: the finished hand
+        is shown whole). See :mod:`tablesense.referee.public`."""
+        if self.phase in ("between", "over"):
+            return None
+        hand = self.hand
+        face_up = (
+            {p for c, p in self.sensed.pieces.items() if c in self._open_cells}
+            if self.sensed is not None
+            else set()
+        )
+        if hand is None:
+            # a hand just finished is public; a new deal being read is not
+            return face_up if self.phase == "dealing" else None
+        if self.spec.game == "dominoes":
+            face_up |= {str(lp.tile) for lp in hand.line}
+            face_up |= {str(m.tile) for m in hand.moves if type(m).__name__ == "Announce"}
+        else:
+            face_up |= self._shown | {str(c) for c in hand.board}
+        return face_up
+
+    def public_text(self, text: str) -> str:
+        """``text`` as the display may show it: hidden pieces unnamed, cards
+        written as people write them (``10♥``)."""
+        out = redact(text, self.public_pieces(), self.spec.game)
+        return pretty_cards(out) if self.spec.game == "kems" else out
+
+    def engine_text(self, message: object) -> str:
+        """An engine's refusal in the table's words (seats by name, not by a
+        0-based number)."""
+        teams = self.team_names()
+        return engine_text(
+            str(message),
+            self.rules.seat_label,
+            lambda t: teams[t] if 0 <= t < len(teams) else f"team {t + 1}",
+        )
+
+    def _rejection_data(self, rejection: Rejection) -> dict[str, Any]:
+        """``move_rejected`` data: the public instruction (pieces a seat holds
+        unnamed); the full one, the piece and the fix for that seat's own
+        devices (and the demo's hands) under ``private``."""
+        full = rejection.to_json()
+        public = self.public_pieces()
+        piece = rejection.piece
+        shown = piece if piece is not None and (public is None or piece in public) else None
+        data = {
+            **full,
+            "instruction": self.public_text(rejection.instruction),
+            "piece": shown,
+            "fix": full["fix"] if shown is not None else None,
+        }
+        if full != data or rejection.detail:
+            text = rejection.detail or rejection.instruction
+            data["private"] = {
+                "seat": rejection.seat,
+                "instruction": pretty_cards(text) if self.spec.game == "kems" else text,
+                "piece": piece,
+                "fix": full["fix"],
+            }
+        return data
+
     # ------------------------------------------------------------------ output
     def _reject(self, rejection: Rejection) -> None:
         if self.correction is not None and self.correction.instruction == rejection.instruction:
             return
         self.correction = rejection
-        self._emit("move_rejected", **rejection.to_json(), hand_no=self.hand_no)
+        self._emit("move_rejected", **self._rejection_data(rejection), hand_no=self.hand_no)
         self._say(rejection.instruction, "error")
 
     def _notice(self, rejection: Rejection) -> None:
         """A rejected button press: shown for a while, the table is not involved."""
         self.notice = (rejection, self.now + self.timing.notice)
-        self._emit("move_rejected", **rejection.to_json(), hand_no=self.hand_no)
+        self._emit("move_rejected", **self._rejection_data(rejection), hand_no=self.hand_no)
         self._say(rejection.instruction, "error")
 
     def _clear(self) -> None:
@@ -184,6 +254,9 @@ class RefereeBase:
             self._say(None)
 
     def _say(self, text: str | None, level: str = "info") -> None:
+        """Put ``text`` on the display (None: clear it); made public first."""
+        if text is not None:
+            text = self.public_text(text)
         new = None if text is None else {"text": text, "level": level}
         if new == self.message:
             return

@@ -100,7 +100,10 @@ class ButtonsMixin(RefereeBase):
         try:
             hand.check(move)
         except IllegalPlayError as exc:
+            # the engine's reason names the tile that fits: for this seat only
+            who = self.rules.seat_label(seat)
             kind = "pass_with_playable"
+            public = f"{who} cannot pass: a tile on {who}'s rack can be played (its cell is lit)"
             cells: list[str] = []
             s = self.sensed
             for m in hand.legal_moves(seat):
@@ -115,9 +118,19 @@ class ButtonsMixin(RefereeBase):
                     break
                 if type(m).__name__ == "Draw":
                     kind = "must_draw"
+                    public = f"{who} cannot pass: draw a tile from the boneyard first"
                     cells = list(self.geometry.boneyard[:1])
                     break
-            self._notice(Rejection(kind, str(exc), tuple(cells), DELAY_NOW, seat=seat))
+            self._notice(
+                Rejection(
+                    kind,
+                    public,
+                    tuple(cells),
+                    DELAY_NOW,
+                    seat=seat,
+                    detail=self.engine_text(exc),
+                )
+            )
             return
         self._accept(TableMove(move, self.rules.layout()), now)
 
@@ -154,7 +167,9 @@ class ButtonsMixin(RefereeBase):
         try:
             rnd.check(call)
         except IllegalPlayError as exc:
-            self._notice(Rejection("illegal_call", str(exc), (), DELAY_NOW, seat=call.seat))
+            self._notice(
+                Rejection("illegal_call", self.engine_text(exc), (), DELAY_NOW, seat=call.seat)
+            )
             return
         self._emit("call", seat=call.seat, call=call.kind, target=call.target)
         self._accept(TableMove(call, self.rules.layout()), now)

@@ -39,6 +39,7 @@ from tablesense.referee.base import RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
 from tablesense.referee.journaling import JournalMixin
 from tablesense.referee.layout import Layout, Sensed
+from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
 from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
@@ -203,7 +204,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
         try:
             hand.check(move)
         except IllegalPlayError as exc:
-            self._reject(Rejection("illegal", str(exc), (), DELAY_NOW))
+            self._reject(Rejection("illegal", self.engine_text(exc), (), DELAY_NOW))
             return False
         entry = {"type": "move", "move": self._move_to_json(move)}
         self._commit(entry)
@@ -211,14 +212,20 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
         self.correction = None
         self.notice = None
         self.laying_out = False
+        public = public_move(entry["move"])
+        extra: dict[str, Any] = {}
+        if public != entry["move"]:
+            # a drawn tile: only its seat (and the journal) knows which
+            extra["private"] = {"seat": getattr(move, "seat", None), "move": entry["move"]}
         self._emit(
             "move_accepted",
             hand_no=self.hand_no,
-            move=entry["move"],
-            text=self._move_text(move),
+            move=public,
+            text=self.public_text(self._move_text(move)),
             seat=getattr(move, "seat", None),
             index=self.accepted,
             cells=self._cells_of_move(move),
+            **extra,
         )
         if was_correcting:
             self._emit("correction_cleared", reason="move accepted")
@@ -335,7 +342,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 entry = {"type": "hand", "deal": racks, "board": slots, "stock": stock}
                 self._probe_hand(entry)
         except (ValueError, IllegalPlayError) as exc:
-            self._say(f"waiting for the deal: {exc}", "info")
+            self._say(f"waiting for the deal: {self.engine_text(exc)}", "info")
             return
         self._commit(entry)
         self._after_new_hand(now)
@@ -362,7 +369,9 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             try:
                 self.hand.check(move)
             except IllegalPlayError as exc:
-                self._reject(Rejection("illegal_announce", str(exc), (), DELAY_NOW, seat=seat))
+                self._reject(
+                    Rejection("illegal_announce", self.engine_text(exc), (), DELAY_NOW, seat=seat)
+                )
             return True
         self._accept(TableMove(move, layout), self.now)
         self._say(

@@ -149,7 +149,8 @@ class VirtualHands:
     def handle(self, ev: TableEvent) -> None:
         d = ev.data
         if ev.kind == "move_rejected":
-            fix = d.get("fix")
+            # the hands are the table's own: they read the seat's private fix
+            fix = (d.get("private") or {}).get("fix") or d.get("fix")
             if fix:
                 self._pause(0.5)
                 piece, to = fix["piece"], fix.get("to")
@@ -309,13 +310,16 @@ def run_demo(
     log: Any = None,
     on_world: Callable[[Any], None] | None = None,
     on_tabletop: Callable[[Any], None] | None = None,
+    on_bus: Callable[[EventBus], None] | None = None,
 ) -> DemoResult:
     """Play the demo match; returns the record (of the hands played).
 
     ``on_ready(url)`` is called once the page is served and the match has
     started; ``on_world(world)`` gets the virtual table (tests unplug boards);
     with ``cfg.sit``, ``on_tabletop(sitting)`` gets the :class:`~tablesense.referee.sit.SitDown`
-    (its ``top`` and its ``url`` of the table-top page) before ``on_ready``.
+    (its ``top`` and its ``url`` of the table-top page) before ``on_ready``;
+    ``on_bus(bus)`` gets the event bus before anything is published (tests
+    check every event).
     """
     from tablesense.journal.store import Journal
     from tablesense.referee.core import MatchSpec, Referee, Timing
@@ -339,6 +343,8 @@ def run_demo(
     if cfg.sit and (cfg.link != "virtual" or not cfg.web):
         raise ValueError("--sit needs the virtual boards and the web page")
     bus = EventBus(history_size=2000)
+    if on_bus is not None:
+        on_bus(bus)
     if log is not None:
         from tablesense.referee.console import log_events
 
@@ -350,7 +356,7 @@ def run_demo(
         def trace(ev: TableEvent) -> None:
             if ev.kind == "move_accepted":
                 line = {
-                    "trace": ev.data["move"],
+                    "trace": (ev.data.get("private") or {}).get("move") or ev.data["move"],
                     "hand_no": ev.data["hand_no"],
                     "index": ev.data["index"],
                 }

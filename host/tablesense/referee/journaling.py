@@ -12,6 +12,7 @@ from typing import Any
 
 from tablesense.games.common import HandResult
 from tablesense.referee.base import RefereeBase
+from tablesense.referee.public import public_move
 from tablesense.referee.spec import RefereeError
 
 
@@ -100,15 +101,20 @@ class JournalMixin(RefereeBase):
         self.laying_out = self.deal_mode == "engine"
         # its waits count from the deal, not from when the old table last moved
         self.changed_at = max(self.changed_at, now)
+        # the deal is for the table's own devices (the lights of a host deal),
+        # never for a public display
         self._emit(
             "hand_started",
             hand_no=self.hand_no,
-            deal=self.entries[-1].get("deal"),
             to_play=self._to_play(),
+            private={"deal": self.entries[-1].get("deal")},
         )
         rnd = self.hand
         if self.spec.game == "kems" and rnd is not None and rnd.is_misdeal:
-            self._say(f"misdeal: {rnd.misdeal_reason()}; the cards are dealt again", "warning")
+            self._say(
+                f"misdeal: {self.engine_text(rnd.misdeal_reason())}; the cards are dealt again",
+                "warning",
+            )
             self._finish(now)
 
     def _commit(self, entry: dict[str, Any]) -> None:
@@ -129,10 +135,12 @@ class JournalMixin(RefereeBase):
             return
         if kind == "hand":
             self._apply_hand(entry)
+            self._shown = set()
         elif kind == "move":
             self.hand.play(self._move_from_json(entry["move"]))
             self.accepted += 1
-            self.last_move = dict(entry["move"])
+            # the display's last move: a drawn tile stays with its seat
+            self.last_move = public_move(entry["move"])
         elif kind == "reorder":
             self._apply_reorder(entry)
         elif kind == "undo":
@@ -150,6 +158,8 @@ class JournalMixin(RefereeBase):
             self._after_finish(result)
         else:
             raise RefereeError(f"unknown journal entry type {kind!r}")
+        if self.spec.game == "kems" and self.hand is not None:
+            self._shown |= {str(c) for c in self.hand.board}
 
     def _apply_hand(self, entry: dict[str, Any]) -> None:
         self.hand_no += 1

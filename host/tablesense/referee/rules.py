@@ -37,6 +37,7 @@ from tablesense.referee.layout import (
     cells_of,
     free_cells,
 )
+from tablesense.referee.public import engine_text
 from tablesense.table.geometry import TableGeometry
 
 #: How long a mismatch must last before it is shown, by kind of trouble.
@@ -65,6 +66,9 @@ class Rejection:
     delay: str = DELAY_ERROR
     seat: int | None = None
     piece: str | None = None
+    detail: str | None = None
+    """What only ``seat`` may read (its own hidden tiles named); the public
+    instruction then stays general."""
 
     @property
     def fix(self) -> dict[str, Any] | None:
@@ -115,6 +119,10 @@ class TableRules:
         if 0 <= seat < len(self.seat_names) and self.seat_names[seat]:
             return self.seat_names[seat]
         return f"seat {seat + 1}"
+
+    def engine_text(self, message: object) -> str:
+        """An engine's refusal with its 0-based seats named."""
+        return engine_text(str(message), self.seat_label, lambda t: f"team {t + 1}")
 
     def rack(self, seat: int) -> Group:
         return self._racks[seat]
@@ -521,7 +529,7 @@ class DominoRules(TableRules):
             try:
                 hand.check(Play(seat, tile, end))
             except IllegalPlayError as exc:
-                return str(exc)
+                return self.engine_text(exc)
         return f"{piece} cannot be played now"
 
     def _why_no_draw(self, seat: int, piece: str) -> str:
@@ -531,7 +539,7 @@ class DominoRules(TableRules):
         try:
             hand.check(Draw(seat, self._tile(piece)))
         except IllegalPlayError as exc:
-            return str(exc)
+            return self.engine_text(exc)
         if seat != hand.to_play:
             return f"it is {self.seat_label(hand.to_play)}'s turn"
         return f"{piece} is not the tile to draw now"

@@ -128,7 +128,7 @@ class ViewMixin(RefereeBase):
             "result": self.last_result,
             "phase": self.phase,
             "paused": self.paused,
-            "correction": self.correction.to_json() if self.correction else None,
+            "correction": self._public_correction(),
             "match_over": self.match.is_over,
             "winner": self.match.winner,
             "moves": self.accepted,
@@ -145,6 +145,14 @@ class ViewMixin(RefereeBase):
             if hand is not None:
                 out["stock"] = len(hand.stock)
         return out
+
+    def _public_correction(self) -> dict[str, Any] | None:
+        """The pending correction as everyone may read it (no hidden piece)."""
+        if self.correction is None:
+            return None
+        data = self._rejection_data(self.correction)
+        data.pop("private", None)
+        return data
 
     def _last_finished(self) -> Any:
         if self.phase not in ("between", "over"):

@@ -32,7 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from tablesense.outputs.events import EventBus, Subscription, TableEvent
+from tablesense.outputs.events import EventBus, Subscription, TableEvent, public_event
 
 __all__ = ["OPTIONAL_ROUTERS", "DisplayHub", "create_app"]
 
@@ -64,6 +64,8 @@ class DisplayHub:
     lock: threading.Lock
 
     def open(self) -> Subscription:
+        """A subscription for one live client. The caller sends only what
+        :func:`public_event` lets through: every client is public."""
         sub = self.bus.subscribe(maxsize=500)
         with self.lock:
             self.subscriptions.add(sub)
@@ -125,6 +127,7 @@ def create_app(
     @app.get("/api/view")
     async def api_view() -> JSONResponse:
         ev = bus.latest("view")
+        ev = None if ev is None else public_event(ev)
         if ev is None:
             return JSONResponse({"seq": 0, "view": None})
         return JSONResponse({"seq": ev.seq, "view": ev.data})
@@ -132,7 +135,8 @@ def create_app(
     @app.get("/api/history")
     async def api_history(limit: int = 100) -> JSONResponse:
         evs = bus.history[-max(1, min(limit, 500)) :]
-        return JSONResponse([ev.to_json() for ev in evs])
+        public = (public_event(ev) for ev in evs)
+        return JSONResponse([ev.to_json() for ev in public if ev is not None])
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
@@ -167,7 +171,9 @@ def create_app(
                         break
                     await socket.send_text('{"kind":"ping"}')
                     continue
-                await socket.send_text(_event_json(ev))
+                ev = public_event(ev)
+                if ev is not None:
+                    await socket.send_text(_event_json(ev))
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:
@@ -191,6 +197,9 @@ def create_app(
                         if sub.closed:
                             return
                         yield ": keep-alive\n\n"
+                        continue
+                    ev = public_event(ev)
+                    if ev is None:
                         continue
                     yield f"id: {ev.seq}\nevent: {ev.kind}\ndata: {_event_json(ev)}\n\n"
             finally:

@@ -61,7 +61,10 @@ def dominoes_view(
         "line": line,
         "message": message,
         "boards": [{"id": 1, "online": True}, {"id": 2, "online": True}],
-        "last_move": last_move,
+        # a public view: a drawn tile is not named (the referee's rule too)
+        "last_move": (
+            {**last_move, "draw": True} if last_move and "draw" in last_move else last_move
+        ),
         "result": result,
         "match_over": match.is_over,
         "winner": match.winner,
@@ -114,7 +117,10 @@ def kems_view(
         "stock": len(rnd.stock),
         "message": message,
         "boards": [{"id": 1, "online": True}],
-        "last_move": last_move,
+        # a public view: a drawn tile is not named (the referee's rule too)
+        "last_move": (
+            {**last_move, "draw": True} if last_move and "draw" in last_move else last_move
+        ),
         "result": result,
         "match_over": match.is_over,
         "winner": match.winner,
