@@ -185,7 +185,14 @@ class TableGeometry:
             data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise GeometryError(str(p), [f"not valid TOML: {exc}"]) from None
-        return cls.from_dict(data, source=str(p))
+        except ValueError as exc:  # a number of thousands of digits
+            raise GeometryError(str(p), [f"not a usable number: {str(exc)[:90]}"]) from None
+        except RecursionError:
+            raise GeometryError(str(p), ["arrays or tables nested too deeply to be a table geometry"]) from None
+        try:
+            return cls.from_dict(data, source=str(p))
+        except RecursionError:
+            raise GeometryError(str(p), ["values nested too deeply to be a table geometry"]) from None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<dict>") -> TableGeometry:
@@ -287,10 +294,10 @@ class _Parser:
                 self.bad(f"{where} is missing")
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            self.bad(f"{where} must be an integer, not {value!r}")
+            self.bad(f"{where} must be an integer, not {_short(value)}")
             return None
         if not lo <= value <= hi:
-            self.bad(f"{where} = {value} is outside {lo}..{hi}")
+            self.bad(f"{where} = {_short(value)} is outside {lo}..{hi}")
             return None
         return value
 
@@ -591,6 +598,18 @@ class _Parser:
         if center is None:
             return None
         return LineGeometry(center, left, right)
+
+
+def _short(value: Any) -> str:
+    """A value for a message: huge numbers by their size, deep or long values cut
+    (a 5,000-digit number cannot even be turned into text)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**12:
+        return f"a number of about {int(abs(value).bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        return "a value nested too deeply"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _with_seat(c: CellGeometry, seat: int | None) -> CellGeometry:

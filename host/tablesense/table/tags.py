@@ -114,6 +114,17 @@ def _set_members(kind: SetKind) -> list[str]:
     raise ValueError(f"unknown set {kind!r}: use tiles, cards32 or cards52")
 
 
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object that names a key twice (a tag enrolled twice) is refused, not
+    silently reduced to its last entry."""
+    out: dict[str, object] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"tag or field {k[:40]!r} appears twice")
+        out[k] = v
+    return out
+
+
 def _uid_hex(uid: bytes | str) -> str:
     if isinstance(uid, bytes):
         return uid.hex()
@@ -221,7 +232,7 @@ class TagRegistry:
         reg = cls()
         for uid, piece in tags.items():
             if not isinstance(piece, str):
-                problems.append(f"tag {uid}: piece must be a string, got {piece!r}")
+                problems.append(f"tag {uid[:40]}: piece must be a string, got {type(piece).__name__}")
                 continue
             try:
                 reg.add(uid, piece)
@@ -236,11 +247,15 @@ class TagRegistry:
         """Read a registry file. :raises TagRegistryError: with every problem."""
         p = Path(path)
         try:
-            obj = json.loads(p.read_text(encoding="utf-8"))
+            obj = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
         except OSError as exc:
             raise TagRegistryError(f"{p}: cannot read: {exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
             raise TagRegistryError(f"{p}: not valid JSON: {exc}") from None
+        except RecursionError:
+            raise TagRegistryError(f"{p}: nested too deeply to be a tag registry") from None
+        except ValueError as exc:  # a duplicate tag id, a number of thousands of digits
+            raise TagRegistryError(f"{p}: {str(exc)[:120]}") from None
         return cls.from_json(obj, source=str(p))
 
     def save(self, path: str | os.PathLike[str]) -> None:
