@@ -312,3 +312,29 @@ def test_split_frames_marks_where_noise_was() -> None:
     bad[3] ^= 0x40
     out = split_frames(dec, good + bytes(bad) + good)
     assert [None if f is None else f[2] for f in out] == [5, None, 5]
+
+
+def test_a_strip_longer_than_one_frame_gets_no_led_frames(setup) -> None:  # noqa: ANN001
+    """341 LEDs need a 1025-byte payload, past MAX_FRAME: the board would drop
+    every such frame, so the host sends none (340 LEDs still fit)."""
+    conn, link, listener, board = setup
+    board.identify(leds=341)
+    board.answer_snapshot([None] * CELLS)
+    wait(lambda: conn.status.state is ConnState.ONLINE)
+    assert conn.send_leds([(1, 1, 1)] * 341) is False
+    time.sleep(0.1)
+    sent = []
+    while not link.sent.empty():
+        sent.append(link.sent.get()[0])
+    assert proto.LEDS not in sent
+
+
+def test_a_strip_of_340_leds_fits_one_frame(setup) -> None:  # noqa: ANN001
+    conn, link, listener, board = setup
+    board.identify(leds=340)
+    board.answer_snapshot([None] * CELLS)
+    wait(lambda: conn.status.state is ConnState.ONLINE)
+    conn.send_leds([(9, 8, 7)] * 340)
+    f = board.expect(proto.LEDS)
+    assert len(f[3]) == 1022
+    assert proto.FrameDecoder().feed(proto.encode_frame(*f)) == [f]

@@ -470,6 +470,13 @@ class BoardConnection:
         self.identity = ident
         if problem:
             raise _Mismatch(problem)
+        if ident.has_leds and 2 + 3 * ident.leds > proto.MAX_FRAME:
+            # the board would drop every LED frame as oversize: say so once, send none
+            log.warning(
+                "board %d has %d LEDs; one LED frame carries at most %d: LEDs disabled",
+                board, ident.leds, (proto.MAX_FRAME - 2) // 3,
+            )
+            self._leds_disabled = True
         self._rx_seq = seq
         self._state = ConnState.SYNCING
         self._set_status(
