@@ -10,26 +10,27 @@
 # program returns and the REPL owns the port, so mpremote can deploy files.
 # A soft reset (Ctrl-D) or REBOOT starts framing again.
 
-import sys
-import time
-
-import machine
-import micropython
-
 # Frames may arrive while the board boots and the modules below load (the
 # host's HELLO retries after a reset; seen on the real rp2 port, where
 # loading the .mpy files takes ~1 s on an emulated board). MicroPython runs
-# main.py with Ctrl-C armed, so a 0x03 in them raised KeyboardInterrupt and
-# left the board at the REPL, silent. Ctrl-C is data from here on (the REPL
-# re-arms it when main.py ends), and an interrupt already pending from a
-# 0x03 received before this line is swallowed here.
-if __name__ == "__main__":
-    while True:
-        try:
-            micropython.kbd_intr(-1)
-            break
-        except KeyboardInterrupt:
-            pass
+# main.py with Ctrl-C armed, so a 0x03 in them raised KeyboardInterrupt at
+# the first import and left the board at the REPL, silent. So the very first
+# statement turns Ctrl-C into data (the REPL re-arms it when main.py ends),
+# and swallows an interrupt already pending from a 0x03 received earlier.
+try:
+    import micropython
+
+    if __name__ == "__main__":
+        micropython.kbd_intr(-1)
+except KeyboardInterrupt:
+    import micropython
+
+    micropython.kbd_intr(-1)
+
+import sys  # noqa: E402 - after the Ctrl-C guard above, on purpose
+import time  # noqa: E402
+
+import machine  # noqa: E402
 
 try:
     import select

@@ -48,6 +48,8 @@ NOT_DEPLOYED = {"__init__.py"}
 #: Files that must stay source: MicroPython runs main.py (and boot.py) by name.
 KEEP_SOURCE = {"main.py", "boot.py"}
 CONFIG_NAME = "config.json"
+#: Seconds to wait for IDENTITY before deciding the board runs no tablesense firmware.
+HELLO_TIMEOUT = 1.0
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
 
@@ -307,7 +309,9 @@ def deploy(
     if not force:
         try:
             with client_factory(port) as c:
-                ident = c.hello(timeout=0.4, retries=1)
+                # 1 s: a real board answers in milliseconds, an emulated one
+                # (rp2040js, ~0.1-0.4x real time) in up to a few hundred
+                ident = c.hello(timeout=HELLO_TIMEOUT, retries=1)
                 files = c.files()
             if _matches(payload, ident, files):
                 result = DeployResult(port, "up-to-date", identity=ident,
