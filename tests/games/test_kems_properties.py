@@ -174,10 +174,18 @@ def test_engine_legal_iff_replay_accepts(seats: int, values: dict[str, Any], see
         if rnd.is_legal(event):
             rnd.play(event)
             continue
+        bad_seat = any(
+            isinstance(v, int) and not 0 <= v < seats
+            for v in (getattr(event, "seat", None), getattr(event, "target", None))
+        )
         try:
             replay_record(record_of(fresh, written, values))
         except IllegalStepError as err:
+            assert not bad_seat, "a seat that does not exist is a format error (exit 2)"
             assert (err.hand, err.move) == (0, len(written) - 1)
+        except RecordFormatError as err:
+            assert bad_seat, err
+            assert f"events[{len(written) - 1}]" in str(err)
         else:
             raise AssertionError(f"replay accepted {event}, which the engine rejects")
         return

@@ -168,17 +168,18 @@ def test_every_round_has_the_same_seats() -> None:
         replay_record(record)
 
 
-def test_an_empty_match_replays() -> None:
-    result = replay_record(
-        {
-            "format": "tablesense.record/1",
-            "game": "kems",
-            "variant": "classic",
-            "options": {},
-            "hands": [],
-        }
-    )
-    assert result.to_json() == {"ok": True, "hands": [], "score": [0, 0], "winner": None}
+def test_a_record_without_rounds_is_malformed() -> None:
+    """As for dominoes: a record holds at least one round (exit 2)."""
+    with pytest.raises(RecordFormatError, match="at least one round"):
+        replay_record(
+            {
+                "format": "tablesense.record/1",
+                "game": "kems",
+                "variant": "classic",
+                "options": {},
+                "hands": [],
+            }
+        )
 
 
 def test_written_rounds_read_back() -> None:

@@ -90,3 +90,114 @@ def test_the_console_script_runs_the_same_command() -> None:
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["error"].startswith("seat")
     assert b"Traceback" not in proc.stderr
+
+
+# -- malformed input (issue 12): exit 2, a clear message, strict JSON on stdout
+
+
+def _strict(text: str) -> dict:
+    """Parse stdout as strict JSON: NaN and Infinity are not JSON."""
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"stdout holds {name}, which is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _example_text(name: str, edit) -> str:  # noqa: ANN001 - a small local helper
+    record = json.loads((EXAMPLES / name).read_text())
+    edit(record)
+    return json.dumps(record)
+
+
+def _replace(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+PAIRS = (EXAMPLES / "pairs-pips-match.json").read_text()
+BRAZIL = (EXAMPLES / "brazilian-points-bonus.json").read_text()
+KEMS = (EXAMPLES / "kems-match.json").read_text()
+
+MALFORMED = {
+    "1e400 as target": (_replace(PAIRS, '"target": 50', '"target": 1e400'), "number"),
+    "-1e400 as lambreta": (_replace(BRAZIL, '"lambreta": -1', '"lambreta": -1e400'), "number"),
+    "NaN in start_score": (
+        _replace(BRAZIL, '"start_score": null', '"start_score": [NaN, 0]'),
+        "NaN",
+    ),
+    "1e400 in start_score": (
+        _replace(BRAZIL, '"start_score": null', '"start_score": [1e400, 0]'),
+        "number",
+    ),
+    "Infinity as simple_domino": (
+        _replace(BRAZIL, '"simple_domino": 1', '"simple_domino": Infinity'),
+        "Infinity",
+    ),
+    "1e400 as a Kems target": (_replace(KEMS, '"target": 3', '"target": 1e400'), "number"),
+    "500-digit target": (_replace(PAIRS, '"target": 50', '"target": ' + "9" * 500), "integer"),
+    "5000-digit score": (
+        _replace(BRAZIL, '"start_score": null', '"start_score": [' + "7" * 5000 + ", 0]"),
+        "integer",
+    ),
+    "5000-digit seat": (
+        _replace(PAIRS, '"seat": 0', '"seat": ' + "1" * 5000),
+        "integer",
+    ),
+    "deep nesting": ('{"format": ' + "[" * 200000 + "]" * 200000 + "}", "nested"),
+    "deep nesting, unclosed": ("[" * 200000, "nested"),
+    "moderate nesting in a move": (
+        _replace(PAIRS, '"seat": 0', '"seat": ' + "[" * 500 + "]" * 500),
+        "nested",
+    ),
+    "Kems record without rounds": (
+        _example_text("kems-match.json", lambda r: r.update(hands=[])),
+        "at least one round",
+    ),
+    "Kems event by seat 9": (
+        _example_text(
+            "kems-match.json",
+            lambda r: r["hands"][0]["events"].insert(0, {"seat": 9, "call": "kems"}),
+        ),
+        "no seat 9",
+    ),
+    "Kems contre on seat 7": (
+        _example_text(
+            "kems-match.json",
+            lambda r: r["hands"][0]["events"].insert(0, {"seat": 0, "call": "contre", "target": 7}),
+        ),
+        "no seat 7",
+    ),
+    "Kems event by seat -1": (
+        _example_text(
+            "kems-match.json",
+            lambda r: r["hands"][0]["events"].insert(0, {"seat": -1, "call": "kems"}),
+        ),
+        "no seat -1",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_malformed_input_exits_2_with_strict_json(name: str) -> None:
+    text, words = MALFORMED[name]
+    res = run("-", stdin=text)
+    assert res.exit_code == 2, (res.exit_code, res.stdout[:300])
+    out = _strict(res.stdout)
+    assert out["ok"] is False and set(out) == {"ok", "error"}
+    assert words in out["error"], out["error"]
+    assert len(out["error"]) < 400, "the message names the problem, not the whole value"
+    assert "internal error" not in res.stderr
+
+
+def test_the_library_refuses_non_finite_numbers_handed_to_it() -> None:
+    """``replay`` on a parsed object (the host's own use) refuses what JSON
+    text cannot carry either."""
+    from tablesense.games.common import RecordFormatError
+    from tablesense.games.record import replay
+
+    for value in (float("inf"), float("nan"), 10**400):
+        record = json.loads(BRAZIL)
+        record["options"]["start_score"] = [value, 0]
+        with pytest.raises(RecordFormatError, match="start_score"):
+            replay(record)

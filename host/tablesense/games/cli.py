@@ -24,8 +24,9 @@ def replay_command(
     """Check a game record move by move; print the result object as JSON.
 
     Exit status 0: the record is legal; 1: an illegal step (hand and move
-    index, and why); 2: not valid JSON or not the record format; 3: an
-    internal error of the checker (please report it).
+    index, and why); 2: not valid JSON or not the record format (also:
+    numbers that are not finite or beyond 2**53, nesting deeper than 32
+    levels); 3: an internal error of the checker (please report it).
     """
     from rich.console import Console
 
@@ -47,7 +48,16 @@ def replay_command(
     except Exception as exc:  # a bug in an engine: say so, without a traceback
         out = {"ok": False, "error": f"internal error while checking the record: {exc!r}"}
         status = 3
-    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    try:
+        text = json.dumps(out, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a non-finite number slipped through: never print Infinity
+        out = {
+            "ok": False,
+            "error": "internal error: the checker computed a number that is not finite",
+        }
+        status = 3
+        text = json.dumps(out)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if not quiet:
         err.print(_summary(out, status))

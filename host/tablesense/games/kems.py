@@ -2,7 +2,7 @@
 
 Seed 003 (a Malay translation of French rules) is the authority; every
 sentence of it, the reading chosen and the option that controls it are in
-``docs/rules/kems.md``. The record format is ``shared/spec/game-record.md``.
+``docs/rules/kems.md``. The record format is ``docs/record-format.md``.
 
 Kems is played simultaneously: there are no turns. Every seat may swap one of
 its cards with a face-up board card at any time (give first, then take), the
@@ -43,6 +43,7 @@ from tablesense.games.common import (
     ReplayResult,
     Seat,
     Team,
+    short_repr,
 )
 
 __all__ = [
@@ -247,8 +248,15 @@ def _fields(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
 
 def _int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordFormatError(f"{where} must be an integer, not {value!r}")
+        raise RecordFormatError(f"{where} must be an integer, not {short_repr(value)}")
     return value
+
+
+def _seat(value: Any, where: str, seats: int | None) -> int:
+    seat = _int(value, where)
+    if seats is not None and not 0 <= seat < seats:
+        raise RecordFormatError(f"{where}: there is no seat {seat} (seats 0..{seats - 1})")
+    return seat
 
 
 def _card(value: Any, where: str) -> Card:
@@ -258,8 +266,12 @@ def _card(value: Any, where: str) -> Card:
         raise RecordFormatError(f"{where}: {exc}") from None
 
 
-def event_from_json(obj: Any, where: str = "event") -> KemsEvent:
+def event_from_json(obj: Any, where: str = "event", seats: int | None = None) -> KemsEvent:
     """Read one event of a round object.
+
+    With ``seats``, a seat (or a contre's target) outside ``0..seats-1`` does
+    not fit the format either: the record names a seat the table does not have
+    (whether an *existing* seat may act is the round's question).
 
     :raises RecordFormatError: when ``obj`` is not an event of the format
         (the message starts with ``where``).
@@ -275,7 +287,7 @@ def event_from_json(obj: Any, where: str = "event") -> KemsEvent:
         raise RecordFormatError(
             f"{where}: an event is a swap, a refresh or a call; this has no seat"
         )
-    seat = _int(obj["seat"], f"{where}.seat")
+    seat = _seat(obj["seat"], f"{where}.seat", seats)
     if "swap" in obj:
         _fields(obj, {"seat", "swap"}, where)
         swap = obj["swap"]
@@ -299,7 +311,7 @@ def event_from_json(obj: Any, where: str = "event") -> KemsEvent:
         if kind == "contre":
             if "target" not in obj:
                 raise RecordFormatError(f"{where}: a contre names its target seat ('target')")
-            target = _int(target, f"{where}.target")
+            target = _seat(target, f"{where}.target", seats)
         elif "target" in obj:
             raise RecordFormatError(f"{where}: only a contre has a target, not a {kind}")
         return Call(seat, kind, target)
@@ -1148,6 +1160,8 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
     hands = obj.get("hands")
     if not isinstance(hands, list):
         raise RecordFormatError("hands must be a list of round objects")
+    if not hands:
+        raise RecordFormatError("a record holds at least one round ('hands' is empty)")
     seats = 4
     if hands and isinstance(hands[0], dict) and isinstance(hands[0].get("deal"), list):
         seats = len(hands[0]["deal"])
@@ -1160,7 +1174,18 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
     except OptionError as exc:
         raise RecordFormatError(f"options: {exc}") from None
     match = KemsMatch(options, seats)
+    # the whole record is read before anything is played: a field that does
+    # not fit the format is exit 2 wherever it is, before any illegal step
     parsed = [_read_round(h, i, seats) for i, h in enumerate(hands)]
+    parsed = [
+        (
+            deal,
+            board,
+            stock,
+            [event_from_json(e, f"hands[{i}].events[{j}]", seats) for j, e in enumerate(events)],
+        )
+        for i, (deal, board, stock, events) in enumerate(parsed)
+    ]
     for i, (deal, board, stock, events) in enumerate(parsed):
         if match.is_over:
             raise IllegalStepError(
@@ -1179,8 +1204,7 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
                 0,
                 f"this round is a misdeal ({rnd.misdeal_reason()}): it is redealt and has no events",
             )
-        for j, ev_obj in enumerate(events):
-            event = event_from_json(ev_obj, f"hands[{i}].events[{j}]")
+        for j, event in enumerate(events):
             try:
                 rnd.play(event)
             except IllegalPlayError as exc:

@@ -1,4 +1,4 @@
-"""Game records (``/work/shared/spec/game-record.md``): read, write, replay.
+"""Game records (format ``tablesense.record/1``, ``docs/record-format.md``): read, write, replay.
 
 A record is the evidence of a match: the table archives it after every hand,
 the tournament director stores it and re-checks it. :func:`replay` validates
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tablesense.games.common import RecordFormatError, ReplayResult
+from tablesense.games.common import MAX_NUMBER, RecordFormatError, ReplayResult
 
 __all__ = ["FORMAT", "GAMES", "dumps", "load", "loads", "replay", "write"]
 
@@ -45,6 +46,48 @@ def _no_constant(name: str) -> Any:
     raise RecordFormatError(f"{name} is not a JSON number")
 
 
+MAX_DEPTH = 32
+"""How deeply arrays and objects may nest. A record needs 5 levels (record,
+hands, hand, deal, seat); the limit keeps a hostile file from exhausting the
+parser or the engines (which quote values in their messages)."""
+
+
+def _int(text: str) -> int:
+    digits = text.lstrip("-")
+    # compare lengths first: int() of thousands of digits is slow and limited
+    if len(digits) > len(str(MAX_NUMBER)) or abs(value := int(text)) > MAX_NUMBER:
+        raise RecordFormatError(
+            f"the integer {text[:20]}{'...' if len(text) > 20 else ''} ({len(digits)} digits) "
+            f"is too large: numbers in a record are at most {MAX_NUMBER} in size"
+        )
+    return value
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        raise RecordFormatError(
+            f"the number {shown} is out of range: numbers in a record are finite and "
+            f"at most {MAX_NUMBER} in size"
+        )
+    return value
+
+
+def _depth_ok(obj: Any) -> bool:
+    """Whether ``obj`` nests at most :data:`MAX_DEPTH` levels (iterative: a deep
+    value must not exhaust the stack here either)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                return False
+            items = value.values() if isinstance(value, dict) else value
+            stack.extend((v, depth + 1) for v in items if isinstance(v, dict | list))
+    return True
+
+
 def loads(text: str | bytes) -> dict[str, Any]:
     """Parse a record's JSON text (UTF-8). Raises :class:`RecordFormatError`."""
     if isinstance(text, bytes | bytearray):
@@ -52,12 +95,25 @@ def loads(text: str | bytes) -> dict[str, Any]:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise RecordFormatError(f"a record is UTF-8 text: {exc}") from None
+    too_deep = RecordFormatError(
+        f"arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record"
+    )
     try:
-        obj = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        obj = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_int=_int,
+            parse_float=_float,
+        )
     except json.JSONDecodeError as exc:
         raise RecordFormatError(
             f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise too_deep from None
+    if not _depth_ok(obj):
+        raise too_deep
     if not isinstance(obj, dict):
         raise RecordFormatError("a game record is one JSON object")
     return obj
@@ -125,5 +181,9 @@ def replay(obj: Mapping[str, Any] | str | bytes) -> ReplayResult:
     """
     if isinstance(obj, str | bytes | bytearray):
         obj = loads(obj)
+    elif not _depth_ok(obj):
+        raise RecordFormatError(
+            f"arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record"
+        )
     check_common(obj)
     return _engine(obj["game"])(obj)
