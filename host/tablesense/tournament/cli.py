@@ -260,16 +260,19 @@ def standings(db: str = DbOpt, event: int | None = EventOpt) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        d = _open(db, event)
-        names = {e.id: e.name for e in d.entrants()}
-        rows = d.standings()
+        from .export import export_event
+        from .present import standings_rows
+
+        # The same columns as the standings page: human names, tie-breaks in the
+        # event's order once each, lots as a place in the draw (never a float).
+        cols, rows = standings_rows(export_event(_open(db, event), audit=False))
+        cols = [(k, h) for k, h in cols if k not in ("players", "draws")]
         t = Table(title="Standings")
-        for col in ("#", "entrant", "played", "won", "for", "against", *(rows[0].tiebreaks if rows else {})):
-            t.add_column(col)
-        for st in rows:
-            t.add_row(str(st.rank), names.get(st.entrant, "?"), str(st.played), f"{st.games_won:g}", f"{st.points_for:g}",
-                      f"{st.points_against:g}", *[f"{v:g}" for v in st.tiebreaks.values()])
-        Console().print(t)
+        for k, h in cols:
+            t.add_column("#" if h == "Rank" else h, no_wrap=k == "name", justify="left" if k == "name" else "right")
+        for r in rows:
+            t.add_row(*[str(r[k]) for k, _h in cols])
+        Console(width=None if sys.stdout.isatty() else 200).print(t)
 
 
 @tournament_app.command("correct")
@@ -282,6 +285,12 @@ def correct(
     event: int | None = EventOpt,
 ) -> None:
     """Correct a result (with a reason; written to the audit log); prints what changed."""
+    if score.count("-") >= 2:  # a table of three or four entrants: one score each, in seat order
+        with _errors():
+            from .kway import correct_table
+
+            typer.echo(correct_table(_open(db, event), match, score, reason, "director-cli"))
+        return
     sa, sb = _parse_score(score)
     with _errors():
         d = _open(db, event)
@@ -306,6 +315,7 @@ def confirm(
     """Confirm reported results as the director (the `director` confirmation mode; a disputed result)."""
     with _errors():
         from .console import confirm_match, confirm_reported, pair_status
+        from .kway import match_entrants, match_scores
 
         d = _open(db, event)
         if not match and not all_reported:
@@ -313,8 +323,9 @@ def confirm(
         done = confirm_reported(d, "director-cli") if all_reported else [confirm_match(d, m, "director-cli") for m in match]
         names = {e.id: e.name for e in d.entrants()}
         for m in done:
-            typer.echo(f"confirmed match {m.id} (table {m.table_no}): {names.get(m.entrant_a, '?')} "
-                       f"{m.score_a:g} - {m.score_b or 0:g} {names.get(m.entrant_b or 0, 'bye')}")
+            sides = zip(match_entrants(m), match_scores(m) or [], strict=False)
+            typer.echo(f"confirmed match {m.id} (table {m.table_no}): "
+                       + " v ".join(f"{names.get(e, '?')} {x:g}" for e, x in sides))
         if not done:
             typer.echo("no reported result to confirm")
         typer.echo(pair_status(d).reason)
@@ -414,6 +425,7 @@ def simulate(
     attack: bool = typer.Option(False, "--attack", help="Duplicate, forge and replay messages."),
     move_delay: float = typer.Option(0.0, "--move-delay", help="Seconds per computer move (lets faults land mid-match)."),
     confirm: str = typer.Option("badges", "--confirm", help="How results become final: badges, buttons or director."),
+    seats: int | None = typer.Option(None, "--seats", help="Seats a table: 3 (brazilian-points, 3 players a table), 6 or 8 (Kems, 3 or 4 teams a table)."),
 ) -> None:
     """Run a whole event end to end over the broker and database with headless tables."""
     with _errors():
@@ -429,5 +441,5 @@ def simulate(
         say: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
         report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
                      broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=say,
-                     move_delay=move_delay, confirm=confirm)
+                     move_delay=move_delay, confirm=confirm, seats=seats)
         typer.echo(json.dumps(report.to_json()))

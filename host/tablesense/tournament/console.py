@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from . import kway
 from . import pairing as pr
 from .db import Entrant, Match, Round
 from .service import Director, DirectorError, _append_audit
@@ -106,7 +107,10 @@ def pair_status(director: Director) -> PairStatus:
     if over:
         return PairStatus(False, over, nxt, over=True)
     try:
-        director._plan_round(nxt)
+        if director.entrants_per_table() > 2:
+            kway.plan_round(director, nxt)
+        else:
+            director._plan_round(nxt)
     except DirectorError as exc:
         return PairStatus(False, str(exc), nxt)
     return PairStatus(True, f"round {nxt} can be paired", nxt)
@@ -215,14 +219,16 @@ def _table_state(online: bool, quiet: bool, m: Match | None) -> str:
 
 
 def _match_json(m: Match, names: dict[int, str]) -> dict[str, Any]:
+    ids = kway.match_entrants(m)
+    scores = kway.match_scores(m)
     return {
         "id": m.id,
         "number": m.number,
         "table": m.table_no,
         "kind": m.kind,
-        "entrants": [m.entrant_a, m.entrant_b],
-        "names": [names.get(m.entrant_a, "?"), names.get(m.entrant_b, "bye") if m.entrant_b else "bye"],
-        "score": None if m.score_a is None else [_num(m.score_a), _num(m.score_b)],
+        "entrants": ids,
+        "names": [names.get(e, "?") for e in ids] + (["bye"] if len(ids) == 1 else []),
+        "score": None if scores is None or m.kind != "match" else [_num(x) for x in scores],
         "winner": m.winner_id,
         "status": _status(m),
         "hands": len(m.games or []),

@@ -102,6 +102,10 @@ class Match(Base):
     games: Mapped[list[list[float]]] = mapped_column(JSON, default=list)
     result_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     confirmed: Mapped[bool] = mapped_column(Boolean, default=False)
+    entrants: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
+    """All entrants of a table of more than two (seat order; migration 0003), else NULL."""
+    scores: Mapped[list[float] | None] = mapped_column(JSON, nullable=True)
+    """Their match scores in the same order (NULL for two-entrant matches)."""
 
 
 class Result(Base):

@@ -67,8 +67,9 @@ def export_event(director: Director, *, audit: bool | int = True) -> dict[str, A
             "kind": m.kind,
             "group": m.group_no,
             "best_of": m.best_of,
-            "entrants": [m.entrant_a, m.entrant_b],
-            "score": [_num(m.score_a), _num(m.score_b)] if m.score_a is not None else None,
+            "entrants": list(m.entrants) if m.entrants else [m.entrant_a, m.entrant_b],
+            "score": [_num(x) for x in m.scores] if m.scores else (
+                [_num(m.score_a), _num(m.score_b)] if m.score_a is not None else None),
             "games": m.games,
             "winner": m.winner_id,
             "status": m.status,
@@ -122,13 +123,21 @@ def results_csv(director: Director) -> str:
     names = {e["id"]: e["name"] for e in data["entrants"]}
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["round", "match", "table", "kind", "entrant_a", "name_a", "entrant_b", "name_b", "score_a", "score_b", "winner", "confirmed"])
+    # Tables of three or four entrants (kway.py) add entrant/name/score columns c and d at the end.
+    k = max([len(m["entrants"]) for rnd in data["rounds"] for m in rnd["matches"]] + [2])
+    more = [f"{col}_{side}" for side in "cd"[: k - 2] for col in ("entrant", "name", "score")]
+    w.writerow(["round", "match", "table", "kind", "entrant_a", "name_a", "entrant_b", "name_b", "score_a", "score_b", "winner", "confirmed", *more])
     for rnd in data["rounds"]:
         for m in rnd["matches"]:
-            a, b = m["entrants"]
-            sc = m["score"] or [None, None]
+            a, b, *others = m["entrants"]
+            sc = m["score"] or [None] * len(m["entrants"])
+            sc = sc + [None] * (2 - len(sc))
+            extra: list[Any] = []
+            for i in range(k - 2):
+                e = others[i] if i < len(others) else None
+                extra += [e, _cell(names.get(e, "")) if e else "", sc[2 + i] if 2 + i < len(sc) else None]
             w.writerow([rnd["number"], m["number"], m["table"], m["kind"], a, _cell(names.get(a, "")), b, _cell(names.get(b, "")) if b else "",
-                        sc[0], sc[1], m["winner"], m["confirmed"]])
+                        sc[0], sc[1], m["winner"], m["confirmed"], *extra])
     return out.getvalue()
 
 

@@ -152,7 +152,7 @@ def club_view(director: Director) -> dict[str, Any]:
     """What the public pages and the projector show, in people's terms."""
     from .export import export_event
 
-    data = export_event(director, audit=False) if _takes_audit() else export_event(director)
+    data = export_event(director, audit=False)
     names = {e["id"]: e["name"] for e in data["entrants"]}
     cols, rows = standings_rows(data)
     rounds = []
@@ -184,10 +184,3 @@ def club_view(director: Director) -> dict[str, Any]:
         "final": fin,
     }
 
-
-def _takes_audit() -> bool:
-    import inspect
-
-    from .export import export_event
-
-    return "audit" in inspect.signature(export_event).parameters

@@ -29,6 +29,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from . import kway
 from . import pairing as pr
 from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
 from .confirmation import ConfirmationError
@@ -163,6 +164,10 @@ class Director:
         if isinstance(opts["target"], float) and opts["target"].is_integer():
             opts["target"] = int(opts["target"])
         _check_engine_options(game, variant, opts)
+        try:
+            kway.prepare_options(game, variant, format, opts, (options or {}).keys())
+        except kway.KwayError as exc:
+            raise DirectorError(str(exc)) from exc
         if not opts["lots_seed"]:
             opts["lots_seed"] = hashlib.sha256(f"{name}:{time.time()}".encode()).hexdigest()[:16]
         if opts["best_of"] < 1 or opts["best_of"] % 2 == 0:
@@ -318,6 +323,12 @@ class Director:
 
     # ------------------------------------------------------------ rounds
 
+    def entrants_per_table(self) -> int:
+        """2 for matches between two entrants; 3 or 4 for the k-entrant events of kway.py."""
+        with self.db.session() as s:
+            ev = self.event(s)
+            return kway.entrants_per_table(ev.game, ev.variant, int(ev.options.get("seats", 4)))
+
     def current_round_no(self, s: Session | None = None) -> int:
         if s is None:
             with self.db.session() as s2:
@@ -361,6 +372,12 @@ class Director:
     def standings(self, *, stage: str | None = None, members: Sequence[int] | None = None) -> list[Standing]:
         with self.db.session() as s:
             ev = self.event(s)
+            k = kway.entrants_per_table(ev.game, ev.variant, int(ev.options.get("seats", 4)))
+            if k > 2:  # tables of k: placement points (kway.py)
+                ids = [e for e in s.scalars(select(Entrant.id).where(Entrant.event_id == self.event_id))]
+                counted = [(m.kind, kway.match_entrants(m), kway.match_scores(m)) for m in s.scalars(select(Match).where(
+                    Match.event_id == self.event_id, Match.status.in_(("reported", "confirmed"))))]
+                return kway.compute_standings(ids, counted, ev.options["tiebreaks"], k=k, lots_seed=ev.options["lots_seed"])
             ids = list(members) if members is not None else [
                 e for e in s.scalars(select(Entrant.id).where(Entrant.event_id == self.event_id))
             ]
@@ -376,6 +393,8 @@ class Director:
         Refuses while the current round has unconfirmed matches (``force``
         overrides, for a director who accepts a result by other means).
         """
+        if self.entrants_per_table() > 2:
+            return kway.pair_next_round(self, actor, force=force)
         with self._lock:
             with self.db.session() as s:
                 ev = self.event(s)
@@ -501,7 +520,7 @@ class Director:
                 out[t] = {"event": self.event_id, "round": rnd, "matches": []}
             for m in s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == rnd, Match.table_no.is_not(None)).order_by(Match.number)):
                 assert m.entrant_b is not None and m.table_no is not None
-                a, b = names[m.entrant_a], names[m.entrant_b]
+                sides = [names[e] for e in kway.match_entrants(m)]
                 out.setdefault(m.table_no, {"event": self.event_id, "round": rnd, "matches": []})["matches"].append({
                     "match": m.id,
                     "number": m.number,
@@ -510,11 +529,9 @@ class Director:
                     "options": {"target": ev.options["target"]},
                     "time_limit_s": ev.options.get("time_limit_s"),
                     "best_of": m.best_of,
-                    "entrants": [
-                        {"id": a.id, "name": a.name, "members": a.members, "badges": a.badges},
-                        {"id": b.id, "name": b.name, "members": b.members, "badges": b.badges},
-                    ],
-                    "seats": _seats(a.members, b.members),
+                    "entrants": [{"id": x.id, "name": x.name, "members": x.members, "badges": x.badges} for x in sides],
+                    "seats": _seats(sides[0].members, sides[1].members) if len(sides) == 2 else kway.seat_plan(
+                        ev.game, [x.members for x in sides], int(ev.options.get("seats", 4))),
                     "done": m.confirmed,
                     "confirm": ev.options.get("confirm", DEFAULT_CONFIRM),
                 })
@@ -641,10 +658,19 @@ class Director:
         )) or 0
         if revision <= top:
             raise _Refusal(f"stale revision {revision}: table {table_no} already reported revision {top}")
-        if list(body["entrants"]) != [m.entrant_a, m.entrant_b]:
-            raise _Refusal(f"entrants {body['entrants']} are not match {m.id}'s {[m.entrant_a, m.entrant_b]}")
-        score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of)
-        winner = None if winner_side is None else (m.entrant_a if winner_side == 0 else m.entrant_b)
+        expect = kway.match_entrants(m)
+        if list(body["entrants"]) != expect:
+            raise _Refusal(f"entrants {body['entrants']} are not match {m.id}'s {expect}")
+        scores: list[float] | None = None
+        if len(expect) > 2:
+            try:
+                scores, winner_side, games_k = kway.verify_records(ev.game, ev.variant, body, len(expect))
+            except kway.KwayError as exc:
+                raise _Refusal(str(exc)) from exc
+            score, games = (scores[0], scores[1]), [tuple(g) for g in games_k]
+        else:
+            score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of)
+        winner = None if winner_side is None else expect[winner_side]
         if body.get("winner") != winner:
             raise _Refusal(f"reported winner {body.get('winner')!r} does not follow from the records ({winner!r})")
         res = Result(event_id=self.event_id, round_no=rnd_no, table_no=table_no, revision=revision, match_id=m.id,
@@ -652,6 +678,7 @@ class Director:
         s.add(res)
         s.flush()
         m.score_a, m.score_b = score
+        m.scores = scores
         m.winner_id = winner
         m.games = [list(g) for g in games]
         m.status = "reported"
@@ -675,7 +702,7 @@ class Director:
         if m.result_id != res.id:
             raise _Refusal(f"revision {revision} is not the result standing for match {m.id}")
         sides = []
-        for eid in (m.entrant_a, m.entrant_b):
+        for eid in kway.match_entrants(m):
             e = s.get(Entrant, eid)
             assert e is not None
             sides.append(ConfirmSide(e.id, e.name, tuple(e.badges)))
@@ -701,7 +728,7 @@ class Director:
             raise _Refusal(f"out of turn: match {body['match']!r} is not at table {body['table']}")
         taps = set(body.get("badges", []))
         changed = []
-        for eid in (m.entrant_a, m.entrant_b):
+        for eid in kway.match_entrants(m):
             e = s.get(Entrant, eid)
             if e is not None and e.status == "registered" and taps.intersection(e.badges):
                 e.status = "checked_in"
@@ -733,6 +760,9 @@ class Director:
             m = s.get(Match, match_id)
             if m is None or m.event_id != self.event_id:
                 raise DirectorError(f"no match {match_id} in this event")
+            if m.entrants and len(m.entrants) > 2:
+                raise DirectorError(f"match {match_id} is a table of {len(m.entrants)}: correct it with one score per "
+                                    "entrant (tablesense tournament correct MATCH --score A-B-C), not A-B")
             if winner not in (None, m.entrant_a, m.entrant_b):
                 raise DirectorError(f"entrant {winner} did not play match {match_id}")
             # The score is in pairing order (first-named entrant first); a

@@ -29,7 +29,7 @@ from .console import confirm_reported
 from .db import Database
 from .mosquitto import DIRECTOR_USER, Mosquitto, table_user, write_broker_config
 from .security import TableKey
-from .service import Director
+from .service import Director, team_size
 from .table_client import HeadlessTable
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,7 @@ def simulate(
     name: str | None = None,
     progress: Callable[[str], None] | None = None,
     confirm: str = "badges",
+    seats: int | None = None,
 ) -> SimulationReport:
     """Run an event of ``entrants`` over ``rounds`` rounds; returns what happened.
 
@@ -135,6 +136,8 @@ def simulate(
     rng = random.Random(seed)
     opts: dict[str, Any] = {"rounds": rounds, "lots_seed": f"sim-{seed}", "best_of": best_of, "quiet_after_s": 5.0,
                             "confirm": confirm}
+    if seats is not None:
+        opts["seats"] = seats  # 3 (brazilian-points players), 6 or 8 (Kems: 3 or 4 teams a table): kway.py
     if target is not None:
         opts["target"] = target
     if time_limit_s is not None:
@@ -143,7 +146,8 @@ def simulate(
         variant = "classic"
     director = Director.create_event(db, name or f"Simulated {format} (seed {seed})", game=game, variant=variant,
                                      format=format, options=opts)
-    size = 1 if variant == "pips-two-player" else 2
+    with db.session() as s:
+        size = team_size(game, variant, int(director.event(s).options.get("seats", 4)))
     for i in range(1, entrants + 1):
         members = [f"Player {i}"] if size == 1 else [f"Player {i}A", f"Player {i}B"]
         badges = [f"badge-{seed}-{i}-{j}" for j in range(size)]

@@ -24,6 +24,7 @@ TIEBREAKS: tuple[str, ...] = (
     "buchholz_cut1",
     "buchholz_median",
     "sonneborn_berger",
+    "placement_points",
     "lots",
 )
 
@@ -155,6 +156,8 @@ def compute_standings(
         "buchholz_median": lambda e: buchholz(e, 1, 1),
         "sonneborn_berger": lambda e: float(sum(won[o] * r for o, r in results[e])),
         "lots": lambda e: lots_value(lots_seed, e),
+        # At a table of two, placement points are games won (see kway.py for tables of k).
+        "placement_points": lambda e: won[e],
     }
     for e, s in table.items():
         for name in order:

@@ -385,7 +385,7 @@ class HeadlessTable:
             phase = "reporting"
         assert revision is not None
         scores = [_score_of(g) for g in games]
-        total = [sum(s[0] for s in scores), sum(s[1] for s in scores)]
+        total = [sum(s[i] for s in scores) for i in range(len(scores[0]))]  # two, three or four sides
         ids = [int(e["id"]) for e in m["entrants"]]
         winner_side = _winner_side(games, scores, int(m.get("best_of", 1)))
         result = {
@@ -548,24 +548,26 @@ class _HeaviestTile:
         return max(moves, key=lambda mv: (getattr(getattr(mv, "tile", None), "pips", -1), rng.random()))
 
 
-def _score_of(record: dict[str, Any]) -> tuple[float, float]:
+def _score_of(record: dict[str, Any]) -> tuple[float, ...]:
+    """The record's score per side (two sides, or three or four at a table of k entrants)."""
     from tablesense.games.record import replay
 
     rr = replay(_clean(record))
-    return float(rr.score[0]), float(rr.score[1])
+    return tuple(float(x) for x in rr.score)
 
 
 def _clean(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _winner_side(games: list[dict[str, Any]], scores: list[tuple[float, float]], best_of: int) -> int | None:
+def _winner_side(games: list[dict[str, Any]], scores: list[tuple[float, ...]], best_of: int) -> int | None:
     from .pairing import series_winner
 
     if best_of > 1:
-        return series_winner(scores, best_of)
-    a, b = scores[0]
-    return None if a == b else (0 if a > b else 1)
+        return series_winner([(s[0], s[1]) for s in scores], best_of)
+    best = max(scores[0])
+    top = [i for i, x in enumerate(scores[0]) if x == best]
+    return top[0] if len(top) == 1 else None
 
 
 def _nums(xs: Any) -> list[int | float]:

@@ -117,12 +117,13 @@ def create_app(
         grid: dict[int, dict[int, list[str]]] = {}
         for rnd in c["data"]["rounds"]:
             for m in rnd["matches"]:
-                a, b = m["entrants"]
-                if b is None or m["score"] is None:
+                ids, sc = m["entrants"], m["score"]
+                if None in ids or sc is None:
                     continue
-                sa, sb = m["score"]
-                grid.setdefault(a, {}).setdefault(b, []).append(f"{sa}-{sb}")
-                grid.setdefault(b, {}).setdefault(a, []).append(f"{sb}-{sa}")
+                for i, a in enumerate(ids):  # every two entrants who shared the table (two, three or four)
+                    for j, b in enumerate(ids):
+                        if i != j:
+                            grid.setdefault(a, {}).setdefault(b, []).append(f"{sc[i]}-{sc[j]}")
         c["grid"] = grid
         return templates.TemplateResponse(request, "crosstable.html", c)
 
