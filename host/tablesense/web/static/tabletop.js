@@ -132,8 +132,49 @@
       if (c.zone !== "rack") table.appendChild(cellNode(cellInfo[c.id]));
     }
     $("#my-side").hidden = OPEN || SEAT === null;
+    buildSeats();
     place();
     table.dataset.ready = "true";
+  }
+
+  function buildSeats() {
+    const seats = $("#tt-seats");
+    seats.replaceChildren();
+    const labels = LABELS[layout.game] || LABELS.dominoes;
+    const myButtons = $("#my-buttons");
+    myButtons.replaceChildren();
+    for (const s of layout.seats) {
+      const box = make("div", "tt-seat");
+      box.dataset.seat = String(s.index);
+      box.dataset.turn = "false";
+      const head = make("div", "tt-seat-head");
+      const led = make("span", "turn-led");
+      led.dataset.turnLed = String(s.index);
+      led.dataset.lit = "false";
+      led.title = "turn LED";
+      head.appendChild(led);
+      head.appendChild(make("span", "name", s.name));
+      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? "you" : s.person ? "" : "computer"));
+      box.appendChild(head);
+      const btns = make("div", "tt-buttons");
+      for (const kind of s.buttons) {
+        const b = make("button", "seat-button kind-" + kind, labels[kind] || kind);
+        b.type = "button";
+        b.dataset.button = s.index + ":" + kind;
+        b.disabled = !(layout.buttons && (OPEN || SEAT === s.index));
+        b.addEventListener("click", () => post("press", { button_seat: s.index, kind }));
+        if (!OPEN && SEAT === s.index) myButtons.appendChild(b); else btns.appendChild(b);
+      }
+      box.appendChild(btns);
+      box.appendChild(make("div", "air"));
+      seats.appendChild(box);
+    }
+    const cbox = make("div", "tt-seat computer");
+    cbox.id = "tt-computer";
+    cbox.hidden = true;
+    cbox.appendChild(make("div", "tt-seat-head", "In the air"));
+    cbox.appendChild(make("div", "air"));
+    seats.appendChild(cbox);
   }
 
   function cellNode(c) {
@@ -146,17 +187,70 @@
     return n;
   }
 
-  /* Position the map's cells from their mm coordinates (y grows north). */
+  /* A cell's drawn size in mm: tiles 2:1 along the line, standing in racks;
+   * cards 5:7 (lying across a rack that runs north-south). */
+  function cellSize(c) {
+    const info = cellInfo[c.id];
+    let cw = info.pitch * 0.94, ch = info.pitch * 0.94;
+    if (layout.game === "kems") {
+      if (c.zone === "rack" && !info.vertical) { ch = info.pitch * 0.9; cw = ch * 1.4; }
+      else { cw = info.pitch * 0.9; ch = cw * 1.4; }
+    } else if (c.zone === "rack") {
+      if (info.vertical) ch = cw * 2; else cw = ch * 2;
+    } else if (c.zone === "boneyard") {
+      cw = info.pitch * 0.8; ch = cw / 2;
+    } else if (info.vertical) {
+      cw = ch / 2;
+    } else {
+      ch = cw / 2;
+    }
+    return [cw, ch];
+  }
+
+  /* Position the map's cells from their mm coordinates (y grows north). The
+   * other seats' racks are drawn just outside the play area (the table's
+   * empty felt between them is left out), so the pieces come out larger. */
   function place() {
     const table = $("#table");
     const cells = layout.cells.filter((c) => !mine(c));
     if (!cells.length) return;
+    const pos = {};
+    const play = cells.filter((c) => c.zone !== "rack");
+    let pMinX = Infinity, pMaxX = -Infinity, pMinY = Infinity, pMaxY = -Infinity;
+    for (const c of play) {
+      const [cw, ch] = cellSize(c);
+      pMinX = Math.min(pMinX, c.x - cw / 2); pMaxX = Math.max(pMaxX, c.x + cw / 2);
+      pMinY = Math.min(pMinY, c.y - ch / 2); pMaxY = Math.max(pMaxY, c.y + ch / 2);
+    }
+    const gap = 25;
+    for (const s of layout.seats) {
+      const rc = cells.filter((c) => c.zone === "rack" && c.seat === s.index);
+      if (!rc.length) continue;
+      let dx = 0, dy = 0;
+      if (play.length) {
+        let rMinX = Infinity, rMaxX = -Infinity, rMinY = Infinity, rMaxY = -Infinity;
+        for (const c of rc) {
+          const [cw, ch] = cellSize(c);
+          rMinX = Math.min(rMinX, c.x - cw / 2); rMaxX = Math.max(rMaxX, c.x + cw / 2);
+          rMinY = Math.min(rMinY, c.y - ch / 2); rMaxY = Math.max(rMaxY, c.y + ch / 2);
+        }
+        if (rMaxX < pMinX - gap) dx = pMinX - gap - rMaxX;
+        else if (rMinX > pMaxX + gap) dx = pMaxX + gap - rMinX;
+        if (rMaxY < pMinY - gap) dy = pMinY - gap - rMaxY;
+        else if (rMinY > pMaxY + gap) dy = pMaxY + gap - rMinY;
+      }
+      for (const c of rc) pos[c.id] = [c.x + dx, c.y + dy];
+    }
+    for (const c of play) pos[c.id] = [c.x, c.y];
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
     for (const c of cells) {
-      const half = cellInfo[c.id].pitch;
-      minX = Math.min(minX, c.x - half); maxX = Math.max(maxX, c.x + half);
-      minY = Math.min(minY, c.y - half); maxY = Math.max(maxY, c.y + half);
+      const [cw, ch] = cellSize(c);
+      const [x, y] = pos[c.id];
+      minX = Math.min(minX, x - cw / 2); maxX = Math.max(maxX, x + cw / 2);
+      minY = Math.min(minY, y - ch / 2); maxY = Math.max(maxY, y + ch / 2);
     }
+    const pad = 10;
+    minX -= pad; minY -= pad; maxX += pad; maxY += pad;
     const w = table.clientWidth, h = table.clientHeight;
     const scale = Math.min(w / (maxX - minX), h / (maxY - minY));
     const offX = (w - (maxX - minX) * scale) / 2, offY = (h - (maxY - minY) * scale) / 2;
@@ -164,21 +258,9 @@
     for (const c of cells) {
       const n = table.querySelector('[data-cell="' + c.id + '"]');
       if (!n) continue;
-      const info = cellInfo[c.id];
-      let cw = info.pitch * 0.94, ch = info.pitch * 0.94;
-      if (layout.game === "kems") {
-        if (c.zone === "kems_slot") { cw = info.pitch * 0.9; ch = cw * 1.4; }
-        else { cw = info.pitch * 0.9; ch = cw * 1.4; }
-      } else if (c.zone === "rack") {
-        if (info.vertical) { ch = cw * 2; } else { cw = ch * 2; }
-      } else if (c.zone === "boneyard") {
-        cw = info.pitch * 0.8; ch = cw / 2;
-      } else if (info.vertical) {
-        cw = ch / 2;
-      } else {
-        ch = cw / 2;
-      }
-      const px = offX + (c.x - minX) * scale, py = offY + (maxY - c.y) * scale;
+      const [cw, ch] = cellSize(c);
+      const [x, y] = pos[c.id];
+      const px = offX + (x - minX) * scale, py = offY + (maxY - y) * scale;
       n.style.left = (px - (cw * scale) / 2) + "px";
       n.style.top = (py - (ch * scale) / 2) + "px";
       n.style.width = cw * scale + "px";
@@ -236,55 +318,20 @@
       n.dataset.led = info.led ? info.led.join(",") : "";
       n.style.setProperty("--led", info.led && light !== "off" ? glow(info.led) : "transparent");
     }
-    // Seats: names, turn LEDs, buttons, pieces in the air.
-    const seats = $("#tt-seats");
-    seats.replaceChildren();
-    const labels = LABELS[layout.game] || LABELS.dominoes;
-    const myButtons = $("#my-buttons");
-    myButtons.replaceChildren();
+    // Seats: turn LEDs and the pieces each hand holds (the boxes are built once).
     for (const s of layout.seats) {
-      const box = make("div", "tt-seat");
-      box.dataset.seat = String(s.index);
+      const box = document.querySelector('.tt-seat[data-seat="' + s.index + '"]');
       const lit = !!(st.turn && st.turn[s.index]);
       box.dataset.turn = lit ? "true" : "false";
-      const head = make("div", "tt-seat-head");
-      const led = make("span", "turn-led");
-      led.dataset.turnLed = String(s.index);
-      led.dataset.lit = lit ? "true" : "false";
-      led.title = "turn LED";
-      head.appendChild(led);
-      head.appendChild(make("span", "name", s.name));
-      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? "you" : s.person ? "" : "computer"));
-      box.appendChild(head);
-      const btns = make("div", "tt-buttons");
-      for (const kind of s.buttons) {
-        const b = make("button", "seat-button kind-" + kind, labels[kind] || kind);
-        b.type = "button";
-        b.dataset.button = s.index + ":" + kind;
-        const allowed = layout.buttons && (OPEN || SEAT === s.index);
-        b.disabled = !allowed;
-        b.addEventListener("click", () => post("press", { button_seat: s.index, kind }));
-        if (!OPEN && SEAT === s.index) myButtons.appendChild(b); else btns.appendChild(b);
-      }
-      box.appendChild(btns);
-      const air = make("div", "air");
-      for (const a of st.air || []) {
-        if (a.hand !== "seat:" + s.index) continue;
-        air.appendChild(airNode(a));
-      }
-      box.appendChild(air);
-      seats.appendChild(box);
+      box.querySelector(".turn-led").dataset.lit = lit ? "true" : "false";
+      box.querySelector(".air").replaceChildren(
+        ...(st.air || []).filter((a) => a.hand === "seat:" + s.index).map(airNode));
     }
     // The computer's hand and the open screen's hand.
     const others = (st.air || []).filter((a) => !/^seat:/.test(a.hand));
-    if (others.length) {
-      const box = make("div", "tt-seat computer");
-      box.appendChild(make("div", "tt-seat-head", "In the air"));
-      const air = make("div", "air");
-      for (const a of others) air.appendChild(airNode(a));
-      box.appendChild(air);
-      seats.appendChild(box);
-    }
+    const cbox = $("#tt-computer");
+    cbox.hidden = !others.length;
+    cbox.querySelector(".air").replaceChildren(...others.map(airNode));
     const hand = $("#my-hand");
     hand.replaceChildren();
     for (const a of st.air || []) if (a.mine && !OPEN) hand.appendChild(airNode(a));
@@ -410,13 +457,16 @@
       const me = layout.seats.find((s) => s.index === SEAT);
       $("#whoami").textContent = OPEN ? "open hands" : me ? "You: " + me.name : "";
       $("#save").hidden = !l.open_hands;
+      $("#deal").hidden = l.dealer === "computer";  // the computer deals at a demo table
       prepare();
       buildTable();
       document.addEventListener("pointerdown", start);
       document.addEventListener("pointermove", move);
       document.addEventListener("pointerup", end);
       document.addEventListener("pointercancel", end);
-      window.addEventListener("resize", place);
+      // The banner, the hand and the window change the table's size: redraw the map.
+      if (window.ResizeObserver) new ResizeObserver(() => place()).observe($("#table"));
+      else window.addEventListener("resize", place);
       $("#deal").addEventListener("click", () => post("deal"));
       connect();
     });
