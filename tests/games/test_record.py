@@ -254,3 +254,26 @@ def test_no_hand_may_follow_the_end_of_the_match() -> None:
     with pytest.raises(IllegalStepError, match="match was already over") as info:
         replay(rec)
     assert info.value.hand == len(rec["hands"]) - 1
+
+
+def test_the_games_room_and_its_docs_cite_nothing_outside_the_repository() -> None:
+    """The record format is ours (docs/record-format.md) and the rule texts are
+    cited by name ("seed 001, Portuguese"): no path of a development machine,
+    no file of the material the project was created from."""
+    import re
+
+    root = Path(REPO)
+    files = [
+        *sorted((root / "host" / "tablesense" / "games").rglob("*.py")),
+        *sorted((root / "docs" / "rules").glob("*.md")),
+        root / "docs" / "record-format.md",
+    ]
+    outside = re.compile(r"/work/|shared/spec|shared/seeds|\.\./shared|\b\d{3}_[0-9a-f]{16}\.txt")
+    found = [
+        f"{path.relative_to(root)}:{n}: {line.strip()}"
+        for path in files
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert not found, "\n".join(found)
+    assert "tablesense.record/1" in (root / "docs" / "record-format.md").read_text()

@@ -47,8 +47,8 @@ def _no_constant(name: str) -> Any:
 
 
 MAX_DEPTH = 32
-"""How deeply arrays and objects may nest. A record needs 5 levels (record,
-hands, hand, deal, seat); the limit keeps a hostile file from exhausting the
+"""How deeply arrays and objects may nest. A record needs 6 levels (record,
+hands, round, events, event, swap); the limit keeps a hostile file from exhausting the
 parser or the engines (which quote values in their messages)."""
 
 
