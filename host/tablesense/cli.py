@@ -36,15 +36,26 @@ for _module_name in COMMAND_ROOMS:
     importlib.import_module(_module_name).register(app)
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    """``--version`` is eager: it answers before any command is needed."""
+    if value:
         from tablesense import __version__
 
-        typer.echo(__version__)
+        typer.echo(f"tablesense {__version__}")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print the version and exit.",
+        is_eager=True,
+        callback=_print_version,
+    ),
+) -> None:
+    del version
 
 
 def main() -> None:

@@ -189,5 +189,7 @@ def test_kems_messages_say_round() -> None:
     assert not any(t.startswith("hand 1: ") for t in texts)
     assert ref.hand_no == 2
     ref.referee_press(h.now)
-    ref.press(0, "main", h.now)  # confirms the undo
-    assert kinds(events, "message")[-1]["text"] == "nothing to undo in this round"
+    # nothing to undo yet: said at once, never "undo the last move (nothing to undo)?"
+    assert kinds(events, "message")[-1]["text"] == "referee: nothing to undo yet in this round"
+    assert ref.menu is None
+    assert not any("(nothing to undo)" in m["text"] for m in kinds(events, "message"))

@@ -43,7 +43,7 @@ def wait_for(pred, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-de
     return False
 
 
-def start_play(ports: list[str], journal: Path) -> subprocess.Popen[str]:
+def start_play(ports: list[str], journal: Path, *extra: str) -> subprocess.Popen[str]:
     cmd = [
         sys.executable,
         "-m",
@@ -57,9 +57,36 @@ def start_play(ports: list[str], journal: Path) -> subprocess.Popen[str]:
         "--journal",
         str(journal),
         "--no-keys",
+        *extra,
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TABLESENSE_GPIO": "sim", "COLUMNS": "200"}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _matches(path: Path) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+    finally:
+        db.close()
+
+
+def wait_stderr(proc: subprocess.Popen[str], text: str, timeout: float = 60.0) -> str:
+    """Read the process's stderr until ``text`` appears (or it ends / times out)."""
+    import selectors
+
+    assert proc.stderr is not None
+    seen = ""
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while text not in seen and time.monotonic() < deadline and proc.poll() is None:
+        if sel.select(timeout=0.2):
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen += line
+    return seen
 
 
 def stop(proc: subprocess.Popen[str]) -> str:
@@ -110,14 +137,28 @@ def test_play_reads_the_deal_recognises_moves_and_resumes(tmp_path: Path) -> Non
         finally:
             err = stop(proc)
         assert "it is" in err and "turn" in err, err[-2000:]
-        # a new host process resumes the same match from the journal
+        # a new host process resumes the same match from the journal, and says which
         proc = start_play(ports, journal)
         try:
-            time.sleep(3.0)
+            err = wait_stderr(proc, "resuming match")
         finally:
-            err = stop(proc)
+            err += stop(proc)
+        err = " ".join(err.split())
         assert "resuming match" in err, err[-2000:]
+        assert "dominoes pairs-pips on dominoes-4, seats South, East, North, West, hand 1" in err
         assert [e["type"] for e in entries(journal)].count("hand") == 1
+        # --new: the unfinished match stays in the journal as abandoned, and it is said
+        proc = start_play(ports, journal, "--new")
+        try:
+            err = wait_stderr(proc, "a new match starts")
+            assert wait_for(lambda: _matches(journal) == 2)
+        finally:
+            err += stop(proc)
+        assert "stays in the journal as abandoned" in " ".join(err.split()), err[-2000:]
+        db = sqlite3.connect(journal)
+        statuses = [r[0] for r in db.execute("SELECT status FROM matches ORDER BY started")]
+        db.close()
+        assert statuses == ["abandoned", "running"]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="pseudo-terminals")

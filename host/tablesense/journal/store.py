@@ -27,7 +27,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,7 +89,8 @@ class Journal:
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
         except sqlite3.Error as exc:
-            raise JournalError(f"cannot open the journal {self.path}: {exc}") from None
+            kept = " (the file is left as it is)" if self.path.exists() else ""
+            raise JournalError(f"cannot open the journal {self.path}: {exc}{kept}") from None
         self.match_id: str | None = None
 
     # -- matches -----------------------------------------------------------
@@ -111,26 +112,50 @@ class Journal:
         self.match_id = match_id
 
     def running(self) -> MatchRow | None:
-        """The last match still running (what ``play`` resumes), if any."""
-        row = self._db.execute(
-            "SELECT id FROM matches WHERE status = 'running' ORDER BY started DESC, rowid DESC LIMIT 1"
-        ).fetchone()
-        return self.match(row[0]) if row else None
+        """The last match still running (what ``play`` resumes), if any.
+
+        :raises JournalError: the file cannot be read (damaged); it is left as it is.
+        """
+        with self._reading():
+            row = self._db.execute(
+                "SELECT id FROM matches WHERE status = 'running' "
+                "ORDER BY started DESC, rowid DESC LIMIT 1"
+            ).fetchone()
+            return self.match(row[0]) if row else None
 
     def match(self, match_id: str) -> MatchRow | None:
-        row = self._db.execute(
-            "SELECT id, started, spec, status, ended FROM matches WHERE id = ?", (match_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        count = self._db.execute(
-            "SELECT COUNT(*) FROM entries WHERE match_id = ?", (match_id,)
-        ).fetchone()[0]
-        return MatchRow(row[0], row[1], json.loads(row[2]), row[3], row[4], int(count))
+        with self._reading():
+            row = self._db.execute(
+                "SELECT id, started, spec, status, ended FROM matches WHERE id = ?", (match_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            count = self._db.execute(
+                "SELECT COUNT(*) FROM entries WHERE match_id = ?", (match_id,)
+            ).fetchone()[0]
+            spec = json.loads(row[2])
+            if not isinstance(spec, dict):
+                raise ValueError(f"match {row[0]}: its description is not a JSON object")
+            return MatchRow(row[0], row[1], spec, row[3], row[4], int(count))
 
     def matches(self) -> list[MatchRow]:
-        ids = [r[0] for r in self._db.execute("SELECT id FROM matches ORDER BY started, rowid")]
-        return [m for m in (self.match(i) for i in ids) if m is not None]
+        with self._reading():
+            ids = [r[0] for r in self._db.execute("SELECT id FROM matches ORDER BY started, rowid")]
+            return [m for m in (self.match(i) for i in ids) if m is not None]
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read that fails (a damaged file, a row that is not JSON) is a
+        :class:`JournalError` saying so; nothing is written or deleted."""
+        try:
+            yield
+        except JournalError:
+            raise
+        except (sqlite3.Error, ValueError, TypeError, IndexError) as exc:
+            raise JournalError(
+                f"cannot read the journal {self.path}: {exc} (the file is damaged; "
+                f"it is left as it is)"
+            ) from None
 
     def close_match(self, status: str = "finished", match_id: str | None = None) -> None:
         mid = match_id or self.match_id
@@ -160,8 +185,14 @@ class Journal:
 
     def entries(self, match_id: str | None = None) -> list[dict[str, Any]]:
         mid = match_id or self.match_id
-        rows = self._db.execute("SELECT entry FROM entries WHERE match_id = ? ORDER BY seq", (mid,))
-        return [json.loads(r[0]) for r in rows]
+        with self._reading():
+            rows = self._db.execute(
+                "SELECT entry FROM entries WHERE match_id = ? ORDER BY seq", (mid,)
+            )
+            out = [json.loads(r[0]) for r in rows]
+            if not all(isinstance(e, dict) for e in out):
+                raise ValueError(f"match {mid}: an entry is not a JSON object")
+            return out
 
     def _write(self, sql: str, args: tuple[Any, ...]) -> sqlite3.Cursor:
         try:

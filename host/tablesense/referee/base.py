@@ -12,7 +12,7 @@ part can be read (and type-checked) on its own.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tablesense.games.common import HandResult, OptionError
@@ -113,6 +113,8 @@ class RefereeBase:
             c.id for c in geometry.cells.values() if c.zone not in HIDDEN_ZONES
         )
         """Cells whose piece the whole table sees (not racks, not the boneyard)."""
+        self.resumed = False
+        """Replayed from the journal and the table not yet seen to agree."""
         self._shown: set[str] = set()
         """Kems: the cards that lay face up on the board during this round."""
 
@@ -264,6 +266,40 @@ class RefereeBase:
         if text is not None:
             self._emit("message", text=text, level=level)
         self._view()
+
+    def _offline_text(self, boards: Sequence[int]) -> str:
+        offline = sorted(boards)
+        which = (
+            f"board {offline[0]} is"
+            if len(offline) == 1
+            else f"boards {', '.join(str(b) for b in offline)} are"
+        )
+        return (
+            f"{which} offline: play is paused; check the USB cable. "
+            f"Play resumes by itself when the board is back."
+        )
+
+    def _standing(self) -> tuple[str, str] | None:
+        """The banner the table's state calls for when nothing else is being
+        said (a notice or a question ran out): always with a next step, or
+        nothing at all."""
+        if self.correction is not None:
+            return self.correction.instruction, "error"
+        if self.paused and self.sensed is not None and self.sensed.boards_offline:
+            return self._offline_text(self.sensed.boards_offline), "error"
+        if self.phase == "dealing":
+            return "shuffle and deal: lay each player's pieces on their rack", "info"
+        if self.phase == "over" and self.match.winner is not None:
+            return f"match over: {self.team_names()[self.match.winner]} win", "info"
+        return None
+
+    def _restore(self) -> None:
+        """Back to the standing banner (or none)."""
+        standing = self._standing()
+        if standing is None:
+            self._say(None)
+        else:
+            self._say(*standing)
 
     def _to_play(self) -> int | None:
         hand = self.hand

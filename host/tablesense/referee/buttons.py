@@ -33,15 +33,16 @@ class ButtonsMixin(RefereeBase):
             self._confirm_menu(seat, now)
             return
         if self.phase != "play" or self.hand is None:
-            self._notice(
-                Rejection(
-                    "no_hand",
-                    f"no {self._hand_word()} is being played right now",
-                    (),
-                    DELAY_NOW,
-                    seat=seat,
-                )
-            )
+            word = self._hand_word()
+            if self.phase == "dealing":
+                text = f"no {word} is being played yet: first shuffle and deal (each player's pieces on their rack)"
+            elif self.phase == "between":
+                text = f"the next {word} is being dealt: wait for the lights"
+            elif self.phase == "over":
+                text = "the match is over: start a new one to play again"
+            else:
+                text = f"no {word} is being played right now: wait for the deal"
+            self._notice(Rejection("no_hand", text, (), DELAY_NOW, seat=seat))
             return
         # a move the table already shows counts before the button
         self._evaluate_now(now)
@@ -180,10 +181,34 @@ class ButtonsMixin(RefereeBase):
         A seat button confirms."""
         if now is not None:
             self.now = now
-        options = ["undo"]
+        if self.phase != "play" or self.hand is None:
+            self.menu = None
+            self._notice(
+                Rejection(
+                    "no_hand",
+                    f"referee: no {self._hand_word()} is being played, nothing to undo or void",
+                    (),
+                    DELAY_NOW,
+                )
+            )
+            return
+        # only what can be done is offered: no "undo" before the first move
+        options = ["undo"] if self.last_move_text() is not None else []
         if hasattr(self.match, "void_hand"):
             options.append("void")
+        if not options:
+            self._notice(
+                Rejection(
+                    "nothing_to_change",
+                    f"referee: nothing to undo yet in this {self._hand_word()}",
+                    (),
+                    DELAY_NOW,
+                )
+            )
+            return
         current = self.menu[0] if self.menu else None
+        if current not in options:
+            current = None
         nxt = (
             options[0]
             if current is None
@@ -199,7 +224,7 @@ class ButtonsMixin(RefereeBase):
             return
         self.menu = (nxt, self.now + self.timing.confirm)
         if nxt == "undo":
-            what = self.last_move_text() or "nothing to undo"
+            what = self.last_move_text()
             self._say(
                 f"referee: undo the last move ({what})? press any seat button to confirm", "warning"
             )

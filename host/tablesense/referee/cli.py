@@ -121,13 +121,13 @@ def register(app: typer.Typer) -> None:
             None,
             "--director",
             help="Report the match to the tournament director: mqtt://table-N:PASSWORD@HOST:PORT "
-            "(the table's broker user from 'tournament broker-config').",
+            "(the table's broker user from 'tablesense tournament mosquitto-config').",
         ),
         table_no: int | None = typer.Option(
             None, "--table-no", help="This table's number in the event (with --director)."
         ),
         table_key: Path | None = typer.Option(
-            None, "--table-key", help="The table's private key file from 'director add-table' (with --director)."
+            None, "--table-key", help="The table's private key file from 'tablesense tournament add-table' (with --director)."
         ),
         outbox: Path | None = typer.Option(
             None,
@@ -200,25 +200,27 @@ def register(app: typer.Typer) -> None:
             table=geometry.name,
         )
         port_list = [p for item in ports for p in item.split(",") if p]
+        for port in port_list:
+            if not Path(port).exists():
+                raise _err(
+                    f"--port {port}: no such device (is the board plugged in? "
+                    "'tablesense boards list' shows the boards found)"
+                )
         try:
             jour = Journal(journal or default_journal())
         except JournalError as exc:
-            raise _err(str(exc)) from None
+            raise _err(f"{exc}; to start afresh, move it aside or use --journal PATH", 1) from None
         bus = EventBus(history_size=2000)
         if reporter is not None:
             reporter.attach(bus)
-        running = None if new else jour.running()
-        if running is not None and running.spec.get("table") != geometry.name:
-            running = None
-        if running is not None:
-            spec = MatchSpec.from_json(running.spec)
-            jour.resume(running.id)
-        else:
-            old = jour.running()
-            if old is not None:
-                jour.close_match("abandoned", old.id)
-            jour.begin(spec.to_json())
+        given = {
+            "game": game,
+            "variant": variant,
+            "seats": names if seats else None,
+            "target": options.get("target"),
+        }
         try:
+            spec, running = _choose_match(jour, spec, geometry.name, given, new, console)
             referee = Referee(
                 spec,
                 geometry,
@@ -227,8 +229,16 @@ def register(app: typer.Typer) -> None:
                 store=jour.append,
                 deal="engine" if deal == "host" else "table",
             )
+            if running is None:
+                jour.begin(spec.to_json())
+            else:
+                jour.resume(running.id)
         except RefereeError as exc:
+            jour.close()
             raise _err(str(exc)) from None
+        except JournalError as exc:
+            jour.close()
+            raise _err(f"{exc}; to start afresh, move it aside or use --journal PATH", 1) from None
         make = domino_bot if spec.game == "dominoes" else kems_bot
         bots = {i: make(None) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
 
@@ -267,15 +277,21 @@ def register(app: typer.Typer) -> None:
                 console.print(f"[yellow]seat buttons unavailable ({exc}); use the keyboard[/]")
             if running is not None:
                 entries = jour.entries()
-                console.print(f"resuming match {running.id}: {len(entries)} journal entries")
                 referee.replay(entries, session.clock())
+                console.print(
+                    f"resuming match {running.id}: {_describe(spec)}, "
+                    f"{referee._hand_word()} {referee.hand_no}, score "
+                    f"{'-'.join(str(p) for p in referee.view()['scores'])} "
+                    f"({len(entries)} journal entries)",
+                    highlight=False,
+                )
             else:
                 referee.start(session.clock())
             session.attach()
             if reporter is not None and announced is not None:
                 reporter.show_match(announced)
             if keys and sys.stdin.isatty():
-                threading.Thread(target=_keyboard, args=(session, stop), daemon=True).start()
+                threading.Thread(target=_keyboard, args=(session, stop, console), daemon=True).start()
             session.run(stop, until=lambda s: referee.phase == "over")
             if referee.phase == "over":
                 jour.close_match("finished")
@@ -439,6 +455,75 @@ def register(app: typer.Typer) -> None:
             del score
 
 
+def _describe(spec: Any) -> str:
+    """``dominoes pairs-pips on dominoes-4, seats South, East, North, West``."""
+    return (
+        f"{spec.game} {spec.variant} on {spec.table or 'this table'}, "
+        f"seats {', '.join(spec.seat_names)}"
+    )
+
+
+def _choose_match(
+    jour: Any, spec: Any, table: str, given: dict[str, Any], new: bool, console: Any
+) -> tuple[Any, Any]:
+    """The match ``play`` referees: the journal's unfinished one (resumed as
+    it was), or ``spec`` (new). Never silently: an unfinished match that the
+    options contradict (another table, game, variant, seats or target) is
+    refused with both ways on; ``--new`` keeps it in the journal as
+    abandoned and says so. Returns ``(spec, running row or None)``."""
+    from tablesense.referee.core import MatchSpec
+
+    running = jour.running()
+    if running is None:
+        return spec, None
+    try:
+        old = MatchSpec.from_json(running.spec)
+    except (KeyError, TypeError, ValueError) as exc:
+        from tablesense.journal.store import JournalError
+
+        raise JournalError(
+            f"cannot read the journal {jour.path}: match {running.id} has no valid "
+            f"description ({exc!r}); the file is left as it is"
+        ) from None
+    if new:
+        jour.close_match("abandoned", running.id)
+        console.print(
+            f"[yellow]the unfinished match {running.id} ({_describe(old)}) stays in the "
+            f"journal as abandoned; a new match starts[/]",
+            highlight=False,
+        )
+        return spec, None
+    differs: list[str] = []
+    if old.table != table:
+        differs.append(f"it is on table {old.table}, not {table}")
+    if given.get("game") is not None and given["game"] != old.game:
+        differs.append(f"its game is {old.game}, not {given['game']}")
+    if given.get("variant") is not None and given["variant"] != old.variant:
+        differs.append(f"its variant is {old.variant}, not {given['variant']}")
+    if given.get("seats") is not None and list(given["seats"]) != list(old.seat_names):
+        differs.append(f"its seats are {', '.join(old.seat_names)}")
+    if given.get("target") is not None and given["target"] != old.options.get("target"):
+        differs.append(f"its target is {old.options.get('target', 'the default')}")
+    if differs:
+        raise _err(
+            f"the journal {jour.path} holds an unfinished match {running.id} "
+            f"({_describe(old)}, {running.entries} journal entries): {'; '.join(differs)}.\n"
+            f"  resume it as it was: tablesense play --table {old.table}"
+            f"{'' if _default_journal_is(jour.path) else f' --journal {jour.path}'}\n"
+            f"  or start a new match (the unfinished one stays in the journal as abandoned): "
+            f"add --new",
+            2,
+        )
+    return old, running
+
+
+def _default_journal_is(path: Any) -> bool:
+    try:
+        return Path(path).resolve() == default_journal().resolve()
+    except OSError:
+        return False
+
+
 def _start_reporter(
     director: str, table_no: int | None, table_key: Path | None, outbox: Path | None, journal: Path | None
 ) -> Any:
@@ -535,16 +620,38 @@ def _button(session: Any, ev: Any) -> None:
         session.press(ev.seat, "call" if ev.button == "call" else "main")
 
 
-def _keyboard(session: Any, stop: threading.Event) -> None:
+def _keyboard(session: Any, stop: threading.Event, console: Any = None) -> None:
     """Buttons from the keyboard: ``p N`` (seat N's button, 1-based), ``c N``
-    (seat N's call button), ``r`` (referee button)."""
+    (seat N's call button), ``r`` (referee button); anything else is
+    answered with what the keys are."""
     for line in sys.stdin:
         if stop.is_set():
             return
-        parts = line.split()
-        if not parts:
-            continue
-        if parts[0] == "r":
-            session.referee_press()
-        elif parts[0] in ("p", "c") and len(parts) == 2 and parts[1].isdigit():
-            session.press(int(parts[1]) - 1, "main" if parts[0] == "p" else "call")
+        answer = key_command(session, line)
+        if answer and console is not None:
+            console.print(f"[yellow]{answer}[/]", highlight=False)
+
+
+KEYS_HELP = "keys: p N = seat N's button, c N = seat N's call button, r = the referee button"
+
+
+def key_command(session: Any, line: str) -> str | None:
+    """Carry out one keyboard line; returns what to tell the operator when
+    the line is not a button (None: done, or an empty line)."""
+    parts = line.split()
+    if not parts:
+        return None
+    n = len(session.referee.spec.seat_names)
+    key = parts[0].lower()
+    if key == "r" and len(parts) == 1:
+        session.referee_press()
+        return None
+    if key in ("p", "c"):
+        if len(parts) != 2 or not parts[1].isdigit():
+            return f"'{line.strip()}': say which seat, 1 to {n} (for example '{key} 1'); {KEYS_HELP}"
+        seat = int(parts[1])
+        if not 1 <= seat <= n:
+            return f"there is no seat {seat}: the seats are 1 to {n}"
+        session.press(seat - 1, "main" if key == "p" else "call")
+        return None
+    return f"unknown key '{line.strip()}'; {KEYS_HELP}"

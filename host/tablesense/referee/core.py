@@ -104,16 +104,27 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             self.notice = None
             if self.correction is None:
                 self._emit("correction_cleared", reason="notice expired")
-                self._view()
+            # the refused press is not shown for good: back to what is next
+            self._restore()
+            self._view()
         if self.menu is not None and now >= self.menu[1]:
             self.menu = None
-            self._say(None)
+            self._restore()
         if self.contre is not None and now >= self.contre[1]:
+            seat = self.contre[0]
             self.contre = None
-            self._say("contre cancelled: no target seat was pressed", "info")
+            self._notice(
+                Rejection(
+                    "contre_cancelled",
+                    "contre cancelled: no target seat was pressed; play on",
+                    (),
+                    DELAY_NOW,
+                    seat=seat,
+                )
+            )
         if self.announce is not None and now >= self.announce[1]:
             self.announce = None
-            self._say(None)
+            self._restore()
         if self.finish_at is not None and now >= self.finish_at and self.phase == "play":
             self._finish(now)
         if self.phase == "between" and self.next_hand_at is not None and now >= self.next_hand_at:
@@ -128,19 +139,11 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
         if s is None or self.waiting_sync or self.phase in ("idle", "over"):
             return
         if s.boards_offline:
-            if not self.paused:
+            text = self._offline_text(s.boards_offline)
+            if not self.paused or (self.message or {}).get("text") != text:
+                # a second board going down (or coming back) changes the banner
                 self.paused = True
-                offline = sorted(s.boards_offline)
-                which = (
-                    f"board {offline[0]} is"
-                    if len(offline) == 1
-                    else f"boards {', '.join(str(b) for b in offline)} are"
-                )
-                self._say(
-                    f"{which} offline: play is paused; check the USB cable. "
-                    f"Play resumes by itself when the board is back.",
-                    "error",
-                )
+                self._say(text, "error")
             return
         if self.paused:
             self.paused = False
@@ -157,6 +160,11 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
         if layout.matches(s):
             self.laying_out = False
             self._clear()
+            if self.resumed:
+                # the table agrees with the journal: the resume banner has done its work
+                self.resumed = False
+                if self.notice is None and self.menu is None:
+                    self._restore()
             return
         if self.announce is not None and self._try_announce(s, layout, stable):
             return

@@ -49,6 +49,7 @@ class JournalMixin(RefereeBase):
             self.phase = "play"
             if self._hand_over_pending():
                 self.finish_at = now
+        self.resumed = True
         self._say(
             f"resumed from the journal: {self._hand_word()} {self.hand_no}, {self.accepted} moves so far; "
             f"the table is being checked against it",

@@ -9,6 +9,7 @@ live streams and joins the thread. Port 0 picks a free port.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -17,11 +18,32 @@ from fastapi import FastAPI
 
 from tablesense.outputs.events import EventBus
 
-__all__ = ["DisplayServer", "WebServerError", "serve_display", "serve_in_thread"]
+__all__ = ["DisplayServer", "WebServerError", "lan_address", "serve_display", "serve_in_thread"]
 
 
 class WebServerError(RuntimeError):
     """The web server could not start (port in use, bad host, ...)."""
+
+
+def lan_address() -> str:
+    """The address other devices on the club's network reach this machine at
+    (a page listening on every interface, ``0.0.0.0``, is not opened at
+    ``http://0.0.0.0``). The routing table answers without sending anything;
+    with no network at all, the host name, then the loopback address."""
+    import socket
+
+    for probe in ("192.0.2.1", "10.255.255.255"):
+        with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((probe, 9))  # UDP: no packet leaves, the route is chosen
+            addr = str(s.getsockname()[0])
+            if addr and not addr.startswith(("0.", "127.")):
+                return addr
+    with contextlib.suppress(OSError):
+        name = socket.gethostname()
+        addr = socket.gethostbyname(name)
+        if addr and not addr.startswith("127."):
+            return addr
+    return "127.0.0.1"
 
 
 class DisplayServer:
@@ -42,7 +64,7 @@ class DisplayServer:
         host, port = sockets[0].getsockname()[:2]
         self.host: str = server.config.host
         self.port: int = int(port)
-        shown = self.host if self.host not in ("0.0.0.0", "::") else host
+        shown = self.host if self.host not in ("0.0.0.0", "::", "") else lan_address()
         if ":" in shown:
             shown = f"[{shown}]"
         self.url = f"http://{shown}:{self.port}/"
