@@ -84,3 +84,34 @@ def test_bad_tiebreak_names_are_refused() -> None:
         compute_standings([1], [], ["elo"])
     with pytest.raises(TiebreakError, match="twice"):
         compute_standings([1], [], ["lots", "lots"])
+
+
+def test_default_tiebreak_order_is_the_documented_one() -> None:
+    """Issue 21: every other test passes an explicit order, so swapping two defaults
+    went unseen. Each adjacent pair of defaults is told apart here, with no order given."""
+    from tablesense.tournament.service import default_options
+    from tablesense.tournament.standings import DEFAULT_TIEBREAKS
+
+    assert DEFAULT_TIEBREAKS == ("games_won", "point_difference", "points_for", "head_to_head", "lots")
+    assert default_options("dominoes", "pairs-pips")["tiebreaks"] == list(DEFAULT_TIEBREAKS)
+    # games_won before point_difference: 1 beat 2 narrowly, 2 crushed 3; 1 has two wins
+    ms = [M(1, 1, 2, 101, 100), M(2, 2, 3, 200, 0), M(2, 1, 3, 101, 100)]
+    assert [s.entrant for s in compute_standings([1, 2, 3], ms)][:2] == [1, 2]
+    # point_difference before points_for: A (+40, 190 for) ahead of B (0, 250 for), all one win each
+    a, b, c, d = 1, 2, 3, 4
+    ms = [M(1, a, c, 100, 50), M(1, b, d, 100, 90), M(2, c, b, 160, 150), M(2, d, a, 100, 90)]
+    st = compute_standings([a, b, c, d], ms)
+    assert [s.entrant for s in st] == [a, b, d, c]
+    assert [s.entrant for s in compute_standings([a, b, c, d], ms, ["games_won", "points_for", "point_difference"])][0] == b
+    # points_for before head_to_head: E and F level on wins and difference, E more points, F beat E
+    e, f, g, h = 5, 6, 7, 8
+    ms = [M(1, f, e, 100, 90), M(1, g, h, 0, 0), M(2, e, g, 200, 190), M(2, f, h, 90, 100)]
+    order = [s.entrant for s in compute_standings([e, f, g, h], ms)]
+    assert order.index(e) < order.index(f)
+    swapped = compute_standings([e, f, g, h], ms, ["games_won", "point_difference", "head_to_head", "points_for"])
+    assert [s.entrant for s in swapped].index(f) < [s.entrant for s in swapped].index(e)
+    # head_to_head before lots: 1 and 2 level on wins, difference and points; 1 beat 2, whatever the lots say
+    ms = [M(1, 1, 2, 100, 90), M(1, 3, 4, 0, 0), M(2, 3, 1, 100, 90), M(2, 2, 4, 100, 90)]
+    for seed in ("a", "b", "c", "d", "e", "f"):
+        order = [s.entrant for s in compute_standings([1, 2, 3, 4], ms, lots_seed=seed)]
+        assert order.index(1) < order.index(2)

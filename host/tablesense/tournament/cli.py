@@ -1,6 +1,6 @@
 """Commands of the ``tournament`` room: ``tablesense director ...`` and ``tablesense tournament ...``.
 
-Heavy imports (SQLAlchemy, paho, FastAPI, networkx) stay inside the command
+Heavy imports (SQLAlchemy, paho, FastAPI, rustworkx) stay inside the command
 functions so ``tablesense --help`` stays fast. Every failure becomes one
 clear line on stderr and a non-zero exit status, never a traceback.
 """
