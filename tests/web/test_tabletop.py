@@ -36,12 +36,16 @@ def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
     ready = threading.Event()
     stop = threading.Event()
 
+    def on_ready(url: str | None) -> None:
+        got["display"] = url
+        ready.set()
+
     def run() -> None:
         try:
             got["result"] = run_demo(
                 cfg,
                 stop=stop,
-                on_ready=lambda url: (got.__setitem__("display", url), ready.set()),
+                on_ready=on_ready,
                 on_tabletop=lambda s: got.__setitem__("sit", s),
             )
         except BaseException as exc:  # surfaced by the test

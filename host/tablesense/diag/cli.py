@@ -172,6 +172,13 @@ def _runtime(rep) -> None:  # noqa: ANN001 - a BoardReport
 def _load_registry(path: Path, create: bool):  # noqa: ANN202
     from tablesense.table.tags import TagRegistry, TagRegistryError
 
+    name = str(path)
+    if not create and (name == "virtual" or name.startswith("virtual:")) and not path.exists():
+        # the virtual table's tags (`play --tags virtual`, `sim boards`): virtual or virtual:SEED
+        seed = name.partition(":")[2] or "0"
+        if not seed.isdigit():
+            raise _err(f"--registry virtual:SEED takes a number, not {seed!r}", 2)
+        return TagRegistry.virtual(int(seed))
     if create and not path.exists():
         return TagRegistry()
     try:
@@ -231,7 +238,9 @@ def tags_enroll(
 
 @tags_app.command("export")
 def tags_export(
-    registry: Path = typer.Option(..., "--registry"),
+    registry: Path = typer.Option(
+        ..., "--registry", help="Registry JSON file, or 'virtual' ('virtual:SEED') for the virtual table's tags."
+    ),
     out: Path | None = typer.Option(None, "--out", help="File (.json or .csv); default: stdout JSON."),
 ) -> None:
     """Write the registry as JSON (the file format) or CSV (uid,piece)."""

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import typer
 
@@ -96,6 +96,24 @@ def boards_command(
     reboot_every: float | None = typer.Option(
         None, "--reboot-every", help="Mean seconds between random reboots of a board."
     ),
+    tabletop: bool = typer.Option(
+        True,
+        "--tabletop/--no-tabletop",
+        help="Serve the table-top page: move the pieces by hand (mouse or finger).",
+    ),
+    web_port: int = typer.Option(8081, "--web-port", help="Port of the table-top page (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address the table-top page listens on."),
+    display: str | None = typer.Option(
+        "http://127.0.0.1:8080/",
+        "--display",
+        help="The referee's display page (tablesense play): the table top shows its banner and turn lights.",
+    ),
+    open_hands: bool = typer.Option(
+        False, "--open-hands", help="The table top may show every piece face up (teaching, testing)."
+    ),
+    save_session: Path | None = typer.Option(
+        None, "--save-session", help="On exit, write the table top's moves to this scenario file (.json)."
+    ),
 ) -> None:
     """Start the virtual boards of a table and run until interrupted.
 
@@ -155,9 +173,59 @@ def boards_command(
         stable_links=link_dir is not None,
         on_path=on_path,
     )
+    top_server: Any = None
+    follower: Any = None
+    top: Any = None
+
+    def start_tabletop() -> None:
+        nonlocal top_server, follower, top
+        if not tabletop:
+            return
+        from tablesense.sim.hand import TableTop
+        from tablesense.table.tags import TagRegistry
+        from tablesense.web.server import WebServerError
+        from tablesense.web.tabletop import DisplayFollower, serve_tabletop, tabletop_url
+
+        follower = DisplayFollower(display) if display else None
+        top = TableTop(
+            vt,
+            geometry,
+            TagRegistry.virtual(seed),
+            banner=follower.banner if follower else None,
+            turns=follower.turns if follower else None,
+            open_hands=open_hands,
+            seed=seed,
+        )
+        try:
+            top_server = serve_tabletop(top, host, web_port)
+        except WebServerError as exc:
+            if web_port == 0:
+                raise
+            err.print(f"[yellow]{exc}; using any free port[/]")
+            top_server = serve_tabletop(top, host, 0)
+        err.print(f"table top: [bold]{tabletop_url(top_server.url)}[/]  (seats: ?seat=N)")
+        err.print(
+            "  the tags are the virtual set of seed "
+            f"{seed} (`tablesense tags export --registry virtual:{seed}`); seat buttons: "
+            "the keys of `tablesense play` (p N, c N, r)"
+        )
+
+    def stop_tabletop() -> None:
+        if top_server is not None:
+            top_server.stop()
+        if follower is not None:
+            follower.close()
+        if top is not None and save_session is not None:
+            import json
+
+            save_session.write_text(json.dumps(top.scenario(), indent=1) + "\n")
+            err.print(f"session saved as a scenario: {save_session}")
+
     status = _serve(
         vt,
         err,
+        on_started=start_tabletop,
+        on_stop=stop_tabletop,
         script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
         exit_after_script=exit_after_scenario,
         started=started,
@@ -188,6 +256,8 @@ def _serve(
     started: threading.Event | None = None,
     describe=lambda b: f"board {b}",  # noqa: ANN001
     stable=lambda: {},  # noqa: ANN001
+    on_started=None,  # noqa: ANN001
+    on_stop=None,  # noqa: ANN001
 ) -> int:
     """Start ``served``, print its paths (stdout, one per line), run until a
     signal (or until the script ends when asked); always stop it."""
@@ -211,6 +281,8 @@ def _serve(
             err.print(f"{describe(board)}: {paths[board]}{extra}")
         if started is not None:
             started.set()
+        if on_started is not None:
+            on_started()
         err.print("[green]virtual boards running[/]; Ctrl-C to stop")
         if script_runner is not None:
             t = threading.Thread(
@@ -221,6 +293,8 @@ def _serve(
             pass
         return 0
     finally:
+        if on_stop is not None:
+            on_stop()
         served.stop()
         for s, h in old.items():
             signal.signal(s, h)

@@ -115,6 +115,7 @@ class TableTop:
         seats: list[int] | None = None,
         seed: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        turns: Callable[[], list[bool]] | None = None,
     ) -> None:
         self.world = world
         self.geometry = geometry
@@ -127,6 +128,8 @@ class TableTop:
         self.seats = list(seats) if seats is not None else [s.index for s in geometry.seats]
         """Seats people may sit at (others are the computer's)."""
         self.clock = clock
+        self.turns = turns
+        """Without a header: where the turn LEDs are read (e.g. the referee's display)."""
         self._rng = random.Random(f"tablesense-tabletop-{seed}")
         self._lock = threading.RLock()
         self._air: dict[str, str] = {}  # piece -> hand
@@ -312,6 +315,12 @@ class TableTop:
 
     def turn_leds(self) -> list[bool]:
         """Each seat's turn LED as its pin shows it (all off without a header)."""
+        if self.header is None and self.turns is not None:
+            try:
+                flags = list(self.turns())
+            except Exception:  # the display went away: dark
+                flags = []
+            return [i < len(flags) and bool(flags[i]) for i in range(len(self.geometry.seats))]
         out: list[bool] = []
         for s in self.geometry.seats:
             lit = False

@@ -23,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
+import urllib.request
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
@@ -31,7 +33,7 @@ from fastapi.templating import Jinja2Templates
 
 from tablesense.web.app import TEMPLATES_DIR
 
-__all__ = ["PUSH_INTERVAL_S", "tabletop_router", "tabletop_url"]
+__all__ = ["PUSH_INTERVAL_S", "DisplayFollower", "serve_tabletop", "tabletop_router", "tabletop_url"]
 
 #: How often a live client's view is recomputed (sent only when it changed).
 PUSH_INTERVAL_S = 0.1
@@ -45,6 +47,48 @@ def tabletop_url(base: str, seat: int | None = None, open_hands: bool = False) -
     if seat is not None:
         return url + f"?seat={seat}"
     return url
+
+
+class DisplayFollower:
+    """Reads a referee's display (``tablesense play`` in another terminal) for
+    what the table top shows of it: the banner and whose turn it is. The
+    display's ``/api/view`` is public, so nothing private can come this way.
+    Polls on its own thread; ``close()`` stops it."""
+
+    def __init__(self, url: str, interval: float = 0.3) -> None:
+        self.url = url.rstrip("/") + "/api/view"
+        self.interval = interval
+        self._view: dict[str, Any] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="display-follower", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with urllib.request.urlopen(self.url, timeout=2) as r:
+                    got = json.loads(r.read()).get("view") or {}
+                self._view = got if isinstance(got, dict) else {}
+            except (OSError, ValueError):
+                self._view = {}  # no referee yet (or it stopped): no banner, no turn
+            self._stop.wait(self.interval)
+
+    def banner(self) -> dict[str, str] | None:
+        msg = self._view.get("message")
+        if not isinstance(msg, dict) or not msg.get("text"):
+            return None
+        return {"text": str(msg["text"]), "level": str(msg.get("level") or "info")}
+
+    def turns(self) -> list[bool]:
+        seats = self._view.get("seats") or []
+        flags: dict[int, bool] = {
+            s["index"]: bool(s.get("is_turn")) for s in seats if isinstance(s, dict) and "index" in s
+        }
+        return [flags.get(i, False) for i in range(max(flags, default=-1) + 1)]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(3)
 
 
 def _who(top: Any, seat: str | None, open_: str | None) -> tuple[int | None, bool]:
@@ -219,3 +263,19 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
                 await socket.close()
 
     return router
+
+
+def serve_tabletop(top: Any, host: str = "127.0.0.1", port: int = 0) -> Any:
+    """Serve ``top``'s page on its own server (``sim boards``); returns the
+    running :class:`~tablesense.web.server.DisplayServer` (``.url``)."""
+    from tablesense.outputs.events import EventBus
+    from tablesense.web.app import create_app
+    from tablesense.web.server import serve_in_thread
+
+    app = create_app(
+        EventBus(),
+        title=f"virtual table {top.geometry.name}",
+        routers=[tabletop_router(top)],
+        optional_routers=(),
+    )
+    return serve_in_thread(app, host=host, port=port)

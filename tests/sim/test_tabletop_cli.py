@@ -1,0 +1,140 @@
+"""`tablesense sim boards` serves the table-top page and `tablesense play` in
+another process referees what is done on it; `tags export --registry virtual`
+lists the virtual table's tags."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from tablesense.cli import app
+from tablesense.table.tags import TagRegistry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def post(url: str, data: dict[str, Any]) -> Any:
+    req = urllib.request.Request(
+        url, data=json.dumps(data).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def wait(cond: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            got = cond()
+        except OSError:
+            got = None
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_tags_export_virtual_registry(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["tags", "export", "--registry", "virtual:3"])
+    assert r.exit_code == 0, r.output
+    reg = TagRegistry.from_json(json.loads(r.output))
+    assert len(reg) == 28 + 52
+    assert reg.uid_of("6-6") == TagRegistry.virtual(3).uid_of("6-6")
+    out = tmp_path / "tags.csv"
+    r = CliRunner().invoke(app, ["tags", "export", "--registry", "virtual", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert f"{TagRegistry.virtual(0).uid_of('TH').hex()},TH" in out.read_text()
+    r = CliRunner().invoke(app, ["tags", "export", "--registry", "virtual:x"])
+    assert r.exit_code == 2 and "takes a number" in r.output
+
+
+def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) -> None:
+    display_port = free_port()
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "tablesense.cli", "sim", "boards", "--table", "dominoes-4",
+         "--web-port", "0", "--display", f"http://127.0.0.1:{display_port}/", "--open-hands",
+         "--save-session", str(tmp_path / "session.json")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )
+    play: subprocess.Popen[str] | None = None
+    lines: list[str] = []
+    try:
+        assert sim.stdout is not None and sim.stderr is not None
+        ports = [sim.stdout.readline().strip() for _ in range(2)]
+        err = sim.stderr
+
+        def read_err() -> None:
+            for line in err:
+                lines.append(line)
+
+        threading.Thread(target=read_err, daemon=True).start()
+        url = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"table top: (\S+)", ln))), None),
+                   20, "the table top's address")
+        base = url.rsplit("/tabletop", 1)[0] + "/tabletop/api/"
+        with urllib.request.urlopen(url.split("?")[0] + "?seat=2", timeout=5) as r:
+            assert 'data-seat="2"' in r.read().decode()
+        play = subprocess.Popen(
+            [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4",
+             "--port", ports[0], "--port", ports[1], "--seats", "Ana,Bea,Caio,Dan",
+             "--journal", str(tmp_path / "j.sqlite"), "--new", "--no-keys",
+             "--web-port", str(display_port), "--host", "127.0.0.1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        )
+        display = f"http://127.0.0.1:{display_port}/api/view"
+        wait(lambda: get(display)["view"], 30, "play's display")
+        assert post(base + "deal", {"open": True})["ok"]
+        v = wait(lambda: (get(display)["view"] or {}).get("to_play") is not None and get(display)["view"], 30,
+                 "the referee to read the deal from the racks")
+        opener = v["to_play"]
+        state = get(base + "state?open=1")
+        six = next(c for c, info in state["cells"].items() if info["piece"] == "6-6")
+        assert six.startswith(f"seat{opener}-")
+        # the table top follows the referee's display: the opener's turn LED, for everyone
+        wait(lambda: get(base + f"state?seat={(opener + 1) % 4}")["turn"][opener], 10, "the turn light")
+        # seat `opener` lays the 6-6 by hand: pick-up, then put-down on the centre
+        assert post(base + "lift", {"seat": opener, "cell": six})["piece"] == "6-6"
+        assert post(base + "lay", {"seat": opener, "piece": "6-6", "cell": "center"})["ok"]
+        wait(lambda: get(display)["view"].get("moves") == 1, 20, "the referee to accept 6-6")
+        assert get(display)["view"]["line"]["center"]["tile"] == "6-6"
+        # a seat may not touch another seat's rack
+        other = next(c for c in state["cells"] if c.startswith(f"seat{(opener + 1) % 4}-"))
+        req = urllib.request.Request(base + "lift", data=json.dumps({"seat": opener, "cell": other}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            raise AssertionError("lifting from another seat's rack was allowed")
+        except urllib.error.HTTPError as exc:
+            assert "rack" in json.loads(exc.read())["error"]
+    finally:
+        for proc in (play, sim):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    saved = json.loads((tmp_path / "session.json").read_text())
+    assert sum(1 for s in saved["steps"] if "place" in s) == 29  # the deal and the 6-6
