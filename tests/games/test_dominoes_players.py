@@ -19,13 +19,19 @@ from tablesense.games.dominoes_players import (
     GreedyPlayer,
     MonteCarloPlayer,
     RandomPlayer,
+    SearchPlayer,
     guess_world,
     head_to_head,
     missing_numbers,
     play_match,
 )
 
-PLAYERS = [RandomPlayer(), GreedyPlayer(), MonteCarloPlayer(worlds=6)]
+PLAYERS = [
+    RandomPlayer(),
+    GreedyPlayer(),
+    MonteCarloPlayer(worlds=6),
+    SearchPlayer(worlds=4, budget_ms=None),
+]
 KINDS = [(v, None) for v in VARIANTS] + [("brazilian-points", 3)]
 
 

@@ -230,8 +230,8 @@ def test_win_rate_table_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert _main(["--matches", "2", "--target", "1", "--seed", "5"]) == 0
     out = capsys.readouterr().out
     assert "| random | greedy |" in out and "| greedy | tracking |" in out
-    assert "| tracking | tracking |" in out
-    assert out.count("\n") == 8
+    assert "| tracking | tracking |" in out and "| tracking | reasoner |" in out
+    assert out.count("\n") == 12
 
 
 def test_a_seat_may_be_shown_the_real_button_light() -> None:

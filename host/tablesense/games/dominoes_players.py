@@ -15,6 +15,12 @@ when the hidden tiles do.
 - :class:`MonteCarloPlayer` — for each legal move, plays many random hands out
   from deals consistent with what it has seen and picks the move with the
   best average result for its team.
+- :class:`~tablesense.games.dominoes_search.SearchPlayer` (``search``) —
+  infers the hidden hands from passes, draws, the opening rule and
+  announcements, samples worlds that fit, plays policy playouts (exact
+  alpha-beta in the endgame) and scores them with the variant's rules.
+
+:func:`make_player` builds any of them by name (:data:`PLAYERS`).
 
 None of them announces a double (``brazilian-points``): a failed announcement
 costs a point, and they do not plan that far.
@@ -37,14 +43,18 @@ from tablesense.games.dominoes import (
     Play,
     Tile,
 )
+from tablesense.games.dominoes_search import SearchPlayer
 
 __all__ = [
     "DominoPlayer",
     "GreedyPlayer",
     "MonteCarloPlayer",
+    "PLAYERS",
     "RandomPlayer",
+    "SearchPlayer",
     "guess_world",
     "head_to_head",
+    "make_player",
     "missing_numbers",
     "play_match",
 ]
@@ -208,6 +218,27 @@ class MonteCarloPlayer:
         best = max(totals)
         top = [m for m, v in zip(moves, totals, strict=True) if v == best]
         return top[rng.randrange(len(top))]
+
+
+PLAYERS: dict[
+    str, type[RandomPlayer] | type[GreedyPlayer] | type[MonteCarloPlayer] | type[SearchPlayer]
+] = {
+    "random": RandomPlayer,
+    "greedy": GreedyPlayer,
+    "montecarlo": MonteCarloPlayer,
+    "search": SearchPlayer,
+}
+"""The dominoes players by name (the demo's and the referee's ``--player``)."""
+
+
+def make_player(name: str) -> DominoPlayer:
+    """A player by name with its table defaults (``search``: an 80 ms budget)."""
+    try:
+        return PLAYERS[name]()
+    except KeyError:
+        raise ValueError(
+            f"unknown dominoes player {name!r}; players: {', '.join(PLAYERS)}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- matches

@@ -46,6 +46,7 @@ def domino_bot(name: str | None = "greedy") -> Any:
         "random": "RandomPlayer",
         "greedy": "GreedyPlayer",
         "montecarlo": "MonteCarloPlayer",
+        "search": "SearchPlayer",
     }
     name = name or "greedy"
     if name not in classes:

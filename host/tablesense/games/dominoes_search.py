@@ -1,0 +1,344 @@
+"""The ``search`` dominoes player: inference, sampled worlds, policy playouts.
+
+For one decision it
+
+1. infers what the table showed about the hidden hands
+   (:func:`~tablesense.games.dominoes_inference.infer`: passes, draws, the
+   opening rule, announced doubles, counts);
+2. deals the unseen tiles into worlds that fit all of it (never one the
+   table has ruled out), as many as its budget allows;
+3. in every world, plays each legal move, then the rest of the hand with a
+   *policy* rather than at random: every seat lays doubles early, heavy tiles
+   before light ones and keeps numbers it can follow (a few percent of moves
+   at random), so the playout resembles the table's play and the estimate of
+   a move is not drowned in noise; the same random numbers serve every move
+   of a world (common random numbers), so moves are compared on equal luck;
+4. scores each playout with the engine's own :meth:`DominoHand.result` — the
+   variant's rules, so in ``brazilian-points`` a move that can go out with a
+   double, on both ends, or with the announced double is valued at what it
+   is worth (cruzada 3, lá-e-lô 2, ...), and a blocked hand at its half point;
+5. keeps the move with the best mean of its side's points minus the best
+   other side's — the partner's points are the side's, so a move that blocks
+   the partner costs what the partner then loses.
+
+It is partner-aware through the scoring (playouts play the partner's tiles
+too) and variant-aware through the engine's result. ``budget_ms`` bounds the
+wall time of a decision (the table sets it; ``None`` plays exactly
+``worlds`` worlds, which makes a match reproducible for a seed — what the
+league in ``benchmarks/players.py`` uses). It never announces a double.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+from tablesense.games.dominoes import (
+    ALL_TILES,
+    Announce,
+    DominoHand,
+    DominoMove,
+    Draw,
+    Pass,
+    Play,
+)
+from tablesense.games.dominoes_inference import HAS, infer, mask_tiles, tile_mask
+
+__all__ = ["SearchPlayer", "policy_playout"]
+
+_SEATS = 4
+_PIPS: tuple[int, ...] = tuple(t.pips for t in ALL_TILES)
+_DOUBLE: tuple[bool, ...] = tuple(t.is_double for t in ALL_TILES)
+_PLAYS: tuple[Play, ...] = tuple(
+    Play(s, t, e) for s in range(_SEATS) for t in ALL_TILES for e in ("left", "right")
+)
+_DRAWS: tuple[Draw, ...] = tuple(Draw(s, t) for s in range(_SEATS) for t in ALL_TILES)
+_PASSES: tuple[Pass, ...] = tuple(Pass(s) for s in range(_SEATS))
+
+
+def _choices(hand: DominoHand, seat: int) -> list[DominoMove]:
+    if hand.is_over:
+        raise ValueError("the hand is over: there is nothing to choose")
+    if seat != hand.to_play:
+        raise ValueError(f"it is seat {hand.to_play}'s turn, not seat {seat}'s")
+    moves: list[DominoMove] = [m for m in hand.legal_moves(seat) if not isinstance(m, Announce)]
+    assert moves, "a seat to play always has a play, a draw or a pass"
+    return moves
+
+
+def policy_playout(
+    held: list[int],
+    bone: list[int],
+    left: int,
+    right: int,
+    seat: int,
+    forbid_block: bool,
+    rng: random.Random,
+    epsilon: float = 0.1,
+) -> list[DominoMove]:
+    """Play a hand to its end from an open line with the playout policy.
+
+    ``held``: a tile mask per seat (changed in place); ``bone``: tile indexes
+    still to draw, next first; ``seat``: who plays next. Returns the moves, for
+    the engine to apply and score. The policy: with probability ``epsilon`` a
+    random play, otherwise the play with the best ``pips + 8 (a double) +
+    2 x (own tiles left that follow the new end)``; plays that block the game
+    are skipped while another play exists when ``forbid_block`` (the
+    engine's ``forced_block: forbidden``). The hand is blocked when no tile
+    off the line (in a hand or in the boneyard) fits either end (the record
+    format of 2026-12-01); a draw never blocks.
+    """
+    n = len(held)
+    out: list[DominoMove] = []
+    nb = len(bone)
+    d = 0
+    off = 0  # every tile off the line: in a hand or still in the boneyard
+    for h in held:
+        off |= h
+    for i in bone:
+        off |= 1 << i
+    rand = rng.random
+    has = HAS
+    while True:
+        h = held[seat]
+        a = h & has[left]
+        b = h & has[right]
+        if not (a | b):
+            if d < nb:
+                i = bone[d]
+                d += 1
+                held[seat] = h | 1 << i
+                out.append(_DRAWS[seat * 28 + i])
+                continue
+            out.append(_PASSES[seat])
+            seat = seat + 1 if seat + 1 < n else 0
+            continue
+        cands: list[tuple[int, int, int, int]] = []  # (tile, end code, new left, new right)
+        m = a
+        while m:
+            low = m & -m
+            m ^= low
+            i = low.bit_length() - 1
+            cands.append((i, 0, _PIPS[i] - left, right))
+        m = b
+        while m:
+            low = m & -m
+            m ^= low
+            i = low.bit_length() - 1
+            cands.append((i, 1, left, _PIPS[i] - right))
+        if forbid_block and len(cands) > 1:
+            keep = []
+            for c in cands:
+                bit = 1 << c[0]
+                if h == bit or (off ^ bit) & (has[c[2]] | has[c[3]]):
+                    keep.append(c)
+            if keep:
+                cands = keep
+        if len(cands) == 1:
+            c = cands[0]
+        elif rand() < epsilon:
+            c = cands[int(rand() * len(cands))]
+        else:
+            best = -1.0
+            c = cands[0]
+            for cc in cands:
+                i = cc[0]
+                rest = h & ~(1 << i)
+                new = cc[2] if cc[1] == 0 else cc[3]
+                v = _PIPS[i] + (8 if _DOUBLE[i] else 0) + 2 * (rest & has[new]).bit_count() + rand()
+                if v > best:
+                    best, c = v, cc
+        i, e, left, right = c
+        bit = 1 << i
+        h &= ~bit
+        held[seat] = h
+        off &= ~bit
+        out.append(_PLAYS[(seat * 28 + i) * 2 + e])
+        if not h:
+            return out
+        if not off & (has[left] | has[right]):
+            return out
+        seat = seat + 1 if seat + 1 < n else 0
+
+
+def solve(
+    world: DominoHand,
+    held: list[int],
+    team: int,
+    forbid_block: bool,
+    alpha: float = float("-inf"),
+    beta: float = float("inf"),
+) -> float:
+    """The exact value of ``world`` (every hand known, boneyard empty) for
+    ``team``: its points minus the best other side's, with the side to move
+    maximising when it is ``team``'s and every other side minimising (the
+    paranoid reading for three teams). Alpha-beta over the engine's own
+    ``apply``/``undo``, scored by the engine's ``result`` at the leaves;
+    ``held`` (a tile mask per seat) follows the moves."""
+    if world.is_over:
+        pts = world.result().points
+        return pts[team] - max(p for k, p in enumerate(pts) if k != team)
+    seat = world.to_play
+    h = held[seat]
+    left = world.left_end
+    right = world.right_end
+    assert left is not None and right is not None
+    a = h & HAS[left]
+    b = h & HAS[right]
+    if not (a | b):
+        world.apply(_PASSES[seat])
+        v = solve(world, held, team, forbid_block, alpha, beta)
+        world.undo()
+        return v
+    allm = 0
+    for x in held:
+        allm |= x
+    cands: list[tuple[int, int, int, int]] = []
+    for mask, e in ((a, 0), (b, 1)):
+        while mask:
+            low = mask & -mask
+            mask ^= low
+            i = low.bit_length() - 1
+            cands.append(
+                (i, e, _PIPS[i] - left, right) if e == 0 else (i, e, left, _PIPS[i] - right)
+            )
+    if forbid_block and len(cands) > 1:
+        keep = [c for c in cands if h == 1 << c[0] or (allm ^ 1 << c[0]) & (HAS[c[2]] | HAS[c[3]])]
+        if keep:
+            cands = keep
+    cands.sort(key=lambda c: -_PIPS[c[0]] - (8 if _DOUBLE[c[0]] else 0))
+    maximize = world.team_of(seat) == team
+    best = float("-inf") if maximize else float("inf")
+    for i, e, _, _ in cands:
+        bit = 1 << i
+        held[seat] = h & ~bit
+        world.apply(_PLAYS[(seat * 28 + i) * 2 + e])
+        v = solve(world, held, team, forbid_block, alpha, beta)
+        world.undo()
+        held[seat] = h
+        if maximize:
+            if v > best:
+                best = v
+            if best > alpha:
+                alpha = best
+        else:
+            if v < best:
+                best = v
+            if best < beta:
+                beta = best
+        if alpha >= beta:
+            break
+    return best
+
+
+@dataclass
+class SearchPlayer:
+    """Inference, sampled worlds and policy playouts (see the module docstring).
+
+    ``worlds``: the most worlds a decision samples; ``playouts``: policy
+    playouts per move and world; ``budget_ms``: stop sampling once a
+    decision has taken this long (``None``: always ``worlds``, reproducible);
+    ``epsilon``: the share of random plays in a playout.
+    """
+
+    worlds: int = 60
+    playouts: int = 1
+    budget_ms: float | None = 80.0
+    epsilon: float = 0.1
+    exact: int = 10
+    """Solve a world exactly (:func:`solve`) once the boneyard is empty and at
+    most this many tiles are left in the hands."""
+    name: str = "search"
+
+    def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
+        moves = _choices(hand, seat)
+        if len(moves) == 1:
+            return moves[0]
+        if all(isinstance(m, Draw) for m in moves):
+            # free draw at a sensing table: any face-down tile, all alike to us
+            return moves[rng.randrange(len(moves))]
+        return self.evaluate(hand, seat, rng, moves)[0]
+
+    def evaluate(
+        self,
+        hand: DominoHand,
+        seat: int,
+        rng: random.Random,
+        moves: list[DominoMove] | None = None,
+    ) -> tuple[DominoMove, list[tuple[DominoMove, float]]]:
+        """The chosen move and every candidate's mean value (side's points
+        minus the best other side's, per hand) — what a coach would show."""
+        if moves is None:
+            moves = _choices(hand, seat)
+        start = time.perf_counter()
+        belief = infer(hand, seat)
+        team = hand.team_of(seat)
+        forbid = getattr(hand.options, "forced_block", "forbidden") == "forbidden"
+        totals = [0.0] * len(moves)
+        runs = 0
+        exact_now = (
+            hand.boneyard_count == 0 and sum(hand.count(s) for s in range(hand.seats)) <= self.exact
+        )
+        for _ in range(self.worlds):
+            masks, bone = belief.sample(rng)
+            world = hand.clone([mask_tiles(m) for m in masks], [ALL_TILES[i] for i in bone])
+            seed = rng.getrandbits(32)
+            for k, m in enumerate(moves):
+                world.apply(m)
+                sub = random.Random(seed)
+                if exact_now:
+                    totals[k] += self.playouts * self._rollout(
+                        world, team, masks, bone, m, forbid, sub
+                    )
+                    world.undo()
+                    continue
+                for _ in range(self.playouts):
+                    totals[k] += self._rollout(world, team, masks, bone, m, forbid, sub)
+                world.undo()
+            runs += self.playouts
+            if self.budget_ms is not None and (time.perf_counter() - start) * 1000 > self.budget_ms:
+                break
+        means = [t / max(runs, 1) for t in totals]
+        best = max(means)
+        top = [m for m, v in zip(moves, means, strict=True) if v == best]
+        return top[rng.randrange(len(top))], list(zip(moves, means, strict=True))
+
+    def _rollout(
+        self,
+        world: DominoHand,
+        team: int,
+        masks: list[int],
+        bone: list[int],
+        move: DominoMove,
+        forbid: bool,
+        rng: random.Random,
+    ) -> float:
+        if world.is_over:
+            res = world.result()
+        elif world.boneyard_count == 0 and sum(m.bit_count() for m in masks) <= self.exact:
+            held = masks[:]
+            if isinstance(move, Play):
+                held[move.seat] &= ~tile_mask((move.tile,))
+            return solve(world, held, team, forbid)
+        else:
+            held = masks[:]
+            left = world.left_end
+            right = world.right_end
+            assert left is not None and right is not None
+            rest = bone
+            if isinstance(move, Play):
+                held[move.seat] &= ~tile_mask((move.tile,))
+            elif isinstance(move, Draw):
+                held[move.seat] |= tile_mask((move.tile,))
+                rest = bone[1:]
+            events = policy_playout(
+                held, list(rest), left, right, world.to_play, forbid, rng, self.epsilon
+            )
+            sim = world.clone()
+            for e in events:
+                sim.apply(e)
+            res = sim.result()
+        pts = res.points
+        mine = pts[team]
+        return mine - max(p for k, p in enumerate(pts) if k != team)

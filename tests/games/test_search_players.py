@@ -1,0 +1,235 @@
+"""The ``search`` dominoes player and the ``reasoner`` Kems player: legal in
+every variant and seat count, only public knowledge, exact endgames, and the
+calls reasoned from their value. Strength is measured by
+``benchmarks/players.py``, not here."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tablesense.games.dominoes import (
+    Announce,
+    DominoHand,
+    DominoMatch,
+    Draw,
+    Play,
+)
+from tablesense.games.dominoes_inference import tile_mask
+from tablesense.games.dominoes_players import (
+    PLAYERS as DOMINO_PLAYERS,
+)
+from tablesense.games.dominoes_players import (
+    make_player as make_domino_player,
+)
+from tablesense.games.dominoes_search import SearchPlayer, policy_playout, solve
+from tablesense.games.kems import Call, Card, KemsMatch, KemsRound, Refresh, Swap
+from tablesense.games.kems_players import (
+    ReasonerPlayer,
+    TrackingPlayer,
+    four_probability,
+    play_round,
+    track,
+)
+
+C = Card.parse
+KINDS = [
+    ("pairs-pips", None, {}),
+    ("pairs-pips", None, {"forced_block": "allowed", "opening": "rotation"}),
+    ("pips-two-player", None, {}),
+    ("brazilian-points", None, {}),
+    ("brazilian-points", 3, {}),
+]
+
+
+def small() -> SearchPlayer:
+    return SearchPlayer(worlds=4, budget_ms=None)
+
+
+@pytest.mark.parametrize("variant, seats, options", KINDS)
+def test_search_plays_only_legal_moves_in_every_variant_and_seat_count(
+    variant: str, seats: int | None, options: dict
+) -> None:
+    """Whole matches (several hands, so every opening rule comes up), every
+    move checked by the engine's ``play``."""
+    rng = random.Random(1)
+    player = small()
+    for _ in range(2):
+        match = DominoMatch(variant, options, seats=seats)
+        while not match.is_over and len(match.results) < 4:
+            h = match.new_hand(rng)
+            while not h.is_over:
+                m = player.choose(h, h.to_play, rng)
+                assert not isinstance(m, Announce)
+                h.play(m)  # raises IllegalPlayError on an illegal move
+            match.finish_hand()
+
+
+def test_search_draws_any_tile_at_a_free_draw_table() -> None:
+    rng = random.Random(2)
+    player = small()
+    for _ in range(30):
+        match = DominoMatch("pips-two-player")
+        h = match.new_hand(rng, free_draw=True)
+        while not h.is_over:
+            m = player.choose(h, h.to_play, rng)
+            h.play(m)
+            if isinstance(m, Draw):
+                return
+    pytest.fail("no draw came up")
+
+
+def test_search_uses_only_what_its_seat_may_know() -> None:
+    """Re-deal the tiles the seat cannot see (keeping counts): same choice."""
+    rng = random.Random(3)
+    checked = 0
+    for _ in range(40):
+        h = DominoMatch("pairs-pips").new_hand(rng)
+        for _ in range(rng.randrange(1, 12)):
+            if h.is_over:
+                break
+            h.play(rng.choice(h.legal_moves()))
+        if h.is_over or len(h.legal_moves()) < 2:
+            continue
+        seat = h.to_play
+        hidden = [t for s in range(4) if s != seat for t in h.hand_of(s)]
+        rng.shuffle(hidden)
+        hands, k = [], 0
+        for s in range(4):
+            if s == seat:
+                hands.append(h.hand_of(s))
+            else:
+                hands.append(hidden[k : k + h.count(s)])
+                k += h.count(s)
+        other = h.clone(hands, [])
+        a = small().choose(h, seat, random.Random(9))
+        b = small().choose(other, seat, random.Random(9))
+        assert a == b
+        checked += 1
+    assert checked > 10
+
+
+def test_policy_playout_ends_the_hand_legally() -> None:
+    rng = random.Random(4)
+    for variant in ("pairs-pips", "pips-two-player", "brazilian-points"):
+        for _ in range(30):
+            h = DominoMatch(variant).new_hand(rng)
+            if h.is_over:
+                continue
+            h.play(next(m for m in h.legal_moves() if isinstance(m, Play)))
+            if h.is_over:
+                continue
+            held = [tile_mask(x) for x in h.hands]
+            bone = [t.index for t in h.boneyard]
+            left, right = h.left_end, h.right_end
+            assert left is not None and right is not None
+            moves = policy_playout(held, bone, left, right, h.to_play, True, rng)
+            for m in moves:
+                h.play(m)  # checked
+            assert h.is_over
+
+
+@pytest.mark.parametrize("variant", ["pairs-pips", "brazilian-points"])
+def test_the_endgame_solver_agrees_with_a_plain_minimax(variant: str) -> None:
+    """The alpha-beta solver (own move generation, engine scoring) against a
+    plain minimax over the engine's legal moves, on endgames of 8 tiles."""
+    rng = random.Random(5)
+    compared = 0
+    for _ in range(200):
+        h = DominoMatch(variant).new_hand(rng)
+        while not h.is_over and sum(h.count(s) for s in range(4)) > 8:
+            h.play(rng.choice([m for m in h.legal_moves() if not isinstance(m, Announce)]))
+        if h.is_over:
+            continue
+        held = [tile_mask(x) for x in h.hands]
+        assert solve(h, held, 0, True) == _minimax(h, 0)
+        compared += 1
+        if compared >= 12:
+            break
+    assert compared >= 12
+
+
+def _minimax(h: DominoHand, team: int) -> float:
+    if h.is_over:
+        pts = h.result().points
+        return pts[team] - max(p for k, p in enumerate(pts) if k != team)
+    values = []
+    for m in h.legal_moves():
+        h.apply(m)
+        values.append(_minimax(h, team))
+        h.undo()
+    return max(values) if h.team_of(h.to_play) == team else min(values)
+
+
+def test_players_are_registered_by_name() -> None:
+    assert set(DOMINO_PLAYERS) == {"random", "greedy", "montecarlo", "search"}
+    assert make_domino_player("search").name == "search"
+    with pytest.raises(ValueError, match="unknown dominoes player"):
+        make_domino_player("oracle")
+
+
+# --------------------------------------------------------------------------- Kems
+
+
+def test_reasoner_plays_legal_events_with_every_seat_count() -> None:
+    rng = random.Random(7)
+    for seats in (4, 6, 8):
+        match = KemsMatch(seats=seats)
+        players = [ReasonerPlayer() if s % 2 else TrackingPlayer() for s in range(seats)]
+        for _ in range(3):
+            rnd = match.new_round(rng)
+            if play_round(rnd, players, rng, max_ticks=150):  # play() checks every event
+                match.finish_round()
+            else:
+                match.abandon_round()
+
+
+DEAL = ["9S 9H KS KH", "7S 8S TS JS", "QS QH AS AH", "7H 8H TH JH"]
+
+
+def test_reasoner_contres_exactly_when_an_opponent_is_a_third_likely_to_hold_four() -> None:
+    """In positions of tracking play, the reasoner (no sign lit) calls
+    contre exactly when an opponent's estimated four reaches a third."""
+    contres = 0
+    for seed in range(12):
+        r = random.Random(seed)
+        rnd = KemsMatch().new_round(r)
+        for _ in range(80):
+            if rnd.is_over:
+                break
+            view = rnd.view(0)
+            if not view.signal:
+                know = track(view)
+                p = max(four_probability(know, t) for t in (1, 3))
+                b = ReasonerPlayer().choose(rnd, 0, random.Random(1))
+                contre = isinstance(b, Call) and b.kind == "contre"
+                assert contre == (p >= 1 / 3), (p, b)
+                contres += contre
+            e = TrackingPlayer().choose(rnd, r.randrange(4), r)
+            if isinstance(e, Call):
+                break
+            rnd.play(e if e is not None else Refresh())
+    assert contres > 0
+
+
+def test_reasoner_kems_on_the_sign_and_double_after_the_partners_kems() -> None:
+    rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
+    rnd.play(Swap(0, C("KS"), C("9D")))
+    rnd.play(Swap(0, C("KH"), C("9C")))
+    rng = random.Random(1)
+    assert ReasonerPlayer().choose(rnd, 2, rng) == Call(2, "kems")
+    rnd.play(Swap(2, C("AS"), C("QD")))
+    rnd.play(Swap(2, C("AH"), C("QC")))
+    rnd.play(Call(2, "kems"))
+    assert ReasonerPlayer().choose(rnd, 0, rng) == Call(0, "double")
+
+
+def test_reasoner_never_calls_without_evidence() -> None:
+    rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
+    rng = random.Random(1)
+    for _ in range(30):
+        e = ReasonerPlayer().choose(rnd, 1, rng)
+        assert not isinstance(e, Call)
+        if e is None:
+            rnd.play(Refresh())
