@@ -93,6 +93,8 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
         threading.Thread(target=read_err, daemon=True).start()
         url = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"table top: (\S+)", ln))), None),
                    20, "the table top's address")
+        header = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"--seat-header (\S+)", ln))), None),
+                      5, "the seat header's socket")
         base = url.rsplit("/tabletop", 1)[0] + "/tabletop/api/"
         with urllib.request.urlopen(url.split("?")[0] + "?seat=2", timeout=5) as r:
             assert 'data-seat="2"' in r.read().decode()
@@ -100,7 +102,7 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
             [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4",
              "--port", ports[0], "--port", ports[1], "--seats", "Ana,Bea,Caio,Dan",
              "--journal", str(tmp_path / "j.sqlite"), "--new", "--no-keys",
-             "--web-port", str(display_port), "--host", "127.0.0.1"],
+             "--web-port", str(display_port), "--host", "127.0.0.1", "--seat-header", header],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
         )
         display = f"http://127.0.0.1:{display_port}/api/view"
@@ -119,6 +121,13 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
         assert post(base + "lay", {"seat": opener, "piece": "6-6", "cell": "center"})["ok"]
         wait(lambda: get(display)["view"].get("moves") == 1, 20, "the referee to accept 6-6")
         assert get(display)["view"]["line"]["center"]["tile"] == "6-6"
+        # the next seat's turn LED is lit by play through the seat header, and its
+        # pass button reaches play's referee through the same wire
+        nxt = get(display)["view"]["to_play"]
+        wait(lambda: get(base + "state?seat=0")["turn"][nxt], 10, "the next seat's turn LED")
+        assert post(base + "press", {"seat": nxt, "kind": "pass"})["ok"]
+        wait(lambda: (get(display)["view"].get("message") or {}).get("level") == "error"
+             or get(display)["view"].get("moves") == 2, 10, "the referee to hear the pass button")
         # a seat may not touch another seat's rack
         other = next(c for c in state["cells"] if c.startswith(f"seat{(opener + 1) % 4}-"))
         req = urllib.request.Request(base + "lift", data=json.dumps({"seat": opener, "cell": other}).encode(),

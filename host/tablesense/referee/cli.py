@@ -137,6 +137,12 @@ def register(app: typer.Typer) -> None:
         announce_wait: float = typer.Option(
             15.0, "--announce-wait", help="Seconds to wait for the director's announcement of the match."
         ),
+        seat_header: str | None = typer.Option(
+            None,
+            "--seat-header",
+            help="Seat buttons and turn LEDs of `tablesense sim boards` (the socket it prints), "
+            "instead of the Pi's GPIO.",
+        ),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         from rich.console import Console
@@ -270,7 +276,18 @@ def register(app: typer.Typer) -> None:
             try:
                 from tablesense.outputs.gpio import TableGPIO
 
-                gpio = TableGPIO.from_geometry(geometry)
+                if seat_header:
+                    from tablesense.referee.sit import SocketHeaderBackend
+
+                    header = SocketHeaderBackend(seat_header)
+                    gpio = TableGPIO(
+                        header,
+                        [(s.turn_led_pin, s.button_pin, s.call_button_pin) for s in geometry.seats],
+                        geometry.referee_button_pin,
+                        own_backend=True,
+                    )
+                else:
+                    gpio = TableGPIO.from_geometry(geometry)
                 gpio.attach(bus)
                 gpio.on_button(lambda ev: _button(session, ev))
             except Exception as exc:  # no GPIO on this machine: keyboard only

@@ -17,10 +17,20 @@ button contacts, so presses go through the same debouncing and the same
 from __future__ import annotations
 
 import contextlib
+import json
+import socket
+import threading
 from typing import Any
 
 from tablesense.outputs.events import EventBus, TableEvent
-from tablesense.outputs.gpio import SimBackend, TableGPIO, ThreadScheduler, forward_buttons
+from tablesense.outputs.gpio import (
+    GPIOBackend,
+    GPIOError,
+    SimBackend,
+    TableGPIO,
+    ThreadScheduler,
+    forward_buttons,
+)
 from tablesense.referee.demo import VirtualHands
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
@@ -51,6 +61,88 @@ def parse_seats(text: str, seats: int) -> tuple[int, ...]:
     if len(out) == seats:
         raise ValueError("--sit leaves no seat to the computer: use `tablesense play` with `sim boards`")
     return tuple(out)
+
+
+class SocketHeaderBackend(GPIOBackend):
+    """The seat header of ``tablesense sim boards`` over its socket (see
+    :mod:`tablesense.sim.header`): ``play --seat-header PATH`` drives the
+    virtual turn LEDs and hears the virtual buttons through the same
+    :class:`TableGPIO`, debouncing and button wiring as on a Pi."""
+
+    name = "virtual-header"
+
+    def __init__(self, path: str, scheduler: Any = None) -> None:
+        super().__init__(scheduler or ThreadScheduler())
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(path)
+        except OSError as exc:
+            raise GPIOError(
+                f"cannot reach the virtual seat header at {path}: {exc.strerror or exc} "
+                "(is `tablesense sim boards` running?)"
+            ) from None
+        self._levels: dict[int, bool] = {}
+        self._watchers: dict[int, Any] = {}
+        self._send_lock = threading.Lock()
+        self._reader = threading.Thread(target=self._listen, name="seat-header", daemon=True)
+        self._reader.start()
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        with self._send_lock, contextlib.suppress(OSError):
+            self._sock.sendall((json.dumps(msg) + "\n").encode())
+
+    def _setup_output(self, pin: int, initial: bool) -> None:
+        self._levels[pin] = initial
+        self._send({"out": pin, "level": initial})
+
+    def _setup_input(self, pin: int, pull_up: bool) -> None:
+        self._levels[pin] = pull_up
+
+    def _write(self, pin: int, value: bool) -> None:
+        self._levels[pin] = value
+        self._send({"out": pin, "level": value})
+
+    def _read(self, pin: int) -> bool:
+        return self._levels.get(pin, True)
+
+    def _listen(self) -> None:
+        """The header's input lines: button edges from the virtual table."""
+        buf = b""
+        while not self.closed:
+            try:
+                chunk = self._sock.recv(4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                    pin_in, level = int(msg["in"]), bool(msg["level"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if self._levels.get(pin_in) == level:
+                    continue
+                self._levels[pin_in] = level
+                cb = self._watchers.get(pin_in)
+                if cb is not None:
+                    cb(pin_in)
+
+    def _watch(self, pin: int, callback: Any) -> None:
+        self._watchers[pin] = callback
+
+    def _release(self, pin: int, mode: Any) -> None:
+        self._watchers.pop(pin, None)
+        if mode == "out":
+            self._send({"out": pin, "level": False})
+
+    def _close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._sock.close()
 
 
 class SyncedHands(VirtualHands):
@@ -158,4 +250,10 @@ class SitDown:
             self.backend.close()
 
 
-__all__ = ["KEMS_IDLE_POLLS_WITH_PEOPLE", "SitDown", "SyncedHands", "parse_seats"]
+__all__ = [
+    "KEMS_IDLE_POLLS_WITH_PEOPLE",
+    "SitDown",
+    "SocketHeaderBackend",
+    "SyncedHands",
+    "parse_seats",
+]

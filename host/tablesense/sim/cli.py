@@ -13,8 +13,10 @@ different :class:`_Served`.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Protocol
@@ -182,17 +184,33 @@ def boards_command(
         if not tabletop:
             return
         from tablesense.sim.hand import TableTop
+        from tablesense.sim.header import SeatHeaderServer
         from tablesense.table.tags import TagRegistry
         from tablesense.web.server import WebServerError
         from tablesense.web.tabletop import DisplayFollower, serve_tabletop, tabletop_url
 
         follower = DisplayFollower(display) if display else None
+        sock_dir = Path(link_dir) if link_dir is not None else Path(tempfile.mkdtemp(prefix="tablesense-header-"))
+        header = SeatHeaderServer(sock_dir / "seat-header.sock")
+        cleanup.append(header.close)
+        if link_dir is None:
+            cleanup.append(lambda: shutil.rmtree(sock_dir, ignore_errors=True))
+
+        def turns() -> list[bool]:
+            """The turn LEDs as the referee drives them on the header, else
+            as its display shows them."""
+            if header.connected:
+                return [header.level(s.turn_led_pin) if s.turn_led_pin is not None else False
+                        for s in geometry.seats]
+            return follower.turns() if follower is not None else []
+
         top = TableTop(
             vt,
             geometry,
             TagRegistry.virtual(seed),
+            header=header,
             banner=follower.banner if follower else None,
-            turns=follower.turns if follower else None,
+            turns=turns,
             open_hands=open_hands,
             seed=seed,
         )
@@ -204,13 +222,21 @@ def boards_command(
             err.print(f"[yellow]{exc}; using any free port[/]")
             top_server = serve_tabletop(top, host, 0)
         err.print(f"table top: [bold]{tabletop_url(top_server.url)}[/]  (seats: ?seat=N)")
+        ports = " ".join(f"--port {p}" for p in (vt.stable_paths() or vt.device_paths()).values())
         err.print(
-            "  the tags are the virtual set of seed "
-            f"{seed} (`tablesense tags export --registry virtual:{seed}`); seat buttons: "
-            "the keys of `tablesense play` (p N, c N, r)"
+            f"  referee it: tablesense play --table {geometry.name} {ports} "
+            f"--seat-header {header.path}" + (f" --seed {seed}" if seed else "")
+        )
+        err.print(
+            f"  (the tags are the virtual set of seed {seed}: "
+            f"`tablesense tags export --registry virtual:{seed}`)"
         )
 
+    cleanup: list[Any] = []
+
     def stop_tabletop() -> None:
+        for fn in cleanup:
+            fn()
         if top_server is not None:
             top_server.stop()
         if follower is not None:

@@ -129,7 +129,7 @@ class TableTop:
         """Seats people may sit at (others are the computer's)."""
         self.clock = clock
         self.turns = turns
-        """Without a header: where the turn LEDs are read (e.g. the referee's display)."""
+        """Where the turn LEDs are read when not from ``header`` (e.g. the referee's display)."""
         self._rng = random.Random(f"tablesense-tabletop-{seed}")
         self._lock = threading.RLock()
         self._air: dict[str, str] = {}  # piece -> hand
@@ -302,7 +302,10 @@ class TableTop:
         }[kind]
         if pin is None:
             raise HandError(f"this table has no {kind} button at seat {seat}")
-        self.header.press(pin)
+        try:
+            self.header.press(pin)
+        except Exception as exc:  # e.g. no referee on the other end of the wire
+            raise HandError(str(exc)) from None
         timer = threading.Timer(PRESS_S, self._release, args=(pin,))
         timer.daemon = True
         timer.start()
@@ -315,7 +318,7 @@ class TableTop:
 
     def turn_leds(self) -> list[bool]:
         """Each seat's turn LED as its pin shows it (all off without a header)."""
-        if self.header is None and self.turns is not None:
+        if self.turns is not None:
             try:
                 flags = list(self.turns())
             except Exception:  # the display went away: dark
