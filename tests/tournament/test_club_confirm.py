@@ -135,3 +135,26 @@ def test_club_night_runs_to_final_standings_with_no_correction(sqlite_url: str, 
     assert confirmed_by == ({"table"} if mode == "buttons" else {"director"})
     fin = final_result(d)
     assert fin is not None and fin["winners"]
+
+
+def test_checkin_at_the_table_sends_a_wrong_pair_to_its_table(db_url: str) -> None:
+    d, _ = make_event(db_url, n=4, rounds=1)
+    d.pair_next_round()
+    m1, m2 = sorted(d.matches(1), key=lambda m: m.table_no or 0)
+    assert m1.table_no == 1 and m2.table_no == 2
+    names = {e.id: e for e in d.entrants()}
+
+    def checkin(m: object, table: int, **kw: object) -> object:
+        body = {"kind": "checkin", "event": d.event_id, "round": 1, "table": table, "match": m.id, **kw}  # type: ignore[attr-defined]
+        return d.ingest(table, KEYS[table].sign(body))
+
+    stranger = names[m2.entrant_a]
+    wrong = checkin(m1, 1, badges=[stranger.badges[0]])
+    assert wrong.status == "refused" and wrong.reason == f"{stranger.name} plays at table 2, not at table 1"  # type: ignore[attr-defined]
+    odd = checkin(m1, 1, badges=["deadbeef"])
+    assert odd.status == "refused" and "badge deadbeef is not registered" in odd.reason  # type: ignore[attr-defined]
+    ok = checkin(m1, 1, badges=[names[m1.entrant_a].badges[1]], accepted=[1])  # one badge, one seat button
+    assert ok.status == "accepted"  # type: ignore[attr-defined]
+    status = {e.id: e.status for e in d.entrants()}
+    assert status[m1.entrant_a] == status[m1.entrant_b] == "checked_in"
+    assert status[m2.entrant_a] == "registered"

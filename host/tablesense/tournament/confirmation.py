@@ -91,3 +91,37 @@ def _sides(raw: object, n: int, what: str) -> set[int]:
     if bad:
         raise ConfirmationError(f"{what} names side(s) {bad}; the match has sides 0..{n - 1}")
     return set(raw)
+
+
+# ---------------------------------------------------------------- check-in at the table
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """An entrant of the event who is not at this table: where they play this round (None: no match)."""
+
+    name: str
+    badges: tuple[str, ...]
+    table: int | None
+
+
+def judge_checkin(body: dict[str, Any], sides: Sequence[Side], others: Sequence[Elsewhere], table: int) -> list[int]:
+    """The entrants of this match a table's check-in message checks in.
+
+    Players check in with a badge tap (``badges``) or with their seat
+    buttons (``accepted``: the sides, as for a confirmation). A badge of an
+    entrant who plays elsewhere is refused with the table they belong at, so
+    the table can send them on; a badge nobody registered is refused too.
+    """
+    taps = {str(b) for b in body.get("badges", [])}
+    for o in others:
+        if taps.intersection(o.badges):
+            if o.table is None:
+                raise ConfirmationError(f"{o.name} has no match this round")
+            raise ConfirmationError(f"{o.name} plays at table {o.table}, not at table {table}")
+    known = {b for s in sides for b in s.badges} | {b for o in others for b in o.badges}
+    unknown = sorted(taps - known)
+    if unknown:
+        raise ConfirmationError(f"badge {unknown[0]} is not registered for this event")
+    accepted = _sides(body.get("accepted", []), len(sides), "accepted")
+    return [s.entrant for i, s in enumerate(sides) if i in accepted or taps.intersection(s.badges)]

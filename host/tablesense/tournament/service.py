@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 from . import kway
 from . import pairing as pr
 from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
-from .confirmation import ConfirmationError
+from .confirmation import ConfirmationError, Elsewhere, judge_checkin
 from .confirmation import Side as ConfirmSide
 from .confirmation import check_mode as check_confirm_mode
 from .confirmation import judge as judge_confirmation
@@ -726,11 +726,22 @@ class Director:
         m = s.get(Match, int(body["match"]))
         if m is None or m.event_id != self.event_id or m.table_no != body["table"]:
             raise _Refusal(f"out of turn: match {body['match']!r} is not at table {body['table']}")
-        taps = set(body.get("badges", []))
+        here = kway.match_entrants(m)
+        everyone = list(s.scalars(select(Entrant).where(Entrant.event_id == self.event_id)))
+        at_table = {e: mm.table_no for mm in s.scalars(select(Match).where(
+            Match.event_id == self.event_id, Match.round_no == m.round_no)) for e in kway.match_entrants(mm)}
+        by_id = {e.id: e for e in everyone}
+        try:
+            present = judge_checkin(
+                body, [ConfirmSide(e, by_id[e].name, tuple(by_id[e].badges)) for e in here],
+                [Elsewhere(e.name, tuple(e.badges), at_table.get(e.id)) for e in everyone if e.id not in here],
+                int(body["table"]))
+        except ConfirmationError as exc:
+            raise _Refusal(str(exc)) from exc
         changed = []
-        for eid in kway.match_entrants(m):
-            e = s.get(Entrant, eid)
-            if e is not None and e.status == "registered" and taps.intersection(e.badges):
+        for eid in present:
+            e = by_id[eid]
+            if e.status == "registered":
                 e.status = "checked_in"
                 changed.append(eid)
         if not changed:
