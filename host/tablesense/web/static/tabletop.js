@@ -86,10 +86,11 @@
     }
   }
 
-  function pieceNode(id, cell) {
+  function pieceNode(id, cell, shown) {
     const game = layout.game;
     const wrap = make("div", "piece");
     wrap.dataset.piece = id;
+    if (shown) wrap.dataset.shown = shown;
     const hidden = id === "hidden";
     if (game === "kems") {
       if (hidden) {
@@ -103,7 +104,7 @@
     } else {
       const info = cell ? cellInfo[cell] : null;
       const vertical = info ? (mine(info) || info.vertical) : false;
-      wrap.appendChild(window.DominoSVG.tileSVG(hidden ? null : id, { vertical }));
+      wrap.appendChild(window.DominoSVG.tileSVG(hidden ? null : shown || id, { vertical }));
       wrap.classList.add("is-tile", vertical ? "vertical" : "horizontal");
     }
     return wrap;
@@ -296,19 +297,68 @@
     return c.zone !== "rack" || c.seat === SEAT;
   }
 
+  /* How each tile of the line of play is turned: the numbers that match
+   * touch, as players lay them (cell -> "first-second", first on the left
+   * or on top). */
+  function lineFaces(cells) {
+    const out = {};
+    const line = layout.line;
+    if (!line || layout.game !== "dominoes") return out;
+    out._line = { center: null, left: [], right: [] };
+    const nums = (cell) => {
+      const p = cells[cell] && cells[cell].piece;
+      return p && p !== "hidden" ? [Number(p[0]), Number(p[2])] : null;
+    };
+    const center = nums(line.center);
+    if (!center) return out;
+    const shares = (t, n) => t && (t[0] === n || t[1] === n);
+    const l0 = nums(line.left[0]), r0 = nums(line.right[0]);
+    let leftNum = center[0], rightNum = center[1];
+    if (l0 && shares(l0, center[1]) && !shares(l0, center[0])) { leftNum = center[1]; rightNum = center[0]; }
+    else if (r0 && shares(r0, center[0]) && !shares(r0, center[1])) { leftNum = center[1]; rightNum = center[0]; }
+    out[line.center] = leftNum + "-" + rightNum;
+    out._line.center = { tile: cells[line.center].piece, left: leftNum, right: rightNum };
+    for (const [arm, start, side] of [[line.left, leftNum, "left"], [line.right, rightNum, "right"]]) {
+      let prevCell = line.center, outer = start;
+      for (const cell of arm) {
+        const t = nums(cell);
+        if (!t) break;
+        const inner = shares(t, outer) ? outer : t[0];
+        const next = t[0] === inner ? t[1] : t[0];
+        const a = cellInfo[cell], b = cellInfo[prevCell];
+        // the inner half faces the cell it continues from
+        const innerFirst = a.vertical ? b.y > a.y : b.x < a.x;
+        out[cell] = innerFirst ? inner + "-" + next : next + "-" + inner;
+        out._line[side].push({ tile: cells[cell].piece, inner, outer: next });
+        prevCell = cell; outer = next;
+      }
+    }
+    return out;
+  }
+
   function render(st) {
     state = st;
     body.dataset.conn = "live";
+    const faces = lineFaces(st.cells);
+    // The line again, large, drawn by the display page's own renderer.
+    const strip = $("#line");
+    if (strip && layout.game === "dominoes") {
+      const key = JSON.stringify(faces._line || null);
+      if (strip.dataset.key !== key) {
+        strip.dataset.key = key;
+        strip.replaceChildren(window.DominoSVG.render(faces._line || {}, {}));
+      }
+    }
     for (const id in st.cells) {
       const n = document.querySelector('[data-cell="' + id + '"]');
       if (!n) continue;
       const info = st.cells[id];
-      const want = info.piece || "";
-      const have = n.firstElementChild ? n.firstElementChild.dataset.piece : "";
+      const want = (info.piece || "") + "|" + (faces[id] || "");
+      const have = n.firstElementChild ? n.firstElementChild.dataset.piece + "|" + (n.firstElementChild.dataset.shown || "") : "|";
       if (want !== have) {
         n.replaceChildren();
         if (info.piece) {
-          const p = pieceNode(info.piece, id);
+          const p = pieceNode(info.piece, id, faces[id]);
           if (draggable(id)) p.classList.add("grab");
           n.appendChild(p);
         }
@@ -403,10 +453,22 @@
     if (t && t.dataset.cell) t.classList.add("over");
   }
 
+  /* The cell under the pointer, else the nearest empty cell within a
+   * fingertip (cells of a phone-sized map are small). */
   function target(ev) {
     const n = document.elementFromPoint(ev.clientX, ev.clientY);
-    if (!n) return null;
-    return n.closest("[data-cell]") || n.closest("#stock");
+    const hit = n ? n.closest("[data-cell]") || n.closest("#stock") : null;
+    if (hit) return hit;
+    let best = null, bestD = 24;
+    for (const c of document.querySelectorAll("[data-cell]")) {
+      if (c.querySelector("[data-piece]")) continue;
+      const r = c.getBoundingClientRect();
+      const dx = Math.max(r.left - ev.clientX, 0, ev.clientX - r.right);
+      const dy = Math.max(r.top - ev.clientY, 0, ev.clientY - r.bottom);
+      const d = Math.hypot(dx, dy);
+      if (d < bestD) { bestD = d; best = c; }
+    }
+    return best;
   }
 
   function end(ev) {
