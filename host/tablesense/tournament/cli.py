@@ -377,6 +377,31 @@ def mosquitto_config(
         typer.echo(f"start the broker with: mosquitto -c {files.conf}")
 
 
+@tournament_app.command("venue-config")
+def venue_config(
+    venue: str = typer.Argument(..., help="The venue's name: lower-case letters, digits and dashes."),
+    out: Path = typer.Option(..., "--out", help="Directory for the venue broker's files (copy it to the venue)."),
+    tables: int = typer.Option(..., "--tables", help="Table users to create at the venue (table-1 .. table-N)."),
+    director_dir: Path = typer.Option(..., "--director-dir", help="The director broker's folder (from mosquitto-config)."),
+    director_host: str = typer.Option(..., "--director-host", help="How the venue reaches the director's broker."),
+    director_port: int = typer.Option(1883, "--director-port"),
+    port: int = typer.Option(1883, "--port", help="The venue broker's port."),
+    bind: str = typer.Option("0.0.0.0", "--bind"),
+    run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the venue broker runs as)."),
+) -> None:
+    """A far venue's broker bridged to the director's: its tables, its ACL, and the bridge (docs/tournament.md)."""
+    with _errors():
+        from .venues import write_venue_config
+
+        v = write_venue_config(out, venue=venue, tables=tables, director_dir=director_dir, director_host=director_host,
+                               director_port=director_port, port=port, bind=bind, run_as=run_as)
+        typer.echo(f"wrote {v.broker.conf} (with the bridge to {director_host}:{director_port} as {v.user}), "
+                   f"{v.broker.passwd}, {v.broker.acl} and {v.broker.conf.parent / 'credentials'}")
+        typer.echo(f"added {v.user} to {director_dir.resolve() / 'passwd'} and acl: restart the director's broker "
+                   "(or send it SIGHUP) so the bridge can log in")
+        typer.echo(f"at the venue, start: mosquitto -c {v.broker.conf}")
+
+
 @tournament_app.command("table")
 def table(
     number: int = typer.Argument(...),
