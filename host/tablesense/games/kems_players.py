@@ -472,7 +472,7 @@ class ReasonerPlayer(TrackingPlayer):
     ``tracking``: the completing take shows, and it contres both hands)."""
     double_risk: float = 0.3
     """Skip the double when an opponent is this likely to hold four already."""
-    stealth: float | None = 0.5
+    stealth: float | None = None
     """Do not complete four with a take that would let an opponent estimate
     four at this probability or more (it would contre before the partner
     calls); ``None``: always complete."""

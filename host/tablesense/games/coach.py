@@ -1,0 +1,151 @@
+"""The dominoes coach: a suggested move for one seat, and a review after the hand.
+
+Both come from the ``search`` player's evaluation
+(:meth:`~tablesense.games.dominoes_search.SearchPlayer.evaluate`), computed
+from what the seat may know at that moment — never from the other hands, so
+the coach cannot leak a hidden tile even to the seat it helps.
+
+- :meth:`DominoCoach.suggest` answers "what would you play?" for the seat to
+  play. The :class:`Suggestion` names that seat (``for_seat``): whoever shows
+  it (the seat's own device, or its rack LEDs) must show it to that seat
+  only; it is never part of the public table state or the record.
+- :meth:`DominoCoach.review` replays a finished hand and, at every decision
+  that had a choice, compares the move made with the best one by expected
+  points (the side's points minus the best other side's, per hand). The
+  moves that cost the most become :class:`Mistake` lines in plain words;
+  :func:`annotate_record` stores them in the game record under the
+  ``x-review`` key of each hand (the record format lets a writer add ``x-``
+  fields; ``replay`` ignores them).
+
+Expected points are estimates from sampled worlds: a small "loss" is noise,
+so the review only lists moves that cost at least ``min_loss`` points.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tablesense.games.dominoes import Announce, DominoHand, DominoMove, Draw, Pass, Play
+from tablesense.games.dominoes_search import SearchPlayer
+
+__all__ = ["DominoCoach", "Mistake", "Suggestion", "annotate_record", "say"]
+
+
+def say(m: DominoMove) -> str:
+    """A move in plain words ("lay 3-5 on the left")."""
+    if isinstance(m, Play):
+        return f"lay {m.tile}" + (f" on the {m.end}" if m.end else "")
+    if isinstance(m, Draw):
+        return "draw"
+    if isinstance(m, Pass):
+        return "pass"
+    assert isinstance(m, Announce)
+    return f"announce {m.tile}"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A private hint: show it to ``for_seat`` only."""
+
+    for_seat: int
+    move: DominoMove
+    text: str
+    values: tuple[tuple[DominoMove, float], ...]
+    """Every candidate with its expected points (best first)."""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One costly move of a finished hand."""
+
+    move_index: int
+    seat: int
+    played: DominoMove
+    better: DominoMove
+    loss: float
+    """Expected points the side gave away with ``played``."""
+
+    @property
+    def text(self) -> str:
+        return (
+            f"seat {self.seat} chose to {say(self.played)}; to {say(self.better)} "
+            f"was worth about {self.loss:.1f} points more"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "move": self.move_index,
+            "seat": self.seat,
+            "played": say(self.played),
+            "better": say(self.better),
+            "loss": round(self.loss, 2),
+            "text": self.text,
+        }
+
+
+@dataclass
+class DominoCoach:
+    """Suggestions and reviews from the search player's evaluation.
+
+    ``worlds``: sampled worlds per evaluated decision (no time budget, so a
+    review is the same for a seed); ``top``: how many mistakes a review
+    keeps; ``min_loss``: the smallest loss worth a line."""
+
+    worlds: int = 40
+    top: int = 3
+    min_loss: float = 0.5
+
+    def _player(self) -> SearchPlayer:
+        return SearchPlayer(worlds=self.worlds, budget_ms=None)
+
+    def suggest(self, hand: DominoHand, seat: int, rng: random.Random) -> Suggestion:
+        """The move the coach would make for ``seat`` (it must be its turn)."""
+        best, values = self._player().evaluate(hand, seat, rng)
+        ranked = tuple(sorted(values, key=lambda mv: -mv[1]))
+        return Suggestion(seat, best, f"seat {seat}: {say(best)}", ranked)
+
+    def review(self, hand: DominoHand, rng: random.Random) -> list[Mistake]:
+        """The costliest moves of a finished (or running) hand, worst first."""
+        replay = hand.clone()
+        played = replay.moves
+        for _ in played:
+            replay.undo()
+        player = self._player()
+        found: list[Mistake] = []
+        for k, m in enumerate(played):
+            seat = m.seat
+            if (
+                not isinstance(m, Announce)
+                and seat == replay.to_play
+                and not replay.is_over
+                and len([x for x in replay.legal_moves(seat) if not isinstance(x, Announce)]) > 1
+                and not isinstance(m, Draw)
+            ):
+                _, values = player.evaluate(replay, seat, rng)
+                best, best_v = max(values, key=lambda mv: mv[1])
+                mine = next((v for mm, v in values if _same(mm, m)), None)
+                if mine is not None and best_v - mine >= self.min_loss:
+                    found.append(Mistake(k, seat, m, best, best_v - mine))
+            replay.apply(m)
+        found.sort(key=lambda x: -x.loss)
+        return found[: self.top]
+
+
+def _same(a: DominoMove, b: DominoMove) -> bool:
+    if isinstance(a, Play) and isinstance(b, Play):
+        return a.tile == b.tile and (a.end == b.end or a.end is None or b.end is None)
+    return type(a) is type(b)
+
+
+def annotate_record(record: dict[str, Any], reviews: Sequence[Sequence[Mistake]]) -> dict[str, Any]:
+    """Store each hand's review under its ``x-review`` key (in place; returns
+    the record). ``reviews[i]`` belongs to ``record["hands"][i]``."""
+    hands = record.get("hands", [])
+    if len(reviews) != len(hands):
+        raise ValueError(f"{len(reviews)} reviews for {len(hands)} hands")
+    for h, mistakes in zip(hands, reviews, strict=True):
+        h["x-review"] = [m.to_json() for m in mistakes]
+    return record
