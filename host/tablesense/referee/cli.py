@@ -440,6 +440,12 @@ def register(app: typer.Typer) -> None:
         def ready(url: str | None) -> None:
             if url:
                 console.print(f"display page: [bold]{url}[/]  (Ctrl-C stops the demo)")
+                if not cfg.sit:
+                    console.print(
+                        "to play yourself: [bold]tablesense demo --sit 0[/] "
+                        f"{'--game kems ' if game == 'kems' else ''}"
+                        "(you take seat 0 on a table-top page; the computer plays the others)"
+                    )
             elif web:
                 console.print("[yellow]the display page is not available (web room missing)[/]")
 
