@@ -196,7 +196,8 @@ def test_kems_round_swap_by_swap(
         assert state["board"] == [str(c) for c in rnd.board]
         assert [int(s["count"]) for s in state["seats"]] == [len(h) for h in rnd.hands]
         assert not any(s["turn"] for s in state["seats"])  # Kems is simultaneous
-        assert f"gave {swap.give}, took {swap.take}" in state["lastMove"]
+        # cards as people write them: 10♥, Q♠ (never TH, QS)
+        assert f"gave {shown(swap.give)}, took {shown(swap.take)}" in state["lastMove"]
         if step == 3:
             bad = {"text": "Ana holds 5 cards: put one back on the board", "level": "error"}
             state = wait_seq(
@@ -208,6 +209,15 @@ def test_kems_round_swap_by_swap(
             assert state["message"]["hidden"] is True
     assert state["scores"] == ["0", "0"]
     page.screenshot(path=str(artifacts / "kems-engine.png"))
+
+
+SIGNS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def shown(card: Any) -> str:
+    """A card as the page writes it: ``TH`` → ``10♥``."""
+    code = str(card)
+    return ("10" if code[0] == "T" else code[0]) + SIGNS[code[1]]
 
 
 def test_board_offline_and_reconnect_after_server_side_close(
@@ -233,36 +243,42 @@ def test_board_offline_and_reconnect_after_server_side_close(
     assert state["boards"] == [[1, True], [2, True]]
 
 
-def test_eight_seat_kems_fits_a_kiosk_screen(
-    page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path
+@pytest.mark.parametrize("seats", [6, 8])
+def test_six_and_eight_seat_kems_fit_a_kiosk_screen(
+    page: Any, served: tuple[EventBus, DisplayServer], artifacts: Path, seats: int
 ) -> None:
     from tablesense.games.kems import KemsMatch
 
     bus, _ = served
     rng = random.Random(8)
-    match = KemsMatch(seats=8)
+    match = KemsMatch(seats=seats)
     rnd = match.new_round(rng=rng)
     while rnd.is_misdeal:
         match.finish_round()
         rnd = match.new_round(rng=rng)
     view = kems_view(match, rnd, hand_no=len(match.rounds) + 1)
     view["message"] = {"text": "Kems! the partner may still call double", "level": "info"}
+    for seat in view["seats"]:
+        seat["kind"] = "bot"  # the demo's table: a "computer" badge on every seat
     state = wait_seq(page, publish(bus, view))
-    assert [s["name"] for s in state["seats"]] == [
-        "Ana",
-        "Bruno",
-        "Carla",
-        "Davi",
-        "Eva",
-        "Fabio",
-        "Gil",
-        "Hugo",
-    ]
-    assert state["scoreLabels"] == ["Ana & Eva", "Bruno & Fabio", "Carla & Gil", "Davi & Hugo"]
+    names = ["Ana", "Bruno", "Carla", "Davi", "Eva", "Fabio", "Gil", "Hugo"][:seats]
+    assert [s["name"] for s in state["seats"]] == names
+    teams = seats // 2
+    assert state["scoreLabels"] == [f"{names[t]} & {names[t + teams]}" for t in range(teams)]
     assert state["board"] == [str(c) for c in rnd.board]
-    # every seat is visible without scrolling on a 1280x720 kiosk
-    height, inner = page.evaluate(
-        "() => [document.documentElement.scrollHeight, window.innerHeight]"
+    # every seat is visible without scrolling on a 1280x720 kiosk, across too
+    height, inner, width, inner_w = page.evaluate(
+        "() => [document.documentElement.scrollHeight, window.innerHeight,"
+        " document.documentElement.scrollWidth, window.innerWidth]"
     )
-    assert height <= inner
-    page.screenshot(path=str(artifacts / "kems-8-seats.png"))
+    assert height <= inner and width <= inner_w
+    for seat in page.query_selector_all("#seats .seat"):
+        box = seat.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= inner_w
+    # no corner index upside down: the display is read from one side
+    rotated = page.evaluate(
+        "() => [...document.querySelectorAll('#board .card .rank')]"
+        ".filter((r) => getComputedStyle(r).transform !== 'none').length"
+    )
+    assert rotated == 0
+    page.screenshot(path=str(artifacts / f"kems-{seats}-seats.png"))

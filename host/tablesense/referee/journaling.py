@@ -96,6 +96,9 @@ class JournalMixin(RefereeBase):
     def _after_new_hand(self, now: float) -> None:
         self.phase = "play"
         self.correction = None
+        # the last hand's result stays in the side panel (``result``); the
+        # banner makes way for the new hand
+        self._restore()
         # the host dealt: the players (or the demo's hands) now gather the last
         # hand's pieces and lay out the new deal, which passes through tables
         # that look like swaps and stray tiles

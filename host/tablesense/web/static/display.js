@@ -70,6 +70,13 @@
     return div;
   }
 
+  /* A card as people write it: "TH" -> "10♥", "QS" -> "Q♠". */
+  function cardText(code) {
+    const c = String(code || "");
+    const rank = c.slice(0, -1), suit = c.slice(-1).toUpperCase();
+    return (RANKS[rank] || rank) + (SUITS[suit] || suit);
+  }
+
   function tileKey(t) {
     const m = /^(\d)\D(\d)$/.exec(String(t));
     return m ? Math.min(+m[1], +m[2]) + "-" + Math.max(+m[1], +m[2]) : String(t);
@@ -91,7 +98,7 @@
     if (m.pass) return who + " passed";
     if (m.draw) return who + " drew a tile";
     if (m.announce) return who + " announced " + m.announce;
-    if (m.swap) return who + " gave " + m.swap.give + ", took " + m.swap.take;
+    if (m.swap) return who + " gave " + cardText(m.swap.give) + ", took " + cardText(m.swap.take);
     if (m.refresh) return "New board cards";
     if (m.call) {
       const target = m.target !== undefined && m.target !== null ? " on " + seatName(view, m.target) : "";
