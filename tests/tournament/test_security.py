@@ -56,6 +56,25 @@ def _refusals(d: Director) -> list[dict[str, Any]]:
     return [a for a in d.audit_log() if a["action"] == "refused"]
 
 
+def _junk_audit(d: Director, count: int) -> None:
+    """``count`` chained refusal rows written in one go (what a flood left before the fix)."""
+    import time
+
+    from tablesense.tournament.service import _audit_hash
+
+    with d.db.session() as s:
+        last = s.scalar(select(AuditEntry).where(AuditEntry.event_id == d.event_id).order_by(AuditEntry.id.desc()).limit(1))
+        prev = last.hash if last is not None else "0" * 64
+        rows = []
+        for i in range(count):
+            ts = time.time()
+            h = _audit_hash(prev, ts, "table-1", "refused", None, "junk", {"i": i})
+            rows.append(AuditEntry(event_id=d.event_id, ts=ts, actor="table-1", action="refused", match_id=None,
+                                   reason="junk", detail={"i": i}, prev_hash=prev, hash=h))
+            prev = h
+        s.add_all(rows)
+
+
 # ------------------------------------------------------------------ size
 
 
@@ -141,11 +160,7 @@ def test_refusals_and_failed_logins_are_rate_limited_per_source(db_url: str) -> 
 
 def test_pages_never_read_the_whole_audit_log(sqlite_url: str) -> None:
     d, _ = make_event(sqlite_url)
-    from tablesense.tournament.service import _append_audit
-
-    with d.db.session() as s:
-        for i in range(3000):
-            _append_audit(s, d.event_id, "table-1", "refused", None, "junk", {"i": i})
+    _junk_audit(d, 3000)
     c = TestClient(create_app(d, password_hash=hash_password("letmein-long-enough"), secret_key="k"))
     assert c.get("/standings").status_code == 200  # the first check of a director is a full one
     statements: list[str] = []
@@ -570,3 +585,45 @@ def test_mosquitto_config_writes_tls_by_default(tmp_path: Path) -> None:
     assert not (tmp_path / "b" / "ca.key").exists()
     r = runner.invoke(cli_app, ["tournament", "mosquitto-config", "--out", str(tmp_path / "c"), "--tables", "2", "--no-tls"])
     assert "listener 1883 127.0.0.1" in (tmp_path / "c" / "mosquitto.conf").read_text()
+
+
+def test_a_table_flapping_its_status_cannot_grow_the_log(sqlite_url: str) -> None:
+    d, _ = make_event(sqlite_url)
+    bridge, _pub = _bridge(d)
+    for i in range(200):
+        bridge._handle(proto.status_topic(1), b"online" if i % 2 == 0 else b"offline")
+    flips = [a for a in d.audit_log() if a["action"] in ("online", "offline")]
+    assert len(flips) == AUDIT_BUDGET
+
+
+def test_twenty_page_loads_at_once_over_a_long_log(db_url: str) -> None:
+    """64k junk rows made a standings load 3.5 s and 20 at once gave HTTP 500s."""
+    import socket
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+    import uvicorn
+
+    d, _ = make_event(db_url)
+    _junk_audit(d, 5000)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(d, password_hash=hash_password("x" * 12)), host="127.0.0.1",
+                                           port=port, log_level="warning"))
+    th = threading.Thread(target=server.run, daemon=True)
+    th.start()
+    try:
+        end = time.monotonic() + 10
+        while not server.started and time.monotonic() < end:
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{base}/standings", timeout=30).status_code == 200
+        with ThreadPoolExecutor(20) as pool:
+            codes = list(pool.map(lambda p: httpx.get(f"{base}{p}", timeout=30).status_code,
+                                  ["/standings", "/pairings", "/crosstable", "/api/event"] * 5))
+        assert codes == [200] * 20
+    finally:
+        server.should_exit = True
+        th.join(timeout=10)

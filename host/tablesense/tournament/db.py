@@ -150,6 +150,7 @@ class Database:
         kwargs: dict[str, Any] = {"future": True}
         if self.url.startswith("sqlite"):
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+            kwargs.update(pool_size=10, max_overflow=20, pool_timeout=30)
         else:
             # Pages are served from a thread pool: room for bursts of readers.
             kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=20, pool_timeout=10)

@@ -283,7 +283,8 @@ class Director:
     def table_seen(self, number: int, online: bool | None = None) -> None:
         """Note a sign of life. Heartbeats stay in memory (200 tables beating every
         second must not cost 200 transactions a second); only a change of
-        online/offline is written, with its audit entry."""
+        online/offline is written, with its audit entry, within the table's
+        audit budget (a table flapping its status cannot grow the database)."""
         now = time.time()
         self._last_seen[number] = now
         if online is None:
@@ -292,8 +293,8 @@ class Director:
             t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == number))
             if t is None:
                 return
-            t.last_seen = now
-            if t.online != online:
+            if t.online != online and self._take_budget(f"table-{number}"):
+                t.last_seen = now
                 t.online = online
                 _append_audit(s, self.event_id, f"table-{number}", "online" if online else "offline", None, "", {"table": number})
 
@@ -603,6 +604,15 @@ class Director:
         entries per ``AUDIT_WINDOW_S`` for one source; the rest are counted and
         written as one ``refusals-suppressed`` entry when the window ends.
         Returns True when this one was written."""
+        with self._lock:
+            if not self._take_budget(source, cost):
+                return False
+            with self.db.session() as s:
+                _append_audit(s, self.event_id, source, action, None, reason, detail)
+            return True
+
+    def _take_budget(self, source: str, cost: int = 0) -> bool:
+        """One write of ``source``'s budget: False (and counted) when it is spent."""
         now = time.monotonic()
         with self._lock:
             b = self._budget.setdefault(source, [now, 0, 0, 0])
@@ -614,8 +624,6 @@ class Director:
                 b[3] += cost
                 return False
             b[1] += 1
-            with self.db.session() as s:
-                _append_audit(s, self.event_id, source, action, None, reason, detail)
             return True
 
     def flush_audit_budget(self, *, force: bool = False) -> None:
