@@ -318,6 +318,7 @@ def test_cli_correct_says_what_a_score_looks_like_and_what_it_did(tmp_path: Path
     assert runner.invoke(cli_app, ["tournament", "export", "--db", db, "--csv", "nope"]).exit_code == 2
     assert runner.invoke(cli_app, ["tournament", "create", "X", "--db", db, "-o", "novalue"]).exit_code == 2
     assert runner.invoke(cli_app, ["tournament", "create", "X", "--db", db, "-o", "target=NaN"]).exit_code == 2
+    assert runner.invoke(cli_app, ["director", "serve", "--db", db, "--broker", "http://h"]).exit_code == 2
     assert runner.invoke(cli_app, ["tournament", "correct", "99", "--score", "1-0", "--winner", "1", "--reason", "x",
                                    "--db", db]).exit_code == 1
     r = runner.invoke(cli_app, ["tournament", "export", "--db", db, "--json"])

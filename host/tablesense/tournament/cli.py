@@ -44,6 +44,16 @@ def _bad_argument(message: str) -> None:
     _fail(message, 2)
 
 
+def _check_broker_url(url: str) -> None:
+    """A --broker URL that cannot be parsed is a wrong argument (exit 2)."""
+    from .bridge import BrokerURL
+
+    try:
+        BrokerURL.parse(url)
+    except ValueError as exc:
+        _bad_argument(str(exc))
+
+
 def _parse_score(text: str) -> tuple[float, float]:
     """``A-B`` in pairing order, two finite numbers of points (``150-97``, ``2.5-1.5``)."""
     import math
@@ -103,7 +113,7 @@ def _open(db_url: str, event: int | None) -> Any:
 def serve(
     db: str = DbOpt,
     event: int | None = EventOpt,
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtt://[director:PASSWORD@]HOST:PORT"),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://director:PASSWORD@HOST:8883?ca=broker/ca.crt (or mqtt://... without TLS)"),
     no_broker: bool = typer.Option(False, "--no-broker", help="Serve the pages without the MQTT bridge."),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8080, "--port"),
@@ -118,6 +128,7 @@ def serve(
 
     if (tls_cert is None) != (tls_key is None):
         _bad_argument("--tls-cert and --tls-key go together")
+    _check_broker_url(broker)
     with _errors():
         password = os.environ.get(password_env, "")
         if not password:
@@ -142,14 +153,21 @@ def serve(
                 bridge.stop()
                 _fail(f"cannot connect to the broker at {broker}")
             bridge.announce_round()
+        relay = None
+        if not no_broker:  # the tables' live progress (console, /live): its own connection, never results
+            from .live import LiveRelay
+
+            relay = LiveRelay(BrokerURL.parse(broker)).start()
         for line in serve_banner(director, host, port, None if no_broker else broker):
             typer.echo(line)
         app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
-                         secure_cookies=tls_cert is not None)
+                         secure_cookies=tls_cert is not None, live=relay.board if relay else None)
         try:
             uvicorn.run(app, host=host, port=port, log_level="warning",
                         ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
         finally:
+            if relay is not None:
+                relay.stop()
             if bridge is not None:
                 bridge.stop()
 
@@ -407,10 +425,11 @@ def table(
     number: int = typer.Argument(...),
     key: Path = typer.Option(..., "--key", help="The table's private key file (from add-table)."),
     journal: Path = typer.Option(..., "--journal", help="The table's journal file (created if missing)."),
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtt://table-N:PASSWORD@HOST:PORT"),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://table-N:PASSWORD@HOST:8883?ca=ca.crt (or mqtt://... without TLS)"),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Run a headless table that plays its assigned matches with computer players."""
+    _check_broker_url(broker)
     with _errors():
         import time
 
