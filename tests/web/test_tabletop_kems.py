@@ -49,7 +49,13 @@ def kems(browser: Any) -> Iterator[dict[str, Any]]:
 def test_phone_seated_page_holds_no_other_seats_cards(kems: dict[str, Any], artifacts: Path) -> None:
     page, top = kems["page_obj"], kems["sit"].top
     geo = top.geometry
-    wait(lambda: len(rack(page)) == 4 and all(top.piece_at(c) for c in geo.kems_slots), 30, "the deal")
+    wait(
+        lambda: len(rack(page)) == 4
+        and all(top.piece_at(c) for c in geo.kems_slots)
+        and not top.held("computer"),
+        30,
+        "the deal",
+    )
     # cards seat 0 has never been allowed to see: never on a slot, never on its rack
     seen = {
         str(top.registry.piece(st.uid))
@@ -57,7 +63,7 @@ def test_phone_seated_page_holds_no_other_seats_cards(kems: dict[str, Any], arti
         if st.action == "place" and (st.cell in geo.kems_slots or geo.cells[st.cell].seat == 0)
     }
     secret = set(top.pieces) - seen
-    assert len(secret) >= 20  # 12 on the other racks + 12 in the stock, less a few swaps
+    assert len(secret) >= 8, secret  # the other racks and the stock, less what refreshes showed
     html = page.content()
     for p in secret:
         assert f'"{p}"' not in html, p
