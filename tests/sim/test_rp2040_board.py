@@ -151,6 +151,7 @@ def test_an_led_frame_comes_back_from_the_decoded_strip(rig: dict) -> None:
     vt = rig["vt"]
     board = _board(rig)
     frame = [(255, 0, 0), (0, 128, 0), (0, 0, 64), (1, 2, 3), (0, 0, 0), (10, 20, 30), (255, 255, 255), (7, 0, 7)]
+    assert board.path is not None
     with BoardClient(board.path, timeout=2.0) as c:
         c.hello(retries=5)
         c.leds(frame)
@@ -188,6 +189,7 @@ def test_a_deploy_cut_mid_way_leaves_the_previous_firmware_running(rig: dict) ->
             cut.set()
             vt.unplug(1)  # the cable comes out while files are being written
 
+    assert board.path is not None
     with pytest.raises(dp.DeployError):
         dp.deploy(board.path, payload, progress=progress, confirm_timeout=10.0)
     assert cut.is_set()

@@ -268,12 +268,24 @@ def confirm(port: str, payload: Payload, timeout: float, client_factory: Callabl
     while time.monotonic() < deadline:
         try:
             port = wait_for_port(port, max(0.5, deadline - time.monotonic()), serial_number)
+            # One client for as long as the port stays: its sequence numbers keep
+            # counting, so late answers to earlier HELLOs (a board still booting,
+            # or an emulated one running slower than real time) are recognised
+            # as late instead of answering a new client's first questions.
             with client_factory(port) as c:
-                ident = c.hello(timeout=0.5, retries=1)
-                files = c.files()
-            if _matches(payload, ident, files):
-                return ident
-            last = f"it runs firmware {ident.fw_version} with config {ident.config_hash.hex()} and other files"
+                while time.monotonic() < deadline:
+                    try:
+                        ident = c.hello(timeout=HELLO_TIMEOUT, retries=0)
+                        files = c.files()
+                    except BoardError as exc:
+                        last = str(exc)
+                        if not os.path.exists(port):
+                            break  # it went away (the reset): find it again
+                        continue
+                    if _matches(payload, ident, files):
+                        return ident
+                    last = f"it runs firmware {ident.fw_version} with config {ident.config_hash.hex()} and other files"
+                    time.sleep(0.2)
         except BoardError as exc:
             last = str(exc)
         except DeployError as exc:

@@ -357,6 +357,13 @@ class Rp2040Board:
                 self._spawn()
         self._wake()
 
+    def set_faults(self, plan: FaultPlan) -> None:
+        """Apply link faults from now on (e.g. once the firmware is deployed)."""
+        with self._lock:
+            self.plan = plan
+            self._to_host = plan.byte_faults(self.board_id, "to_host", self._generation)
+            self._to_board = plan.byte_faults(self.board_id, "to_board", self._generation)
+
     def leds(self) -> list[RGB]:
         """What the strip shows now (decoded from the data line)."""
         return list(self._leds)

@@ -47,12 +47,14 @@ class Rp2040Bench:
 
 
 def rp2040_table(geometry, *, seed: int = 0, faults=None, state_dir: Path | None = None,  # noqa: ANN001
-                 fresh: bool = False, link_dir: Path | None = None, on_path=None):  # noqa: ANN001, ANN201
+                 fresh: bool = False, link_dir: Path | None = None, on_path=None,  # noqa: ANN001
+                 stable_links: bool | None = None):  # noqa: ANN201
     """A VirtualTable whose boards are emulated RP2040s (same world API)."""
     from tablesense.sim.virtual_table import VirtualTable
 
     factory = functools.partial(Rp2040Board, state_dir=state_dir, fresh=fresh)
-    return VirtualTable(geometry, seed=seed, faults=faults, link_dir=link_dir, stable_links=link_dir is not None,
+    stable = link_dir is not None if stable_links is None else stable_links
+    return VirtualTable(geometry, seed=seed, faults=faults, link_dir=link_dir, stable_links=stable,
                         on_path=on_path, board_class=cast(Any, factory))
 
 
