@@ -31,7 +31,7 @@ from tablesense.table.geometry import TableGeometry
 @contextmanager
 def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
     """`demo --sit 0` in a thread; yields its table top, display and page URLs."""
-    cfg = DemoConfig(port=0, sit=(0,), **kw)
+    cfg = DemoConfig(port=0, **{"sit": (0,), **kw})
     got: dict[str, Any] = {}
     ready = threading.Event()
     stop = threading.Event()

@@ -62,7 +62,28 @@
     return !OPEN && SEAT !== null && cell.zone === "rack" && cell.seat === SEAT;
   }
 
+  /* A seated person sees the table from their chair: turn the geometry by a
+   * quarter turn at a time until their rack is at the bottom (south). */
+  function turnToSeat() {
+    if (OPEN || SEAT === null) return;
+    const own = layout.cells.filter((c) => c.zone === "rack" && c.seat === SEAT);
+    if (!own.length) return;
+    const xs = layout.cells.map((c) => c.x), ys = layout.cells.map((c) => c.y);
+    const cx = (Math.min(...xs) + Math.max(...xs)) / 2, cy = (Math.min(...ys) + Math.max(...ys)) / 2;
+    const mx = own.reduce((a, c) => a + c.x, 0) / own.length - cx;
+    const my = own.reduce((a, c) => a + c.y, 0) / own.length - cy;
+    const quarter = Math.round((-Math.PI / 2 - Math.atan2(my, mx)) / (Math.PI / 2));
+    const k = ((quarter % 4) + 4) % 4;
+    if (!k) return;
+    for (const c of layout.cells) {
+      let x = c.x - cx, y = c.y - cy;
+      for (let i = 0; i < k; i++) [x, y] = [-y, x];  // a quarter turn anticlockwise
+      c.x = x + cx; c.y = y + cy;
+    }
+  }
+
   function prepare() {
+    turnToSeat();
     const byZone = {};
     for (const c of layout.cells) {
       const key = c.zone + ":" + (c.seat === null ? "" : c.seat);
