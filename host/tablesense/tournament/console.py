@@ -26,6 +26,7 @@ from sqlalchemy import select
 from . import kway
 from . import pairing as pr
 from .db import Entrant, Match, Round
+from .live import LiveBoard
 from .service import Director, DirectorError, _append_audit
 
 OPEN_STATUSES = ("reported", "disputed")
@@ -164,8 +165,26 @@ def final_result(director: Director) -> dict[str, Any] | None:
 # ---------------------------------------------------------------- live state
 
 
-def console_state(director: Director, now: float | None = None) -> dict[str, Any]:
-    """The round in progress as the console shows it: tables, matches, what can be done."""
+def console_state(director: Director, now: float | None = None, live: LiveBoard | None = None) -> dict[str, Any]:
+    """The round in progress as the console shows it: tables, matches, what can be done.
+
+    With ``live`` (the tables' relayed progress) a table in play shows its hand and score."""
+    cur, rows, matches, names = table_rows(director, now, live)
+    ps = pair_status(director)
+    return {
+        "round": cur,
+        "tables": rows,
+        "matches": [_match_json(m, names) for m in matches],
+        "pair": ps.to_json(),
+        "final": final_result(director),
+        "counts": {s: sum(1 for m in matches if _status(m) == s) for s in ("pending", "reported", "disputed", "confirmed")},
+    }
+
+
+def table_rows(
+    director: Director, now: float | None = None, live: LiveBoard | None = None
+) -> tuple[int, list[dict[str, Any]], list[Match], dict[int, str]]:
+    """Each table of the round in progress: its state, its match, its live progress, when last heard."""
     now = time.time() if now is None else now
     cur = director.current_round_no()
     names = {e.id: e.name for e in director.entrants()}
@@ -184,7 +203,15 @@ def console_state(director: Director, now: float | None = None) -> dict[str, Any
         open_m = next((m for m in ms if not m.confirmed), None)
         shown = open_m or (ms[-1] if ms else None)
         state = _table_state(t.online if t else False, number in quiet, shown)
+        progress = live.get(number) if live is not None else None
+        if progress is not None and (shown is None or progress.get("match") != shown.id):
+            progress = None  # an older match's progress
+        if progress is not None:
+            seen = max(seen, float(progress.get("received", 0.0)))
         rows.append({
+            "live": None if progress is None else {
+                "hand": progress.get("hand"), "scores": progress.get("scores"), "counts": progress.get("counts"),
+                "ts": progress.get("ts")},
             "table": number,
             "online": bool(t and t.online),
             "quiet": number in quiet,
@@ -192,15 +219,7 @@ def console_state(director: Director, now: float | None = None) -> dict[str, Any
             "last_heard_s": round(now - seen, 1) if seen else None,
             "match": _match_json(shown, names) if shown else None,
         })
-    ps = pair_status(director)
-    return {
-        "round": cur,
-        "tables": rows,
-        "matches": [_match_json(m, names) for m in matches],
-        "pair": ps.to_json(),
-        "final": final_result(director),
-        "counts": {s: sum(1 for m in matches if _status(m) == s) for s in ("pending", "reported", "disputed", "confirmed")},
-    }
+    return cur, rows, matches, names
 
 
 def _status(m: Match) -> str:
@@ -275,7 +294,7 @@ def serve_banner(director: Director, host: str, port: int, broker: str | None) -
     ]
     base = urls[0]
     for path, what in (("/standings", "standings"), ("/pairings", "pairings"), ("/crosstable", "crosstable"),
-                       ("/show", "projector (cycles pairings and standings)"), ("/director", "director's console (login)")):
+                       ("/show", "projector (cycles pairings and standings)"), ("/live", "live tables for spectators"), ("/director", "director's console (login)")):
         lines.append(f"  {base}{path}  {what}")
     for other in urls[1:]:
         lines.append(f"  also at {other}")

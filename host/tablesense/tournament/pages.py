@@ -41,6 +41,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from . import console as cons
+from .live import LiveBoard
 from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
 from .service import Director
 
@@ -61,16 +62,51 @@ def add_club_pages(
     act: Callable[[Request, str, Callable[[], str]], RedirectResponse],
     on_change: Callable[[], None] | None = None,
     live_interval_s: float = 0.5,
+    live: LiveBoard | None = None,
 ) -> None:
-    """Add the club pages and the live console to the director's ``app``."""
+    """Add the club pages and the live console to the director's ``app``.
+
+    ``live``: the tables' relayed progress (``live.LiveRelay``), shown on the
+    console and on ``/live`` for spectators."""
     if DISPLAY_STATIC.is_dir():
         app.mount("/display-static", StaticFiles(directory=str(DISPLAY_STATIC)), name="display-static")
     app.mount("/club-static", StaticFiles(directory=str(CLUB_STATIC)), name="club-static")
     env = templates.env
     env.globals.update(
         fmt=fmt_num, label=label, tiebreak_help=TIEBREAK_HELP, standings_rows=standings_rows,
-        club=lambda: club_view(director), console=lambda: cons.console_state(director),
+        club=lambda: club_view(director), console=lambda: cons.console_state(director, live=live),
     )
+
+    @app.get("/api/live")
+    async def api_live() -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(live_view, director, live))
+
+    @app.get("/live/events")
+    async def live_events(request: Request) -> Response:
+        """Server-Sent Events: every table's progress, pushed within 0.1 s of a change."""
+
+        async def stream() -> AsyncIterator[str]:
+            seen = -1
+            beat = time.monotonic()
+            yield "retry: 2000\n\n"
+            while not await request.is_disconnected():
+                version = live.version if live is not None else 0
+                if version != seen:
+                    seen = version
+                    rows = await run_in_threadpool(live_view, director, live)
+                    yield f"event: live\ndata: {json.dumps(rows)}\n\n"
+                    beat = time.monotonic()
+                elif time.monotonic() - beat > 15:
+                    yield ": still here\n\n"
+                    beat = time.monotonic()
+                await asyncio.sleep(0.1)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    @app.get("/live", response_class=HTMLResponse)
+    def live_page(request: Request) -> Response:
+        return templates.TemplateResponse(request, "live.html", {"request": request, "tables": live_view(director, live)})
 
     @app.get("/api/club")
     async def api_club() -> JSONResponse:
@@ -94,7 +130,7 @@ def add_club_pages(
         })
 
     @app.get("/director/live")
-    async def live(request: Request) -> Response:
+    async def live_console(request: Request) -> Response:
         need_login(request)
 
         async def stream() -> AsyncIterator[str]:
@@ -102,7 +138,7 @@ def add_club_pages(
             beat = time.monotonic()
             yield "retry: 2000\n\n"
             while not await request.is_disconnected():
-                state = await run_in_threadpool(cons.console_state, director)
+                state = await run_in_threadpool(lambda: cons.console_state(director, live=live))
                 state.pop("now", None)
                 body = json.dumps(_stable(state), sort_keys=True)
                 if body != last:
@@ -184,3 +220,20 @@ def club_view(director: Director) -> dict[str, Any]:
         "final": fin,
     }
 
+
+def live_view(director: Director, live: LiveBoard | None) -> list[dict[str, Any]]:
+    """Every table of the round in progress for spectators: who plays, hand, scores (public only)."""
+    _cur, rows, _matches, _names = cons.table_rows(director, live=live)
+    out = []
+    for row in rows:
+        m = row["match"]
+        out.append({
+            "table": row["table"], "state": row["state"],
+            "names": m["names"] if m else [],
+            "hand": row["live"]["hand"] if row["live"] else None,
+            "scores": row["live"]["scores"] if row["live"] else (m["score"] if m else None),
+            "counts": row["live"]["counts"] if row["live"] else None,
+            "ts": row["live"]["ts"] if row["live"] else None,
+            "last_heard_s": row["last_heard_s"],
+        })
+    return out

@@ -30,6 +30,8 @@ import paho.mqtt.client as mqtt
 
 from . import protocol as proto
 from .bridge import BrokerURL, make_client
+from .live import live_topic
+from .live import progress as live_progress
 from .security import TableKey, digest
 
 log = logging.getLogger(__name__)
@@ -174,6 +176,7 @@ class HeadlessTable:
         self._starts = 0
         self._due: dict[str, tuple[float, float]] = {}  # key -> (next send, current interval)
         self.max_resend_interval = 8.0
+        self._live_at = 0.0
 
     # --------------------------------------------------------------- life
 
@@ -312,6 +315,17 @@ class HeadlessTable:
         self._due[key] = (time.monotonic() + self.resend_interval, self.resend_interval * 2)
         self._publish_pending_one(signed)
         return key
+
+    def _publish_live(self, hand: int, scores: Any, counts: Any, *, force: bool = False, state: str = "playing") -> None:
+        """The table's public progress for the director's console and spectators (tournament.live):
+        QoS 0, outside the outbox, at most five a second unless ``force`` (a hand's end)."""
+        c = self._client
+        now = time.monotonic()
+        if c is None or not c.is_connected() or (not force and now - self._live_at < 0.2):
+            return
+        self._live_at = now
+        body = live_progress(self.display.get("round"), self.display.get("match"), hand, scores, counts, state)
+        c.publish(live_topic(self.number), json.dumps(body), qos=0)
 
     def _publish_pending_one(self, signed: dict[str, Any]) -> None:
         c = self._client
@@ -454,11 +468,14 @@ class HeadlessTable:
                         raise Crashed()
                     seat = hand.to_play
                     hand.play(players[seat].choose(hand, seat, rng))
+                    self._publish_live(len(match.hands) + 1, match.score, [hand.count(s) for s in range(hand.seats)])
                     if self.on_move is not None:
                         self.on_move(self)
                     if self.move_delay:
                         time.sleep(self.move_delay)
                 match.finish_hand()
+                self._publish_live(len(match.hands), match.score, None, force=True,
+                                   state="finished" if match.is_over else "playing")
                 rec = match.to_record()
                 rec["x-complete"] = bool(match.is_over)
                 games[gi] = rec
@@ -495,6 +512,8 @@ class HeadlessTable:
             rnd = match.new_round(rng)
             if play_round(rnd, players, rng):
                 match.finish_round()
+                self._publish_live(len(match.rounds), match.score, None, force=True,
+                                   state="finished" if match.is_over else "playing")
                 rec = match.to_record()
                 rec["x-complete"] = bool(match.is_over)
                 games[gi] = rec

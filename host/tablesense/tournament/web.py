@@ -64,6 +64,7 @@ def create_app(
     secure_cookies: bool = False,
     session_max_age: int = SESSION_MAX_AGE,
     login_delay_s: float = 0.5,
+    live: Any = None,
 ) -> FastAPI:
     """The director's app for one event.
 
@@ -251,7 +252,7 @@ def create_app(
     # The projector, the paged audit log, the live console and its confirm actions.
     from .pages import add_club_pages
 
-    add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired)
+    add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired, live=live)
     return app
 
 

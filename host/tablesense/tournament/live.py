@@ -1,0 +1,128 @@
+"""Live progress from the tables: what each table's display shows, relayed to the director.
+
+A table publishes a small public progress message on its own ``live`` topic
+(``tablesense/tables/table-N/live``) at the start of a match and after every
+hand: round, match, hand number, the match score, and the pieces each seat
+holds (counts only: never a hidden piece). It is QoS 0, not signed and not
+journalled, and it never goes through the outbox: live view and results
+travel separately, so a lost or forged live message can only make a page
+briefly wrong, never touch a result.
+
+The director keeps the latest message per table (:class:`LiveBoard`, fed by
+its own MQTT subscription, :class:`LiveRelay`); the console shows "playing
+hand 3 · 45–30" from it and ``/live`` shows every table to spectators.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import Any
+
+from .protocol import TOPIC_ROOT, table_from_topic
+
+log = logging.getLogger(__name__)
+
+#: A live message is a few hundred bytes; anything longer is dropped unread.
+MAX_LIVE_BYTES = 4096
+LIVE_TOPIC_FILTER = f"{TOPIC_ROOT}/tables/+/live"
+
+
+def live_topic(table: int) -> str:
+    return f"{TOPIC_ROOT}/tables/table-{table}/live"
+
+
+def progress(round_no: Any, match: Any, hand: int, scores: Any, counts: Any = None, state: str = "playing") -> dict[str, Any]:
+    """The public progress message of a table (see the module docstring)."""
+    body: dict[str, Any] = {"round": round_no, "match": match, "hand": int(hand), "state": state,
+                            "scores": [_num(x) for x in scores], "ts": time.time()}
+    if counts is not None:
+        body["counts"] = [int(c) for c in counts]
+    return body
+
+
+def _num(x: Any) -> int | float:
+    v = float(x)
+    return int(v) if v.is_integer() else v
+
+
+class LiveBoard:
+    """The latest progress of each table (thread-safe; in memory only)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._latest: dict[int, dict[str, Any]] = {}
+        self.dropped = 0
+        self.version = 0
+        """Grows by one with every stored message (pages push when it changes)."""
+
+    def update(self, table: int, payload: bytes, now: float | None = None) -> bool:
+        """Keep ``payload`` as table ``table``'s progress when it is a well-formed live message."""
+        if len(payload) > MAX_LIVE_BYTES:
+            self.dropped += 1
+            return False
+        try:
+            data = json.loads(payload)
+            ok = (isinstance(data, dict) and isinstance(data.get("hand"), int) and isinstance(data.get("scores"), list)
+                  and len(data["scores"]) <= 8 and all(isinstance(x, int | float) for x in data["scores"]))
+        except ValueError:
+            ok = False
+        if not ok:
+            self.dropped += 1
+            return False
+        entry = {k: data[k] for k in ("round", "match", "hand", "state", "scores", "counts", "ts") if k in data}
+        entry["received"] = time.time() if now is None else now
+        with self._lock:
+            self._latest[table] = entry
+            self.version += 1
+        return True
+
+    def get(self, table: int) -> dict[str, Any] | None:
+        with self._lock:
+            e = self._latest.get(table)
+            return dict(e) if e is not None else None
+
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        with self._lock:
+            return {t: dict(e) for t, e in self._latest.items()}
+
+
+class LiveRelay:
+    """Subscribes to every table's live topic on the director's broker and fills a :class:`LiveBoard`.
+
+    Its own connection (client id ``…-live``), so the result bridge's queue
+    never waits behind live traffic.
+    """
+
+    def __init__(self, broker: Any, board: LiveBoard | None = None, *, client_id: str = "tablesense-director-live") -> None:
+        from .bridge import make_client
+
+        self.board = board or LiveBoard()
+        self.broker = broker
+        self._client = make_client(client_id, broker, clean=True)
+        self._client.on_connect = self._on_connect
+        self._client.on_message = self._on_message
+        self.connected = threading.Event()
+
+    def start(self) -> LiveRelay:
+        self._client.connect_async(self.broker.host, self.broker.port, keepalive=5)
+        self._client.loop_start()
+        return self
+
+    def stop(self) -> None:
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    def _on_connect(self, client: Any, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
+        if getattr(rc, "is_failure", False):
+            log.warning("live relay: broker refused the connection: %s", rc)
+            return
+        client.subscribe(LIVE_TOPIC_FILTER, 0)
+        self.connected.set()
+
+    def _on_message(self, _client: Any, _ud: Any, msg: Any) -> None:
+        table = table_from_topic(msg.topic)
+        if table is not None:
+            self.board.update(table, bytes(msg.payload))
