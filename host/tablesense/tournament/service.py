@@ -128,6 +128,7 @@ class Director:
         self._last_seen: dict[int, float] = {}
         self._verified: tuple[int, str] = (0, "0" * 64)  # audit chain checked up to (id, hash)
         self._full_checked = -FULL_CHECK_S  # monotonic time of the last full check
+        self._verify_lock = threading.Lock()
         self._budget: dict[str, list[float]] = {}  # source -> [window start, written, suppressed, bytes]
         with db.session() as s:
             if s.get(Event, event_id) is None:
@@ -826,8 +827,8 @@ class Director:
         entries are hashed, so a page costs a few rows, not the whole log.
         Someone who drops that protection to edit an old row is caught by the
         full check: ``full``, the first check of a director, and one every
-        ``FULL_CHECK_S`` seconds."""
-        with self._lock:
+        ``FULL_CHECK_S`` seconds. Its own lock: a long check never holds up ingestion."""
+        with self._verify_lock:
             if time.monotonic() - self._full_checked >= FULL_CHECK_S:
                 full = True
             upto, prev = (0, "0" * 64) if full else self._verified
