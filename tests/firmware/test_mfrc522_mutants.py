@@ -33,6 +33,7 @@ class ScriptedChip:
         self.respond = respond
         self.selected = False
         self.fail = False
+        self.read_budget = 5000  # a driver loop that never ends fails here instead of hanging
 
     # the chip select
     def value(self, v: int) -> None:
@@ -78,6 +79,8 @@ class ScriptedChip:
         assert w[-1] == 0, "a read ends with 0x00"
 
     def read(self, reg: int) -> int:
+        self.read_budget -= 1
+        assert self.read_budget > 0, "the driver polls without end"
         if reg == drv.FIFODataReg:
             return self.fifo_out.pop(0) if self.fifo_out else 0
         seq = self.reads.get(reg)
@@ -139,6 +142,9 @@ def test_set_and_clear_bits() -> None:
     assert chip.regs[drv.TxControlReg] == 0x82
     r.clear_bits(drv.TxControlReg, 0x102)
     assert chip.regs[drv.TxControlReg] == 0x80
+    chip.regs[drv.TxControlReg] = 0x81
+    r.clear_bits(drv.TxControlReg, 0x02)  # only the bits asked for: bit 0 stays
+    assert chip.regs[drv.TxControlReg] == 0x81
 
 
 def test_init_programs_the_chip_as_the_datasheet_says() -> None:
@@ -459,3 +465,23 @@ def test_iso_constants() -> None:
     assert (drv.CASCADE_TAG, drv.SAK_CASCADE) == (0x88, 0x04)
     assert drv.crc_a(b"") == 0x6363
     assert drv.crc_a(b"\x93\x70", 0) != drv.crc_a(b"\x93\x70")
+
+
+def test_other_div_irq_bits_are_not_the_crc_done() -> None:
+    chip, r = make(max_polls=5)
+    chip.reads[drv.DivIrqReg] = [0x80 | 0x10 | 0x02]  # Set2, MfinActIRq, bit 1: not CRCIRq
+    assert r.calc_crc(b"\x01") is None
+
+
+@pytest.mark.parametrize("bound", [0, 1, 300])
+def test_the_poll_bound_is_exact_for_any_size(bound: int) -> None:
+    chip, r = make(lambda frame: (0, 0, b""), max_polls=bound)
+    assert r.transceive(b"\x26", 7) == (drv.ERR_TIMEOUT, b"")
+    assert r.polls == bound
+    assert chip.written(drv.CommandReg)[-1] == drv.CMD_IDLE
+
+
+def test_an_empty_fifo_write_sends_only_the_address() -> None:
+    chip, r = make()
+    r.write_fifo(b"")
+    assert chip.transfers[-1] == bytes([drv.FIFODataReg << 1])
