@@ -109,6 +109,24 @@ def test_lift_and_lay_are_two_world_changes_and_a_held_piece_is_on_no_reader(
     top.place("left-1", reg.uid_of(other))
     assert top.piece_at("left-1") == other and top.touched[other] == COMPUTER
     assert geometry.seats[1].rack[0] not in table.tags()
+    # where the computer deals, the stock is not a person's to draw from
+    top.dealer = COMPUTER
+    with pytest.raises(HandError, match="computer deals"):
+        top.lift("seat:0", from_stock=True)
+
+
+def test_laying_pieces_one_by_one_from_the_stock(table: VirtualTable, geometry: TableGeometry) -> None:
+    reg = TagRegistry.virtual(3)
+    top = TableTop(table, geometry, reg, seed=3)
+    assert len(top.stock()) == 28 and table.tags() == {}
+    for cell in geometry.seats[0].rack[:7]:
+        piece = top.lift("seat:0", from_stock=True)
+        assert top.view(1)["air"] == [{"hand": "seat:0", "piece": "hidden", "mine": False}]
+        top.lay("seat:0", piece, cell)
+    assert len(top.stock()) == 21 and len(table.tags()) == 7
+    back = top.lift("seat:0", geometry.seats[0].rack[0])
+    top.lay("seat:0", back, None)  # back on the stock, off the table
+    assert len(top.stock()) == 22 and back in top.stock()
 
 
 def test_buttons_press_and_release_the_seat_header_and_turn_leds_read_it(

@@ -174,6 +174,8 @@ class TableTop:
         """Take the piece off ``cell`` (or the top of the stock) into ``hand``."""
         with self._lock:
             if from_stock:
+                if self.dealer == COMPUTER and hand != OPEN:
+                    raise HandError("the computer deals at this table: the stock is its")
                 self._sync_stock()
                 if not self._stock:
                     raise HandError("the stock is empty")

@@ -108,7 +108,8 @@ def _who(top: Any, seat: str | None, open_: str | None) -> tuple[int | None, boo
 
 
 def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRouter:
-    """Routes of the table-top page for ``top`` (a TableTop)."""
+    """Routes of the table-top page for ``top`` (a TableTop). The hands' calls
+    run off the event loop: a lift waits for the board's firmware step."""
     router = APIRouter()
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     errors: tuple[type[BaseException], ...] = (ValueError, KeyError)
@@ -174,7 +175,9 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
         data = await body(request)
         try:
             hand = hand_for(data)
-            piece = top.lift(hand, data.get("cell"), from_stock=bool(data.get("stock")))
+            piece = await asyncio.to_thread(
+                top.lift, hand, data.get("cell"), from_stock=bool(data.get("stock"))
+            )
         except errors as exc:
             return fail(exc)
         return JSONResponse({"ok": True, "piece": piece})
@@ -184,7 +187,7 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
         data = await body(request)
         try:
             hand = hand_for(data)
-            top.lay(hand, str(data.get("piece")), data.get("cell"))
+            await asyncio.to_thread(top.lay, hand, str(data.get("piece")), data.get("cell"))
         except errors as exc:
             return fail(exc)
         return JSONResponse({"ok": True})
@@ -197,7 +200,7 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
             seat = int(data.get("button_seat", data.get("seat", -1)))
             if hand != "open" and hand != f"seat:{seat}":
                 raise ValueError("that is another seat's button")
-            top.press(seat, str(data.get("kind")))
+            await asyncio.to_thread(top.press, seat, str(data.get("kind")))
         except (*errors, TypeError) as exc:
             return fail(exc)
         return JSONResponse({"ok": True})
@@ -209,7 +212,7 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
             hand_for(data)
             if getattr(top, "dealer", None) == "computer":
                 raise ValueError("the computer deals at this table")
-            top.deal()
+            await asyncio.to_thread(top.deal)
         except errors as exc:
             return fail(exc)
         return JSONResponse({"ok": True})

@@ -410,7 +410,7 @@
     stock.dataset.stock = String(st.stock);
     stock.querySelector(".count").textContent = st.stock ? st.stock + " off the table" : "";
     stock.hidden = !st.stock && !(layout.game === "kems");
-    stock.classList.toggle("grab", st.stock > 0 && (OPEN || SEAT !== null));
+    stock.classList.toggle("grab", st.stock > 0 && (OPEN || (SEAT !== null && layout.dealer !== "computer")));
     // The referee's banner (the display's message).
     // It keeps its place when empty: nothing moves under a finger mid-drag.
     const msg = $("#message");
