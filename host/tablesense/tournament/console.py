@@ -208,6 +208,8 @@ def table_rows(
             progress = None  # an older match's progress
         if progress is not None:
             seen = max(seen, float(progress.get("received", 0.0)))
+        elif live is not None and state == "playing":
+            state = "waiting"  # relayed tables say when they play; this one has not started its match yet
         rows.append({
             "live": None if progress is None else {
                 "hand": progress.get("hand"), "scores": progress.get("scores"), "counts": progress.get("counts"),
