@@ -475,6 +475,7 @@ def test_web_forms_answer_bad_input_with_the_form_and_a_message(db_url: str, for
     r = c.post(url, data={**data, "csrf": token}, follow_redirects=True)
     assert r.status_code == 200 and message in r.text
     assert len(d.entrants()) == 4
+    assert [a["detail"]["path"] for a in d.audit_log() if a["action"] == "form-refused"] == [url]
 
 
 # ------------------------------------------------------------------ CSV and durability

@@ -195,6 +195,11 @@ def create_app(
                 last_seen=director.last_seen)
         return templates.TemplateResponse(request, "director.html", c)
 
+    def refused(request: Request, reason: str) -> None:
+        """A refused form is audited (within the address's budget), its reason cut short."""
+        addr = request.client.host if request.client else "?"
+        director.audit_limited(f"web:{addr}", "form-refused", reason[:200], path=request.url.path)
+
     def act(request: Request, token: str, fn: Callable[[], str]) -> RedirectResponse:
         need_login(request)
         check_csrf(request, token)
@@ -203,8 +208,10 @@ def create_app(
         try:
             msg = fn()
         except (DirectorError, ValueError, OverflowError) as exc:
+            refused(request, str(exc))
             return RedirectResponse(f"/director?error={_q(str(exc))}", status_code=303)
         except SQLAlchemyError as exc:  # never a 500: the form again, with what went wrong
+            refused(request, str(exc).splitlines()[0])
             return RedirectResponse(f"/director?error={_q('the database refused it: ' + str(exc).splitlines()[0])}", status_code=303)
         return RedirectResponse(f"/director?message={_q(msg)}", status_code=303)
 
