@@ -119,14 +119,13 @@ def add_club_pages(
     @app.get("/audit", response_class=HTMLResponse)
     def audit(request: Request, page: int = 1) -> Response:
         need_login(request)
-        entries = director.audit_log()
-        pages = max(1, -(-len(entries) // AUDIT_PAGE))
+        total = director.audit_count()  # a page reads only its 50 entries, never the whole log
+        pages = max(1, -(-total // AUDIT_PAGE))
         page = min(max(page, 1), pages)
-        newest = list(reversed(entries))
-        shown = newest[(page - 1) * AUDIT_PAGE: page * AUDIT_PAGE]
+        shown = list(reversed(director.audit_log(last=AUDIT_PAGE, skip=(page - 1) * AUDIT_PAGE)))
         return templates.TemplateResponse(request, "audit.html", {
             "request": request, "view": club_view(director), "entries": shown, "page": page, "pages": pages,
-            "total": len(entries), "chain_ok": director.verify_audit_chain(), "logged_in": True,
+            "total": total, "chain_ok": director.verify_audit_chain(), "logged_in": True,
         })
 
     @app.get("/director/live")

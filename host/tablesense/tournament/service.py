@@ -803,13 +803,19 @@ class Director:
                 "before": before, "after": {"score": list(score), "winner": winner},
             })
 
-    def audit_log(self, last: int | None = None) -> list[dict[str, Any]]:
+    def audit_count(self) -> int:
+        """How many entries the audit log has (a COUNT, for paging)."""
+        with self.db.session() as s:
+            return int(s.scalar(select(func.count(AuditEntry.id)).where(AuditEntry.event_id == self.event_id)) or 0)
+
+    def audit_log(self, last: int | None = None, skip: int = 0) -> list[dict[str, Any]]:
         """The audit log in order; ``last`` keeps only the newest entries (what a
-        page shows), read with a LIMIT so a page never loads the whole log."""
+        page shows; ``skip`` newer ones passed over first), read with a LIMIT so a
+        page never loads the whole log."""
         with self.db.session() as s:
             q = select(AuditEntry).where(AuditEntry.event_id == self.event_id)
             if last is not None:
-                rows = list(s.scalars(q.order_by(AuditEntry.id.desc()).limit(last)))[::-1]
+                rows = list(s.scalars(q.order_by(AuditEntry.id.desc()).offset(skip).limit(last)))[::-1]
             else:
                 rows = list(s.scalars(q.order_by(AuditEntry.id)))
             return [
