@@ -120,3 +120,53 @@ def test_sigkill_soak(tmp_path: Path, seed: int) -> None:
     record, killed = run_with_kills(tmp_path, seed, 3, 8, random.Random(seed))
     assert killed >= 3
     assert record == reference
+
+
+def test_a_demo_resumed_after_a_crash_with_link_faults_goes_on_in_seconds(tmp_path: Path) -> None:
+    """Issue 13: the virtual table restarts empty after a crash. The demo's
+    hands lay the resumed hand out at once (a ``setup`` suggestion for the
+    whole layout) instead of being asked back one piece at a time after a
+    long wait each (about 9 minutes for a hand): the first new move comes in
+    seconds."""
+    journal = tmp_path / "faults.sqlite"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [
+        sys.executable, "-m", "tablesense.cli", "demo", "--no-web", "--hands", "1",
+        "--seed", "4", "--link-faults", "0.02", "--journal", str(journal), "--trace",
+        "--timeout", "120",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    assert proc.stdout is not None
+    traced = 0
+    for line in proc.stdout:
+        traced += line.startswith('{"trace"')
+        if traced >= 6:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    before = len(journal_moves(journal))
+    assert before >= 6
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    assert proc.stdout is not None
+    try:
+        import selectors
+
+        first = None
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while first is None and time.monotonic() - start < 40.0:
+            if not sel.select(timeout=0.5):
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith('{"trace"'):
+                first = json.loads(line)
+        waited = time.monotonic() - start
+        assert first is not None and first["index"] == before + 1
+        # start-up, boards online, the table laid out again, one move: seconds
+        assert waited < 40.0, f"the first move after the resume took {waited:.0f} s"
+    finally:
+        proc.kill()
+        proc.communicate(timeout=10)

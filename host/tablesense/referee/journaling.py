@@ -47,6 +47,11 @@ class JournalMixin(RefereeBase):
                 self.phase = "dealing"
         else:
             self.phase = "play"
+            # the table is put back as the journal says (after a power cut
+            # pieces may have moved, the demo's table restarts empty): no
+            # mistake is called until it has stopped moving
+            self.laying_out = True
+            self.changed_at = max(self.changed_at, now)
             if self._hand_over_pending():
                 self.finish_at = now
         self.resumed = True

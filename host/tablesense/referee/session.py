@@ -212,7 +212,9 @@ class Session:
         ref = self.referee
         if ref.deal_mode != "engine" or ref.phase != "play" or ref.hand is None:
             return
-        if ref.hand_no == self._setup_for or ref.accepted_in_hand() > 0:
+        # a resumed match is laid out again too (the demo's virtual table
+        # restarts empty): the whole layout at once, not piece by asked piece
+        if ref.hand_no == self._setup_for or (ref.accepted_in_hand() > 0 and not ref.resumed):
             return
         s = ref.sensed
         if s is None:
