@@ -273,6 +273,9 @@ class DemoConfig:
     """Seats people take on the table-top page (referee/sit.py); the computer plays the rest."""
     open_hands: bool = False
     """With ``sit``: the table-top page may show every piece (teaching mode)."""
+    stay: bool = False
+    """With the page: after the match, keep it up (showing the result) until
+    ``stop`` is set (Ctrl-C), not only for a few seconds."""
     """Print each accepted move as a JSON line on stdout as it is accepted
     (after the journal has it): the crash test's witness."""
 
@@ -494,7 +497,12 @@ def run_demo(
 
         session.run(stop, until=done)
         if referee.match.is_over and cfg.web and not stop.is_set():
-            stop.wait(5.0 / max(cfg.speed, 0.01))
+            if cfg.stay:
+                if log is not None:
+                    log.print("match over: the display page stays up until Ctrl-C")
+                stop.wait()
+            else:
+                stop.wait(5.0 / max(cfg.speed, 0.01))
         record = referee.record(limit=cfg.hands)
         if journal is not None and referee.match.is_over:
             journal.close_match("finished")
