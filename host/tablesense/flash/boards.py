@@ -20,6 +20,23 @@ STATE_FIRMWARE = "tablesense firmware"
 STATE_MICROPYTHON = "MicroPython (no tablesense firmware)"
 STATE_BOOTSEL_RP2040 = "RP2040 boot ROM (BOOTSEL)"
 STATE_BOOTSEL_RP2350 = "RP2350 boot ROM (BOOTSEL)"
+STATE_BUSY = "busy: another program has the port open (tablesense play?)"
+
+
+def port_busy(device: str) -> bool:
+    """True when another program holds ``device`` exclusively (a running
+    ``tablesense play``, a serial monitor): its silence is then no sign of
+    missing firmware, and reflashing would be needless."""
+    import serial
+
+    try:
+        with serial.Serial(device, exclusive=True, timeout=0):
+            return False
+    except serial.SerialException as exc:
+        text = str(exc)
+        return "exclusively lock" in text or "Resource temporarily unavailable" in text
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -65,6 +82,8 @@ def list_boards(
     for device, usb_id, serial, location in ports:
         ident = identify_port(device) if handshake else None
         state = STATE_FIRMWARE if ident is not None else STATE_MICROPYTHON
+        if ident is None and handshake and port_busy(device):
+            state = STATE_BUSY
         seen.append(SeenBoard(state, device, usb_id, serial or (ident.serial if ident else None), location, ident))
     from tablesense.flash.picoboot import find_devices
 
