@@ -20,6 +20,7 @@ from tablesense.games.dominoes import (
     Announce,
     DominoHand,
     DominoMatch,
+    Pass,
     Play,
     Tile,
     move_from_json,
@@ -467,6 +468,11 @@ def test_depois_do_jogo_fechado_qualquer_parceiro_da_dupla_ganhadora_pode_sair()
             trial = nxt.clone()
             trial.play(Play(seat, plain))
             assert trial.opener == seat and trial.to_play == (seat + 1) % 4
+            trial.undo()
+            assert trial.to_play == nxt.to_play
+            assert set(trial.legal_moves()) == set(nxt.legal_moves())
+            with pytest.raises(IllegalPlayError, match="must open"):
+                trial.check(Pass(seat))
             dbl = next((t for t in nxt.hand_of(seat) if t.is_double), None)
             if dbl is not None:
                 with pytest.raises(IllegalPlayError, match="not a double"):

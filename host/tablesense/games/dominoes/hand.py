@@ -388,7 +388,7 @@ class DominoHand:
                 for i in _bits(held & _DOUBLES_MASK):
                     if forced is None or forced.index != i:
                         out.append(_ANNOUNCES[(seat, i)])
-            if seat != self.to_play and seat not in self.opening.others:
+            if seat != self.to_play and seat not in self.openers:
                 return out
             out.extend(_play(seat, i, 0) for i in _bits(self._opening_mask(seat)))
             return out
@@ -482,9 +482,7 @@ class DominoHand:
         if isinstance(m, Announce):
             return self._check_announce(m, held)
         opening = self._left < 0
-        if seat != self.to_play and not (
-            opening and isinstance(m, Play) and seat in self.opening.others
-        ):
+        if seat != self.to_play and not (opening and seat in self.openers):
             if opening and self.opening.others:
                 who = " or ".join(f"seat {s}" for s in self.openers)
                 raise IllegalPlayError(
@@ -691,7 +689,9 @@ class DominoHand:
                         self._left = lp.outer
                     elif lp.end == RIGHT and self._right == -2:
                         self._right = lp.outer
-            self.to_play = m.seat
+            # an opening by another of the openers gives the turn back to the
+            # seat the rule names first, as before the opening
+            self.to_play = m.seat if self._line else self._opener
         elif isinstance(m, Pass):
             self.to_play = m.seat
         elif isinstance(m, Draw):
