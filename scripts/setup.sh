@@ -23,9 +23,18 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
-if [ "$what" = run ] && command -v npm >/dev/null 2>&1 && [ ! -d node_modules/rp2040js ]; then
-  # `run` needs only the production Node.js packages (rp2040js: emulated RP2040 boards)
-  npm ci --omit=dev --no-audit --no-fund --silent
+if [ "$what" = run ]; then
+  # `run` needs the production Node.js packages of every documented command:
+  # rp2040js (emulated RP2040 boards) and the MicroPython WebAssembly port
+  # (`tablesense sim boards --micropython`). Installed again when one is missing
+  # or package.json changed.
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "setup: Node.js (npm) is not installed: 'sim boards --micropython' and the emulated RP2040 boards need it" >&2
+  elif [ ! -f node_modules/@micropython/micropython-webassembly-pyscript/micropython.mjs ] \
+      || [ ! -d node_modules/rp2040js ] \
+      || [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ]; then
+    npm ci --omit=dev --no-audit --no-fund --silent
+  fi
 fi
 
 if [ "$what" = dev ]; then
