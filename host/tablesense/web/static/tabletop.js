@@ -420,9 +420,21 @@
       msg.textContent = st.banner.text;
     } else {
       msg.dataset.level = "";
-      msg.textContent = "\u00a0";
+      msg.textContent = hint(st) || "\u00a0";
     }
     body.dataset.version = String(Number(body.dataset.version) + 1);
+  }
+
+  /* What to do now, in the banner's place while the referee says nothing. */
+  function hint(st) {
+    if (OPEN || SEAT === null) return "";
+    if (layout.game === "kems") {
+      return "Swap: lay a board card on your free rack cell, then one of yours on its slot. Four of a kind? Kems!";
+    }
+    const turn = (st.turn || []).findIndex(Boolean);
+    if (turn === SEAT) return "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass";
+    const who = layout.seats.find((s) => s.index === turn);
+    return who ? who.name + " is playing" : "";
   }
 
   function airNode(a) {
