@@ -367,6 +367,12 @@ def register(app: typer.Typer) -> None:
             help="Computer player: random, greedy, montecarlo (dominoes), tracking (kems). "
             "Default: greedy for dominoes, tracking for kems.",
         ),
+        boards: str = typer.Option(
+            "virtual",
+            "--boards",
+            help="virtual: the firmware on CPython; rp2040: emulated RP2040 boards running MicroPython "
+            "(rp2040js; the firmware is deployed to them first).",
+        ),
         link: str = typer.Option(
             "virtual",
             "--link",
@@ -400,6 +406,8 @@ def register(app: typer.Typer) -> None:
             raise _err(f"unknown game {game!r}: use dominoes or kems")
         if link not in ("virtual", "direct"):
             raise _err("--link is virtual or direct")
+        if boards not in ("virtual", "rp2040"):
+            raise _err("--boards is virtual or rp2040")
         cfg = DemoConfig(
             game=game,
             variant=variant,
@@ -411,13 +419,13 @@ def register(app: typer.Typer) -> None:
             host=host,
             link_faults=link_faults,
             link=link,
+            boards=boards,
             seats=seats,
             journal=str(journal) if journal else None,
             player=player,
             world_file=str(world_file) if world_file else None,
             timeout=timeout,
             trace=trace,
-            stay=web and hands is None,
             open_hands=open_hands,
         )
         if sit is not None:

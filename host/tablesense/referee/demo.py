@@ -269,6 +269,9 @@ class DemoConfig:
     trace: bool = False
     fast: bool | None = None
     """No pacing (None: when there is no page and a number of hands)."""
+    boards: str = "virtual"
+    """With ``link="virtual"``: "virtual" (the firmware on CPython) or "rp2040"
+    (emulated RP2040 boards running MicroPython; the firmware is deployed first)."""
     sit: tuple[int, ...] = ()
     """Seats people take on the table-top page (referee/sit.py); the computer plays the rest."""
     open_hands: bool = False
@@ -374,6 +377,8 @@ def run_demo(
     # arrive and leave (none when direct): faster hands would otherwise be
     # judged half-way through a move (a card read on two cells, a false swap)
     floor = 0.2 if cfg.link == "direct" else 0.5
+    if cfg.boards == "rp2040":
+        floor = 3.0  # an emulated board sweeps ~0.1-0.4x as fast as a real one
     if fast:
         # nobody watches: settle just long enough for the link
         timing = Timing().scaled(floor)
@@ -419,10 +424,17 @@ def run_demo(
         faults = (
             FaultPlan.from_rate(cfg.link_faults, seed=cfg.seed) if cfg.link_faults > 0 else None
         )
-        vtable = VirtualTable(geometry, seed=cfg.seed, faults=faults)
-        paths = vtable.start()
+        options = None
+        if cfg.boards == "rp2040":
+            from tablesense.sim.rp2040.demo import deployed_rp2040_table
+
+            vtable, options = deployed_rp2040_table(geometry, cfg.seed, faults)
+            paths = vtable.device_paths()
+        else:
+            vtable = VirtualTable(geometry, seed=cfg.seed, faults=faults)
+            paths = vtable.start()
         ports = list(vtable.stable_paths().values()) or list(paths.values())
-        link = TableLink(geometry, ports=ports)
+        link = TableLink(geometry, ports=ports, options=options)
         link.start()
         world = vtable
         source = link
@@ -466,7 +478,7 @@ def run_demo(
     server: Any = None
     url: str | None = None
     try:
-        if link is not None and not link.wait_online(20.0):
+        if link is not None and not link.wait_online(120.0 if cfg.boards == "rp2040" else 20.0):
             raise RuntimeError("the virtual boards did not come online in 20 s")
         if cfg.web:
             url, server = serve_display(
