@@ -426,6 +426,7 @@ def register(app: typer.Typer) -> None:
             world_file=str(world_file) if world_file else None,
             timeout=timeout,
             trace=trace,
+            stay=web and hands is None,
             open_hands=open_hands,
         )
         if sit is not None:
