@@ -173,3 +173,46 @@ def test_keyboard_stand_in_answers_every_line() -> None:
     which = key_command(s, "p")
     assert which is not None and "say which seat, 1 to 4" in which
     assert len(s.pressed) == 3
+
+
+def test_the_console_names_the_winning_team() -> None:
+    from tablesense.outputs.events import EventBus
+    from tablesense.referee.console import log_events
+
+    lines: list[str] = []
+
+    class Console:
+        def print(self, text: str, **_: Any) -> None:
+            lines.append(text)
+
+    bus = EventBus()
+    log_events(bus, Console())
+    bus.publish("match_ended", winner=0, score=[52, 10], teams=["South & North", "East & West"])
+    assert "South & North win" in lines[-1] and "team 0" not in lines[-1]
+
+
+def test_kems_texts_write_cards_as_people_do() -> None:
+    from tablesense.games.kems import Swap
+
+    for s in range(2, 40):
+        ref, events, _ = make_referee("kems", "classic", "kems-4", s)
+        if not ref.match.results:
+            break
+    h = Hands(ref)
+    h.settle()
+    give, take = str(ref.hand.hands[0][0]), str(ref.hand.board[0])
+    rack_cell, slot = h.where(give), ref.geometry.kems_slots[0]
+    assert rack_cell is not None
+    h.lift(give)
+    h.lift(take)
+    h.drop(give, slot)
+    h.drop(take, rack_cell)
+    h.settle()
+    assert ref.hand.events[-1] == Swap(0, *(type(ref.hand.board[0]).parse(x) for x in (give, take)))
+    text = kinds(events, "move_accepted")[-1]["text"]
+    signs = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+    def written(c: Any) -> str:
+        return ("10" if str(c)[0] == "T" else str(c)[0]) + signs[str(c)[1]]
+
+    assert text == f"{ref.rules.seat_label(0)} gives {written(give)}, takes {written(take)}"

@@ -40,7 +40,7 @@ def log_events(bus: Any, console: Any) -> None:
             )
         elif ev.kind == "match_ended":
             console.print(
-                f"[bold]match over[/]: winner team {d.get('winner')}, score {d.get('score')}"
+                f"[bold]match over[/]: {winner_name(d)} win, score {d.get('score')}"
             )
         elif (
             ev.kind == "message"
@@ -52,3 +52,12 @@ def log_events(bus: Any, console: Any) -> None:
             console.print(f"  board {d.get('board')}: {d.get('message')}", highlight=False)
 
     bus.add_listener(show)
+
+
+def winner_name(data: dict[str, Any]) -> str:
+    """The winning team by its players' names (never a 0-based number)."""
+    teams = data.get("teams") or []
+    winner = data.get("winner")
+    if isinstance(winner, int) and 0 <= winner < len(teams):
+        return str(teams[winner])
+    return "nobody" if winner is None else f"team {winner + 1}"

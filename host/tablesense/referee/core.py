@@ -315,6 +315,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 winner=self.match.winner,
                 score=[_num(p) for p in self.match.score],
                 record=self.match.to_record(),
+                teams=self.team_names(),
             )
             self._say(f"match over: {self.team_names()[self.match.winner]} win", "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
