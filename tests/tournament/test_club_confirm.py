@@ -158,3 +158,26 @@ def test_checkin_at_the_table_sends_a_wrong_pair_to_its_table(db_url: str) -> No
     status = {e.id: e.status for e in d.entrants()}
     assert status[m1.entrant_a] == status[m1.entrant_b] == "checked_in"
     assert status[m2.entrant_a] == "registered"
+
+
+def test_console_reannounces_the_round(sqlite_url: str) -> None:
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from tablesense.tournament.web import create_app, hash_password
+
+    d, _ = make_event(sqlite_url, n=4, rounds=1)
+    calls: list[int] = []
+    c = TestClient(create_app(d, password_hash=hash_password("club-night-password"), secret_key="k",
+                              on_round_paired=lambda: calls.append(d.current_round_no())))
+    r = c.post("/login", data={"password": "club-night-password"}, follow_redirects=True)
+    m = re.search(r'name="csrf" value="([^"]+)"', r.text)
+    assert m
+    assert "Re-announce" not in r.text  # nothing paired yet
+    c.post("/director/pair", data={"csrf": m.group(1)}, follow_redirects=True)
+    r = c.post("/director/announce", data={"csrf": m.group(1)}, follow_redirects=True)
+    assert "round 1 announced again to every table" in r.text and "Re-announce round 1" in r.text
+    assert calls == [1, 1]
+    assert [a["action"] for a in d.audit_log()][-1] == "round-announced"
+    assert c.post("/director/announce", data={"csrf": "forged"}).status_code == 403

@@ -10,7 +10,8 @@ calls :func:`add_club_pages`, which adds:
 - ``/director/live`` — Server-Sent Events: the console's state
   (:func:`console.console_state`) pushed whenever it changes (login);
 - ``/director/confirm`` and ``/director/confirm-all`` — the ``director``
-  confirmation mode's actions, in place on the console;
+  confirmation mode's actions, in place on the console; ``/director/announce``
+  publishes the round's assignments again (a table that was switched off);
 - ``/display-static/…`` — the table display's own stylesheet, served from
   the display's folder so the pages share one visual language (nothing
   copied), and ``/club-static/…`` — the pages' additions.
@@ -43,7 +44,7 @@ from fastapi.templating import Jinja2Templates
 from . import console as cons
 from .live import LiveBoard
 from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
-from .service import Director
+from .service import Director, DirectorError
 
 HERE = Path(__file__).resolve().parent
 CLUB_STATIC = HERE / "static"
@@ -159,6 +160,16 @@ def add_club_pages(
             if on_change is not None:
                 on_change()
             return f"match {m.id} at table {m.table_no} confirmed"
+        return act(request, csrf, run)
+
+    @app.post("/director/announce")
+    def announce(request: Request, csrf: str = Form("")) -> RedirectResponse:
+        def run() -> str:
+            if on_change is None:
+                raise DirectorError("no broker: this server was started with --no-broker")
+            on_change()
+            director.audit("director-web", "round-announced", round=director.current_round_no())
+            return f"round {director.current_round_no()} announced again to every table"
         return act(request, csrf, run)
 
     @app.post("/director/confirm-all")
