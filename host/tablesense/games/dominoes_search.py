@@ -30,6 +30,7 @@ league in ``benchmarks/players.py`` uses). It never announces a double.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -232,6 +233,55 @@ def solve(
     return best
 
 
+def _play_history(hand: DominoHand, seat: int) -> list[tuple[int, int, int, int, int]]:
+    """The other seats' plays with a choice to explain: (seat, tile index,
+    ends mask at the time, tiles it played later (mask)), oldest first.
+    Empty when the hand has a boneyard (a draw hides what a seat held)."""
+    if hand.boneyard_count or any(isinstance(m, Draw) for m in hand.moves):
+        return []
+    line = hand.line
+    out: list[tuple[int, int, int, int, int]] = []
+    left = right = -1
+    for k, lp in enumerate(line):
+        i = tile_mask((lp.tile,)).bit_length() - 1
+        if lp.end is not None and lp.seat != seat:
+            later = 0
+            for other in line[k + 1 :]:
+                if other.seat == lp.seat:
+                    later |= tile_mask((other.tile,))
+            out.append((lp.seat, i, left, right, later))
+        if lp.end is None:
+            left, right = lp.outer, lp.inner
+        elif lp.end == "left":
+            left = lp.outer
+        else:
+            right = lp.outer
+    return out
+
+
+def _likelihood(
+    history: list[tuple[int, int, int, int, int]], masks: list[int], beta: float
+) -> float:
+    """How likely the plays of ``history`` are in the world ``masks`` under a
+    softmax of ``pips + 8 x double``."""
+    like = 1.0
+    for s, i, left, right, later in history:
+        held = masks[s] | later | 1 << i
+        fit = held & (HAS[left] | HAS[right])
+        total = 0.0
+        mine = 0.0
+        while fit:
+            low = fit & -fit
+            fit ^= low
+            j = low.bit_length() - 1
+            v = math.exp(beta * (_PIPS[j] + (8 if _DOUBLE[j] else 0)))
+            total += v
+            if j == i:
+                mine = v
+        like *= mine / total if total else 1.0
+    return like
+
+
 @dataclass
 class SearchPlayer:
     """Inference, sampled worlds and policy playouts (see the module docstring).
@@ -246,9 +296,16 @@ class SearchPlayer:
     playouts: int = 1
     budget_ms: float | None = 80.0
     epsilon: float = 0.1
-    exact: int = 10
+    exact: int = 14
     """Solve a world exactly (:func:`solve`) once the boneyard is empty and at
-    most this many tiles are left in the hands."""
+    most this many tiles are left in the hands of four seats (scaled by the
+    seats: 7 with two, 10 with three — two seats holding 7 tiles each make a
+    far deeper tree than four holding 3 or 4)."""
+    model: float = 0.0
+    """Weight each world by how likely the other seats' past plays are in
+    it, if they lay doubles and heavy tiles first (a softmax of ``pips +
+    8 x double`` with this inverse temperature); 0: every world that fits
+    weighs the same. Only for hands without a boneyard."""
     name: str = "search"
 
     def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
@@ -276,30 +333,33 @@ class SearchPlayer:
         team = hand.team_of(seat)
         forbid = getattr(hand.options, "forced_block", "forbidden") == "forbidden"
         totals = [0.0] * len(moves)
-        runs = 0
+        runs = 0.0
+        history = _play_history(hand, seat) if self.model else []
+        limit = self.exact * hand.seats // 4
         exact_now = (
-            hand.boneyard_count == 0 and sum(hand.count(s) for s in range(hand.seats)) <= self.exact
+            hand.boneyard_count == 0 and sum(hand.count(s) for s in range(hand.seats)) <= limit
         )
         for _ in range(self.worlds):
             masks, bone = belief.sample(rng)
             world = hand.clone([mask_tiles(m) for m in masks], [ALL_TILES[i] for i in bone])
             seed = rng.getrandbits(32)
+            w = _likelihood(history, masks, self.model) if history else 1.0
             for k, m in enumerate(moves):
                 world.apply(m)
                 sub = random.Random(seed)
                 if exact_now:
-                    totals[k] += self.playouts * self._rollout(
-                        world, team, masks, bone, m, forbid, sub
+                    totals[k] += (
+                        w * self.playouts * self._rollout(world, team, masks, bone, m, forbid, sub)
                     )
                     world.undo()
                     continue
                 for _ in range(self.playouts):
-                    totals[k] += self._rollout(world, team, masks, bone, m, forbid, sub)
+                    totals[k] += w * self._rollout(world, team, masks, bone, m, forbid, sub)
                 world.undo()
-            runs += self.playouts
+            runs += w * self.playouts
             if self.budget_ms is not None and (time.perf_counter() - start) * 1000 > self.budget_ms:
                 break
-        means = [t / max(runs, 1) for t in totals]
+        means = [t / runs if runs > 0 else 0.0 for t in totals]
         best = max(means)
         top = [m for m, v in zip(moves, means, strict=True) if v == best]
         return top[rng.randrange(len(top))], list(zip(moves, means, strict=True))
@@ -316,7 +376,10 @@ class SearchPlayer:
     ) -> float:
         if world.is_over:
             res = world.result()
-        elif world.boneyard_count == 0 and sum(m.bit_count() for m in masks) <= self.exact:
+        elif (
+            world.boneyard_count == 0
+            and sum(m.bit_count() for m in masks) <= self.exact * world.seats // 4
+        ):
             held = masks[:]
             if isinstance(move, Play):
                 held[move.seat] &= ~tile_mask((move.tile,))
