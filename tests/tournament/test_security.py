@@ -98,6 +98,19 @@ def test_oversized_message_is_refused_by_digest_and_size_never_copied(db_url: st
     assert len(pub.sent[-1][1]) < 600
     data = export_event(d)
     assert len(json.dumps(data)) < 50_000
+    # what arrives over a broker without the size limit is dropped as it arrives, not queued
+    import paho.mqtt.client as mqtt
+
+    msg = mqtt.MQTTMessage(topic=proto.outbox_topic(1).encode())
+    msg.payload = junk
+    bridge._on_message(bridge._client, None, msg)  # type: ignore[arg-type]
+    item = bridge._queue.get_nowait()
+    assert item is not None
+    topic, queued = item
+    assert len(queued) == 0 and queued.sha256 == hashlib.sha256(junk).hexdigest()  # type: ignore[attr-defined]
+    bridge._handle(topic, queued)
+    assert json.loads(pub.sent[-1][1])["status"] == "refused"
+    assert _refusals(d)[-1]["detail"] == {**ref["detail"], "key": "?"}
 
 
 def test_the_generated_broker_drops_packets_over_the_limit(tls_broker) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ ends up with the current round.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import queue
@@ -203,7 +204,13 @@ class DirectorBridge:
         self._connected.set()
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
-        self._queue.put((msg.topic, bytes(msg.payload)))
+        payload = bytes(msg.payload)
+        if len(payload) > proto.MAX_MESSAGE_BYTES:
+            # Never queue an oversized payload (a broker without the generated
+            # limit would let a flood of them fill the director's memory):
+            # keep its digest and size for the refusal, drop the bytes now.
+            payload = _Dropped.of(payload)
+        self._queue.put((msg.topic, payload))
 
     def _work(self) -> None:
         while True:
@@ -253,12 +260,17 @@ class DirectorBridge:
         if leaf != "out":
             return
         self.stats.received += 1
-        try:
-            message = proto.parse_message(payload)
-        except proto.MessageError as exc:
-            ack = self.director.refuse_raw(table, f"malformed message: {exc}", payload)
+        if isinstance(payload, _Dropped):
+            ack = self.director.refuse_raw(
+                table, f"malformed message: message of {payload.size} bytes is over the limit of {proto.MAX_MESSAGE_BYTES}",
+                b"", sha256=payload.sha256, size=payload.size)
         else:
-            ack = self.director.ingest(table, message)
+            try:
+                message = proto.parse_message(payload)
+            except proto.MessageError as exc:
+                ack = self.director.refuse_raw(table, f"malformed message: {exc}", payload)
+            else:
+                ack = self.director.ingest(table, message)
         if ack.status == "accepted":
             self.stats.accepted += 1
         elif ack.status == "duplicate":
@@ -269,6 +281,20 @@ class DirectorBridge:
         self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
         if self._on_ack is not None:
             self._on_ack(table, ack)
+
+
+class _Dropped(bytes):
+    """An oversized payload reduced to its SHA-256 and size (the bytes are gone)."""
+
+    sha256: str
+    size: int
+
+    @classmethod
+    def of(cls, payload: bytes) -> _Dropped:
+        d = cls(b"")
+        d.sha256 = hashlib.sha256(payload).hexdigest()
+        d.size = len(payload)
+        return d
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:

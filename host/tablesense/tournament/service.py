@@ -555,11 +555,14 @@ class Director:
         ack = self._ingest(topic_table, message, d)
         return Ack(ack.key, ack.status, ack.reason, d)
 
-    def refuse_raw(self, topic_table: int, reason: str, raw: bytes) -> Ack:
+    def refuse_raw(self, topic_table: int, reason: str, raw: bytes, *, sha256: str | None = None,
+                   size: int | None = None) -> Ack:
         """Refuse bytes that are not a readable message (too large, not JSON, too
-        deep, NaN, ids out of range): audited by digest and size, never copied."""
-        d = hashlib.sha256(raw).hexdigest()
-        return Ack("?", "refused", self._refuse("?", topic_table, reason, d, len(raw)).reason, d)
+        deep, NaN, ids out of range): audited by digest and size, never copied.
+        ``sha256``/``size`` describe bytes already dropped (an oversized payload)."""
+        d = sha256 or hashlib.sha256(raw).hexdigest()
+        n = len(raw) if size is None else size
+        return Ack("?", "refused", self._refuse("?", topic_table, reason, d, n).reason, d)
 
     def _ingest(self, topic_table: int, message: dict[str, Any], d: str) -> Ack:
         size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
