@@ -16,7 +16,7 @@ from tablesense.games.dominoes import (
     Draw,
     Play,
 )
-from tablesense.games.dominoes_inference import tile_mask
+from tablesense.games.dominoes_inference import infer, tile_mask
 from tablesense.games.dominoes_players import (
     PLAYERS as DOMINO_PLAYERS,
 )
@@ -233,3 +233,28 @@ def test_reasoner_never_calls_without_evidence() -> None:
         assert not isinstance(e, Call)
         if e is None:
             rnd.play(Refresh())
+
+
+def test_search_still_plays_when_the_table_shows_facts_no_deal_explains(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sensing table that misread a tile can report facts that no deal
+    explains: the player falls back on the counts instead of failing."""
+    rng = random.Random(11)
+    h = DominoMatch("pairs-pips").new_hand(rng)
+    for _ in range(6):
+        h.play(rng.choice(h.legal_moves()))
+    while len(h.legal_moves()) < 2:
+        h.play(h.legal_moves()[0])
+    seat = h.to_play
+    belief = infer(h, seat)
+    for b in belief.others.values():  # every unseen tile ruled out everywhere
+        b.points = [((1 << 28) - 1, 0)]
+    with pytest.raises(ValueError, match="no deal"):
+        belief.sample(rng)
+    masks, _ = belief.relaxed().sample(rng)
+    assert [m.bit_count() for m in masks] == [h.count(s) for s in range(4)]
+    import tablesense.games.dominoes_search as search
+
+    monkeypatch.setattr(search, "infer", lambda hand, s: belief)
+    assert h.is_legal(small().choose(h, seat, rng))

@@ -148,6 +148,19 @@ class Belief:
             union |= h
         return union == self.unseen
 
+    def relaxed(self) -> Belief:
+        """The same counts without the inferred constraints: what a player
+        falls back on when nothing fits (a table that misread a tile can
+        show facts no deal explains)."""
+        return Belief(
+            self.seat,
+            self.seats,
+            self.own,
+            self.unseen,
+            self.boneyard,
+            {s: SeatBelief(b.count) for s, b in self.others.items()},
+        )
+
     def candidates(self) -> dict[int, int]:
         """For each other seat, the unseen tiles it could hold."""
         return {s: self.unseen & ~b.forbidden() for s, b in self.others.items()}

@@ -340,7 +340,13 @@ class SearchPlayer:
             hand.boneyard_count == 0 and sum(hand.count(s) for s in range(hand.seats)) <= limit
         )
         for _ in range(self.worlds):
-            masks, bone = belief.sample(rng)
+            try:
+                masks, bone = belief.sample(rng)
+            except ValueError:
+                # facts no deal explains (a misread tile at a sensing table):
+                # keep playing on the counts alone
+                belief = belief.relaxed()
+                masks, bone = belief.sample(rng)
             world = hand.clone([mask_tiles(m) for m in masks], [ALL_TILES[i] for i in bone])
             seed = rng.getrandbits(32)
             w = _likelihood(history, masks, self.model) if history else 1.0
