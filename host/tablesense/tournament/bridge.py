@@ -278,6 +278,8 @@ class DirectorBridge:
         else:
             self.stats.refused += 1
             self.stats.refusals.append((table, ack.key, ack.reason))
+            if len(self.stats.refusals) > 1000:  # a flood must not grow the director's memory
+                del self.stats.refusals[:-1000]
         self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
         if self._on_ack is not None:
             self._on_ack(table, ack)
