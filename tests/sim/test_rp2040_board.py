@@ -200,3 +200,64 @@ def test_a_deploy_cut_mid_way_leaves_the_previous_firmware_running(rig: dict) ->
     assert ident.fw_version == dp.firmware_version()  # the previous one
     # and its files are exactly the previous payload's
     assert dp.deploy(path, _payload(rig), confirm_timeout=60.0).action == "up-to-date"
+
+
+def test_mcp23017_chip_selects_over_i2c_reach_the_readers(tmp_path: Path) -> None:
+    """The expander wiring (cs.kind mcp23017): MicroPython's machine.I2C on the
+    emulated chip talks to the MCP23017 model, whose outputs select readers."""
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    cfg = {"board": 3, "cells": 2, "leds": 0,
+           "cs": {"kind": "mcp23017", "addresses": [0x21], "i2c": {"id": 1, "sda": 14, "scl": 15, "freq": 400000}}}
+    board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
+    board.chips[1].version = 0x91  # tell the two readers apart
+    path = board.start()
+    try:
+        assert wait_for_prompt(path, timeout=30.0)
+        code = (
+            "from machine import I2C, SPI, Pin\n"
+            "i2c = I2C(1, sda=Pin(14), scl=Pin(15), freq=400000)\n"
+            "i2c.writeto_mem(0x21, 0x14, b'\\xff\\xff'); i2c.writeto_mem(0x21, 0x00, b'\\x00\\x00')\n"
+            "spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4))\n"
+            "def version(pin):\n"
+            " if pin is not None: i2c.writeto_mem(0x21, 0x14, bytes([0xff & ~(1 << pin)]))\n"
+            " r = bytearray(2); spi.write_readinto(bytes([0x80 | (0x37 << 1), 0]), r)\n"
+            " i2c.writeto_mem(0x21, 0x14, b'\\xff')\n"
+            " return r[1]\n"
+            "print(repr((i2c.scan(), version(0), version(1), version(None))))\n"
+        )
+        with ReplSession(path, timeout=15) as s:
+            out = s.exec(code, timeout=60)
+    finally:
+        board.stop()
+    import ast
+
+    _scan, v0, v1, nobody = ast.literal_eval(out.decode().strip())
+    # (i2c.scan() finds nothing: rp2040js's I2C model does not complete the
+    # zero-length probe the rp2 port uses; register writes and reads work)
+    assert (v0, v1, nobody) == (0x92, 0x91, 0xFF)
+
+
+def test_sim_boards_rp2040_prints_one_path_per_board(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tablesense.cli", "sim", "boards", "--rp2040", "--count", "2",
+         "--state-dir", str(tmp_path), "--fresh"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        paths = [proc.stdout.readline().strip(), proc.stdout.readline().strip()]
+        assert all(p.startswith("/dev/") and os.path.exists(p) for p in paths) and paths[0] != paths[1]
+        assert wait_for_prompt(paths[1], timeout=30.0)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    serials = [line.split("USB serial ")[1].split(")")[0] for line in err.splitlines() if "USB serial" in line]
+    assert len(serials) == 2 and serials[0] != serials[1]  # a distinct USB serial per board
+    assert len(list(tmp_path.glob("*.flash"))) == 2

@@ -413,7 +413,7 @@ class Rp2040Board:
             "--rom", str(BOOTROM), "--uf2", str(self.uf2), "--flash", str(self.flash_path),
             "--uid", self.uid.hex(), "--spi-id", str(cfg["spi"]["id"]),
             "--watch", ",".join(str(p) for p in watch),
-            "--led-pin", str(cfg["led_pin"] if cfg["leds"] else -1),
+            f"--led-pin={cfg['led_pin'] if cfg['leds'] else -1}",  # "=": -1 must not read as an option
             "--out-fd", str(dev_w), "--in-fd", str(ans_r), "--rp2040js", str(js),
         ]
         if cfg["cs"]["kind"] == "mcp23017":
