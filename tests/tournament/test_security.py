@@ -171,8 +171,8 @@ def test_refusals_and_failed_logins_are_rate_limited_per_source(db_url: str) -> 
     assert d.verify_audit_chain(full=True)
 
 
-def test_pages_never_read_the_whole_audit_log(sqlite_url: str) -> None:
-    d, _ = make_event(sqlite_url)
+def test_pages_never_read_the_whole_audit_log(db_url: str) -> None:
+    d, _ = make_event(db_url)
     _junk_audit(d, 3000)
     c = TestClient(create_app(d, password_hash=hash_password("letmein-long-enough"), secret_key="k"))
     assert c.get("/standings").status_code == 200  # the first check of a director is a full one
@@ -197,13 +197,22 @@ def test_pages_never_read_the_whole_audit_log(sqlite_url: str) -> None:
     assert len(c.get("/api/event").json()["audit"]) == 100
 
 
-def test_audit_chain_check_is_incremental_but_catches_removal(sqlite_url: str) -> None:
-    d, _ = make_event(sqlite_url)
+def test_audit_chain_check_is_incremental_but_catches_removal(db_url: str) -> None:
+    d, _ = make_event(db_url)
     assert d.verify_audit_chain()
     d.audit("director", "note", reason="one more")
     assert d.verify_audit_chain()
     upto = d._verified[0]
     assert upto == d.audit_log()[-1]["id"]
+    # someone drops the append-only triggers and deletes the newest entry: the next (incremental) check says so
+    from sqlalchemy import delete
+
+    from tablesense.tournament.db import downgrade
+
+    downgrade(d.db.engine, "0001")
+    with d.db.session() as s:
+        s.execute(delete(AuditEntry).where(AuditEntry.id == upto))
+    assert not d.verify_audit_chain()
 
 
 # ------------------------------------------------------------------ a forged copy
@@ -392,10 +401,10 @@ def test_session_cookie_is_secure_over_tls_and_short_lived(sqlite_url: str) -> N
     assert "secure" in cookie and "max-age=28800" in cookie and "samesite=strict" in cookie and "httponly" in cookie
 
 
-def test_wrong_passwords_are_slowed_then_locked_out(sqlite_url: str) -> None:
+def test_wrong_passwords_are_slowed_then_locked_out(db_url: str) -> None:
     import time
 
-    d, _ = make_event(sqlite_url)
+    d, _ = make_event(db_url)
     c = _app(d)
     t0 = time.monotonic()
     for _ in range(5):
@@ -605,8 +614,8 @@ def test_mosquitto_config_writes_tls_by_default(tmp_path: Path) -> None:
     assert "listener 1883 127.0.0.1" in (tmp_path / "c" / "mosquitto.conf").read_text()
 
 
-def test_a_table_flapping_its_status_cannot_grow_the_log(sqlite_url: str) -> None:
-    d, _ = make_event(sqlite_url)
+def test_a_table_flapping_its_status_cannot_grow_the_log(db_url: str) -> None:
+    d, _ = make_event(db_url)
     bridge, _pub = _bridge(d)
     for i in range(200):
         bridge._handle(proto.status_topic(1), b"online" if i % 2 == 0 else b"offline")
