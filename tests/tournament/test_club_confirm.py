@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from tablesense.cli import app
 from tablesense.tournament.console import confirm_match, confirm_reported, final_result, pair_status
+from tablesense.tournament.db import Match
 from tablesense.tournament.security import TableKey
-from tablesense.tournament.service import Director, DirectorError
+from tablesense.tournament.service import Ack, Director, DirectorError
 
 from .test_director import make_event, result_for
 
@@ -36,7 +37,7 @@ def test_director_mode_event_runs_to_its_winner_without_badges(db_url: str) -> N
     assert pair_status(d).can
     assert d.pair_next_round() == 1
     st = pair_status(d)
-    assert not st.can and "round 1 is not finished: 2 still playing (tables 1, 2)" == st.reason
+    assert not st.can and st.reason == "round 1 is not finished: 2 still playing (tables 1, 2)"
     _report_all(d, 1)
     st = pair_status(d)
     assert not st.can and st.reason == "round 1 is not finished: 2 reported but not confirmed (tables 1, 2)"
@@ -75,16 +76,18 @@ def test_buttons_mode_accepts_both_sides_and_a_refusal_calls_the_director(db_url
     m1, m2 = d.matches(1)
     assert m1.table_no is not None and m2.table_no is not None
 
-    def confirm(m: object, **kw: object) -> object:
-        body = {"kind": "confirm", "event": d.event_id, "round": 1, "table": m.table_no,  # type: ignore[attr-defined]
-                "revision": m.result_rev, "match": m.id, **kw}  # type: ignore[attr-defined]
-        return d.ingest(m.table_no, KEYS[m.table_no].sign(body))  # type: ignore[attr-defined]
+    revision = {m1.id: 1, m2.id: 2}
 
-    m1.result_rev, m2.result_rev = 1, 2  # type: ignore[attr-defined]
+    def confirm(m: Match, **kw: object) -> Ack:
+        assert m.table_no is not None
+        body = {"kind": "confirm", "event": d.event_id, "round": 1, "table": m.table_no,
+                "revision": revision[m.id], "match": m.id, **kw}
+        return d.ingest(m.table_no, KEYS[m.table_no].sign(body))
+
     half = confirm(m1, accepted=[0])
-    assert half.status == "refused" and "did not press a seat button" in half.reason  # type: ignore[attr-defined]
-    assert confirm(m1, accepted=[0, 1]).status == "accepted"  # type: ignore[attr-defined]
-    assert confirm(m2, accepted=[0], refused=[1]).status == "accepted"  # type: ignore[attr-defined]
+    assert half.status == "refused" and "did not press a seat button" in half.reason
+    assert confirm(m1, accepted=[0, 1]).status == "accepted"
+    assert confirm(m2, accepted=[0], refused=[1]).status == "accepted"
     after = {m.id: m for m in d.matches(1)}
     assert after[m1.id].confirmed and after[m2.id].status == "disputed" and not after[m2.id].confirmed
     assert pair_status(d).reason.endswith(f"1 disputed (table {m2.table_no})")
@@ -117,11 +120,10 @@ def test_cli_confirm_one_or_all(tmp_path: Path) -> None:
 def test_club_night_runs_to_final_standings_with_no_correction(sqlite_url: str, tmp_path: Path, mode: str) -> None:
     """The issue's "Done when": a club night with --confirm buttons (or the
     director confirming from the console) reaches its winner, nothing typed."""
-    from testsupport import need
-
     from tablesense.tournament.db import Database
     from tablesense.tournament.mosquitto import mosquitto_binary
     from tablesense.tournament.simulate import simulate
+    from testsupport import need
 
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
     report = simulate(entrants=5, rounds=2, tables=2, seed=4, db_url=sqlite_url, broker="spawn", target=15,
@@ -144,19 +146,19 @@ def test_checkin_at_the_table_sends_a_wrong_pair_to_its_table(db_url: str) -> No
     assert m1.table_no == 1 and m2.table_no == 2
     names = {e.id: e for e in d.entrants()}
 
-    def checkin(m: object, table: int, **kw: object) -> object:
-        body = {"kind": "checkin", "event": d.event_id, "round": 1, "table": table, "match": m.id, **kw}  # type: ignore[attr-defined]
+    def checkin(m: Match, table: int, **kw: object) -> Ack:
+        body = {"kind": "checkin", "event": d.event_id, "round": 1, "table": table, "match": m.id, **kw}
         return d.ingest(table, KEYS[table].sign(body))
 
     stranger = names[m2.entrant_a]
     wrong = checkin(m1, 1, badges=[stranger.badges[0]])
-    assert wrong.status == "refused" and wrong.reason == f"{stranger.name} plays at table 2, not at table 1"  # type: ignore[attr-defined]
+    assert wrong.status == "refused" and wrong.reason == f"{stranger.name} plays at table 2, not at table 1"
     odd = checkin(m1, 1, badges=["deadbeef"])
-    assert odd.status == "refused" and "badge deadbeef is not registered" in odd.reason  # type: ignore[attr-defined]
+    assert odd.status == "refused" and "badge deadbeef is not registered" in odd.reason
     ok = checkin(m1, 1, badges=[names[m1.entrant_a].badges[1]], accepted=[1])  # one badge, one seat button
-    assert ok.status == "accepted"  # type: ignore[attr-defined]
+    assert ok.status == "accepted"
     status = {e.id: e.status for e in d.entrants()}
-    assert status[m1.entrant_a] == status[m1.entrant_b] == "checked_in"
+    assert m1.entrant_b is not None and status[m1.entrant_a] == status[m1.entrant_b] == "checked_in"
     assert status[m2.entrant_a] == "registered"
 
 
