@@ -199,5 +199,21 @@ def test_the_library_refuses_non_finite_numbers_handed_to_it() -> None:
     for value in (float("inf"), float("nan"), 10**400):
         record = json.loads(BRAZIL)
         record["options"]["start_score"] = [value, 0]
-        with pytest.raises(RecordFormatError, match="start_score"):
+        with pytest.raises(RecordFormatError, match="out of range"):
             replay(record)
+        # the engine's own check, for a caller that skips record.replay
+        from tablesense.games.dominoes import replay_record
+
+        with pytest.raises(RecordFormatError, match="start_score"):
+            replay_record(record)
+    # a seat of 5000 digits in a parsed record: a message, not a crash
+    record = json.loads(PAIRS)
+    record["hands"][0]["moves"][0]["seat"] = (10**5000 - 1) // 9  # 5000 ones
+    with pytest.raises(RecordFormatError, match="integer of about .* digits"):
+        replay(record)
+    deep: list = []
+    for _ in range(100):
+        deep = [deep]
+    record["hands"][0]["moves"][0]["seat"] = deep
+    with pytest.raises(RecordFormatError, match="nested"):
+        replay(record)

@@ -15,7 +15,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tablesense.games.common import MAX_NUMBER, RecordFormatError, ReplayResult
+from tablesense.games.common import (
+    MAX_NUMBER,
+    RecordFormatError,
+    ReplayResult,
+    is_plain_number,
+    short_repr,
+)
 
 __all__ = ["FORMAT", "GAMES", "dumps", "load", "loads", "replay", "write"]
 
@@ -86,6 +92,32 @@ def _depth_ok(obj: Any) -> bool:
             items = value.values() if isinstance(value, dict) else value
             stack.extend((v, depth + 1) for v in items if isinstance(v, dict | list))
     return True
+
+
+def _check_parsed(obj: Any) -> None:
+    """For a record handed over already parsed (the director, the table): the
+    limits :func:`loads` applies while parsing — nesting, and numbers that are
+    finite and at most :data:`MAX_NUMBER` in size."""
+    if not _depth_ok(obj):
+        raise RecordFormatError(
+            f"arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record"
+        )
+    stack: list[Any] = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+        elif (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and not is_plain_number(value)
+        ):
+            raise RecordFormatError(
+                f"the number {short_repr(value)} is out of range: numbers in a record are "
+                f"finite and at most {MAX_NUMBER} in size"
+            )
 
 
 def loads(text: str | bytes) -> dict[str, Any]:
@@ -181,9 +213,7 @@ def replay(obj: Mapping[str, Any] | str | bytes) -> ReplayResult:
     """
     if isinstance(obj, str | bytes | bytearray):
         obj = loads(obj)
-    elif not _depth_ok(obj):
-        raise RecordFormatError(
-            f"arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record"
-        )
+    else:
+        _check_parsed(obj)
     check_common(obj)
     return _engine(obj["game"])(obj)
