@@ -14,6 +14,12 @@
    CPython, with a reader that answers instantly.
 3. Bytes on the wire per cell change, against the DGT protocol's 5-byte field
    update and Certabo's full text frame of 320 numbers sent on every scan.
+4. The real thing, emulated: an RP2040 running the bundled MicroPython v1.27.0
+   in rp2040js (tablesense.sim.rp2040) with the firmware deployed; the board
+   times full sweeps of 8/16/32 cells on its own clock (time.ticks_us) and
+   reports gc.mem_free() after boot and while sweeping. These are rp2040js
+   figures: its cycle accounting is not a real Pico's (XIP cache and flash
+   timing are not modelled); the peer is section 1's model, same run.
 
 The last line sums it up as key=value pairs.
 """
@@ -257,6 +263,49 @@ def ours_event_bytes() -> dict[str, int]:
     }
 
 
+def emulated_rp2040() -> dict[Any, Any] | None:
+    """Section 4: sweeps and free memory measured by an emulated RP2040 board."""
+    from tablesense.diag.runtime import query_runtime
+    from tablesense.flash import deploy as dp
+    from tablesense.sim.mfrc522_emu import EmulatedCard as Card
+    from tablesense.sim.rp2040.board import Rp2040Board, available
+
+    if available() is not None:
+        print(f"  emulated RP2040: not available ({available()})")
+        return None
+    with tempfile.TemporaryDirectory(prefix="ts-bench-rp2040-") as tmp:
+        cfg = dp.bench_config(cells=32, leds=32)
+        board = Rp2040Board(None, 1, config=cfg, state_dir=Path(tmp), fresh=True)
+        path = board.start()
+        try:
+            r = dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg), confirm_timeout=120.0)
+            print(f"  deploy (bare MicroPython -> firmware): {r.seconds:.1f} s wall, "
+                  f"{len(r.uploaded)} files; redeploy unchanged: "
+                  f"{dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg)).seconds:.2f} s wall")
+            empty = query_runtime(path, [8, 16, 32])
+            with board.lock:  # a 7-byte NTAG on every other reader
+                for i in range(0, 32, 2):
+                    board.chips[i].place(Card(bytes([0x04, i, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6])))
+            half = query_runtime(path, [8, 16, 32])
+        finally:
+            board.stop()
+    if empty.error or half.error:
+        print(f"  emulated RP2040: the board did not answer ({empty.error or half.error})")
+        return None
+    print(f"  {empty.machine}, MicroPython {empty.micropython}; gc.mem_free() after boot "
+          f"{(empty.mem_free_boot or 0) / 1024:.0f} KiB")
+    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot}
+    for e, h in zip(empty.sweeps, half.sweeps, strict=True):
+        n = e["cells"]
+        live = min(e["mem_free_live"], h["mem_free_live"])
+        churn = min(e["mem_free_sweeping"], h["mem_free_sweeping"])
+        out[n] = (e["sweep_ms"], h["sweep_ms"], live, churn)
+        print(f"  {n:2d} cells: all empty {e['sweep_ms']:6.1f} ms | half NTAG {h['sweep_ms']:6.1f} ms "
+              f"(rp2040js, board's own ticks_us) | free while sweeping {live / 1024:.0f} KiB after gc.collect(), "
+              f"{churn / 1024:.0f} KiB before")
+    return out
+
+
 def main() -> None:
     print(f"== 1. reader time per cell (emulated RP2040: SPI {SPI_HZ / 1e6:.0f} MHz, "
           f"{CALL_US:.0f} us per SPI call)")
@@ -309,12 +358,21 @@ def main() -> None:
     print(f"  Certabo scan frame:    {certabo} B of text, sent on every scan, change or not")
     print(f"  a domino play (rack cell empties + line cell gets the tile): "
           f"{ours['empty'] + ours['tag7']} B")
+    print("== 4. emulated RP2040 (rp2040js 1.4.1, MicroPython v1.27.0 UF2), measured by the board")
+    emu = emulated_rp2040()
+    for n in (8, 16, 32):
+        if emu is not None:
+            print(f"  {n:2d} cells: model above (half NTAG) {sweeps[n][1] / 1000:6.1f} ms vs rp2040js "
+                  f"{emu[n][1]:6.1f} ms")
+    emu16 = f"{emu[16][1]:.1f}" if emu else "nan"
+    mem_kb = f"{min(emu[n][2] for n in (8, 16, 32)) / 1024:.0f}" if emu else "nan"
     print(
         f"empty_cell_ms={empty / 1000:.2f} ntag_cell_ms={tag7 / 1000:.2f} "
         f"common_driver_empty_ms={naive / 1000:.2f} sweep8_ms={sweeps[8][1] / 1000:.1f} "
         f"sweep16_ms={sweeps[16][1] / 1000:.1f} sweep32_ms={sweeps[32][1] / 1000:.1f} "
         f"step_us_mpy_wasm={mp_step:.1f} step_us_cpython={cp_step:.1f} spi_call_us_mpy_wasm={mp_call:.1f} "
-        f"cell_event_bytes={ours['tag7']} dgt_bytes=5 certabo_scan_bytes={certabo}"
+        f"cell_event_bytes={ours['tag7']} dgt_bytes=5 certabo_scan_bytes={certabo} "
+        f"sweep16_emulated_ms={emu16} mem_free_kb={mem_kb}"
     )
 
 
