@@ -25,6 +25,7 @@ current folder). Last line:
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -147,6 +148,37 @@ def source_files(paths: list[Path]) -> dict[Path, bytes]:
     return files
 
 
+def annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where a module's annotations are, when they are never evaluated.
+
+    With ``from __future__ import annotations`` an annotation is a string that
+    nothing reads at run time (no code here calls ``get_type_hints``), so a
+    mutant inside one (``str | None`` -> ``str ^ None``) is equivalent by
+    construction; running its tests would only spend minutes."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lazy = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+               and any(a.name == "annotations" for a in n.names) for n in tree.body)
+    if not lazy:
+        return []
+    spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for node in ast.walk(tree):
+        found: list[ast.expr | None] = []
+        if isinstance(node, ast.arg):
+            found.append(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+        for a in found:
+            if a is not None and a.end_lineno is not None and a.end_col_offset is not None:
+                spans.append(((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)))
+    return spans
+
+
+def in_spans(pos: tuple[int, int], spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
+    return any(start <= tuple(pos) < end for start, end in spans)
+
+
 def run_target(target: Target, copy: Path, work: Path, sample: int | None, seed: int,
                timeout: float | None, max_seconds: float | None,
                only: set[str] | None) -> dict[str, object]:
@@ -186,11 +218,23 @@ def run_target(target: Target, copy: Path, work: Path, sample: int | None, seed:
     subprocess.run([python, "-m", "cosmic_ray.tools.filters.operators_filter",
                     str(session), str(config)], cwd=copy, env=env, check=True,
                    stdout=quiet, stderr=quiet)
+    spans: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
     with use_db(str(session), WorkDB.Mode.open) as db:
         by_key = {}
+        in_annotations: list[str] = []
         for item in db.pending_work_items:
             m = item.mutations[0]
+            mod = str(m.module_path)
+            if mod not in spans:
+                spans[mod] = annotation_spans(Path(mod))
+            if in_spans(tuple(m.start_pos), spans[mod]):  # type: ignore[arg-type]
+                in_annotations.append(item.job_id)
+                continue
             by_key[mutant_key(m.module_path, m.operator_name, m.occurrence, copy)] = item.job_id
+        db.set_multiple_results(
+            in_annotations,
+            WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="annotation: equivalent"),
+        )
         total = len(by_key)
         keys = sorted(by_key)
         if only is not None:
@@ -213,7 +257,8 @@ def run_target(target: Target, copy: Path, work: Path, sample: int | None, seed:
     # times the clean run (at least 30 s) tells a hang from a slow machine.
     per_mutant = timeout or max(30.0, 4.0 * baseline_s)
     write_config(round(per_mutant, 1))
-    print(f"   {len(keep)} of {total} mutants, baseline {baseline_s:.1f} s, "
+    print(f"   {len(keep)} of {total} mutants ({len(in_annotations)} more in annotations, "
+          f"equivalent, not run), baseline {baseline_s:.1f} s, "
           f"time-out {per_mutant:.0f} s a mutant", flush=True)
     originals = source_files(paths)
     t0 = time.monotonic()
@@ -252,7 +297,8 @@ def run_target(target: Target, copy: Path, work: Path, sample: int | None, seed:
             else:
                 incompetent += 1
     return {
-        "name": target.name, "mutants_total": total, "sampled": len(keep),
+        "name": target.name, "mutants_total": total,
+        "annotation_mutants": len(in_annotations), "sampled": len(keep),
         "killed": killed, "survived": survived, "incompetent": incompetent,
         "not_run": not_run, "cut_off": cut, "seconds": round(seconds, 1),
         "tests": test_command.split("mutation_profile ", 1)[1],

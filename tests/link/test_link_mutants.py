@@ -137,3 +137,61 @@ def test_connection_counters_start_at_zero() -> None:
     for f in fields(stats):
         value = getattr(stats, f.name)
         assert value == ({} if f.name == "resync_reasons" else 0), f.name
+
+
+@pytest.fixture
+def conn_rig():  # noqa: ANN201
+    """The scripted board of test_board_conn (one connection, fake link)."""
+    from test_board_conn import Board, FakeLink, Listener  # tests/link is on sys.path
+
+    from tablesense.link.board_conn import BoardConnection
+
+    links: list[FakeLink] = []
+
+    def factory(port: str) -> FakeLink:
+        link = FakeLink(port)
+        links.append(link)
+        return link
+
+    listener = Listener()
+    opts = LinkOptions(ping_interval=0.1, watchdog=0.5, snapshot_timeout=0.3,
+                       resync_interval=60, led_min_interval=0.0)
+    conn = BoardConnection("fake0", listener, opts, link_factory=factory)  # type: ignore[arg-type]
+    conn.start()
+    deadline = time.monotonic() + 5
+    while not links and time.monotonic() < deadline:
+        time.sleep(0.005)
+    yield conn, listener, Board(links[0])
+    conn.stop()
+
+
+def test_snapshots_are_reported_full_and_events_not(conn_rig) -> None:  # noqa: ANN001
+    from test_board_conn import CELLS, online, wait
+
+    conn, listener, board = conn_rig
+    online(conn, board, [None] * CELLS)
+    assert listener.updates[-1][1] is True  # the snapshot: the whole board
+    assert len(listener.updates[-1][0]) == CELLS
+    board.send(proto.CELL, proto.encode_cell_event(1, b"\x01\x02\x03\x04"))
+    wait(lambda: len(listener.updates) >= 2 and listener.updates[-1][1] is False)
+    assert listener.updates[-1][0] == {1: listener.cells[1]}
+
+
+def test_host_sequence_numbers_wrap_after_255() -> None:
+    """docs/protocol.md: each side numbers its frames with a u8 that wraps
+    (255 is a number like any other; the board echoes it as ack_seq)."""
+    from tablesense.link.board_conn import BoardConnection
+
+    class Quiet:
+        def board_identified(self, conn: object, identity: object) -> None:
+            return None
+
+        def board_cells(self, *a: object) -> None: ...
+
+        def board_status(self, status: object) -> None: ...
+
+        def board_sync(self, board: int, in_sync: bool) -> None: ...
+
+    conn = BoardConnection("nowhere", Quiet(), LinkOptions())  # type: ignore[arg-type]
+    conn._tx_seq = 254
+    assert [conn._send(proto.PING) for _ in range(3)] == [254, 255, 0]
