@@ -334,8 +334,13 @@ def plan_round(director: Any, nxt: int) -> tuple[list[list[int]], list[int], int
     had_bye = {ids[0] for kind, ids in history if kind == "pairing-bye"}
     met = meetings(ids for kind, ids in history if kind == "match")
     if nxt == 1:
+        if opts.get("first_round") == "rating":  # neighbours in club rating share a table (ratings.py)
+            from .ratings import rating_order
+
+            order = rating_order(director.db, director.event_id, [e.id for e in active])
+            active = sorted(active, key=lambda e: order.index(e.id))
         players = [Player(e.id, 0.0, i, False) for i, e in enumerate(active)]
-        rng = None if opts.get("first_round") == "seeded" else random.Random(f"{opts['lots_seed']}:round:{nxt}")
+        rng = None if opts.get("first_round") in ("seeded", "rating") else random.Random(f"{opts['lots_seed']}:round:{nxt}")
         groups, byes = group_round(players, k, met, rng, first_round=True)
         return groups, byes, k
     table = director.standings()

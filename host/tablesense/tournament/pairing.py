@@ -60,15 +60,16 @@ class SwissPlayer:
 
 
 def swiss_first_round(
-    entrants: Sequence[EntrantId], *, seeded: bool, rng: random.Random
+    entrants: Sequence[EntrantId], *, seeded: bool, rng: random.Random | None
 ) -> list[Pairing]:
     """Round one: drawn (shuffled, then 1-2, 3-4, ...) or seeded (top half v bottom half).
 
     With an odd field the last entrant of the drawn order (the lowest seed when
-    seeded) gets the bye.
+    seeded) gets the bye. ``rng`` None (not seeded): 1-2, 3-4 in the given
+    order, unshuffled (first round by club rating: neighbours meet).
     """
     order = list(entrants)
-    if not seeded:
+    if not seeded and rng is not None:
         rng.shuffle(order)
     pairs: list[Pairing] = []
     bye: EntrantId | None = None

@@ -462,6 +462,11 @@ class Director:
             if len(active) < 2:
                 raise DirectorError("fewer than two active entrants")
             if nxt == 1:
+                if opts["first_round"] == "rating":  # neighbours in club rating meet: even first games (ratings.py)
+                    from .ratings import rating_order
+
+                    order = rating_order(self.db, self.event_id, [e.id for e in active])
+                    return "swiss", pr.swiss_first_round(order, seeded=False, rng=None), {}
                 return "swiss", pr.swiss_first_round([e.id for e in active], seeded=opts["first_round"] == "seeded", rng=rng), {}
             met = pr.opponents_map((a, b) for a, b, *_ in history)
             had_bye = {a for a, b, _r, kind, *_ in history if kind == "pairing-bye"}
