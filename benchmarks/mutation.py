@@ -50,6 +50,15 @@ class Target:
     tests: tuple[str, ...]
 
 
+# The referee's unit-level tests (the demo, play and browser runs are left out:
+# minutes each, and they exercise the same rules through whole matches).
+REFEREE_TESTS = (
+    "tests/referee/test_referee_dominoes.py", "tests/referee/test_referee_kems.py",
+    "tests/referee/test_line_geometry.py", "tests/referee/test_followups.py",
+    "tests/referee/test_table_messages.py", "tests/referee/test_sense.py",
+    "tests/referee/test_referee_mutants.py",
+)
+
 # The critical code named by issue 21, with the tests that guard each: the
 # narrowest set that still covers the module, so that a mutant runs in seconds
 # (long soaks and timing-sensitive runs are left out: under load they fail on
@@ -75,13 +84,20 @@ TARGETS: tuple[Target, ...] = (
            ("tests/tournament/test_pairing.py", "tests/tournament/test_pairing_mutants.py")),
     Target("storage", ("host/tablesense/tournament/db.py",),
            ("tests/tournament/test_director.py", "tests/tournament/test_storage_mutants.py")),
-    Target("dominoes", ("host/tablesense/games/dominoes",), ("tests/games",)),
-    Target("kems", ("host/tablesense/games/kems",), ("tests/games",)),
+    Target("dominoes", ("host/tablesense/games/dominoes",),
+           ("tests/games/test_dominoes_engine.py", "tests/games/test_dominoes_fast.py",
+            "tests/games/test_dominoes_rules_pips.py", "tests/games/test_dominoes_rules_brazilian.py",
+            "tests/games/test_dominoes_properties.py", "tests/games/test_record.py",
+            "tests/games/test_dominoes_mutants.py")),
+    Target("kems", ("host/tablesense/games/kems",),
+           ("tests/games/test_kems_engine.py", "tests/games/test_kems_rules.py",
+            "tests/games/test_kems_replay.py", "tests/games/test_kems_properties.py",
+            "tests/games/test_kems_mutants.py")),
     Target("record", ("host/tablesense/games/record.py",),
            ("tests/games/test_record.py", "tests/games/test_replay_cli.py",
             "tests/games/test_kems_replay.py", "tests/games/test_record_mutants.py")),
-    Target("referee-rules", ("host/tablesense/referee/rules.py",), ("tests/referee",)),
-    Target("referee-layout", ("host/tablesense/referee/layout.py",), ("tests/referee",)),
+    Target("referee-rules", ("host/tablesense/referee/rules.py",), REFEREE_TESTS),
+    Target("referee-layout", ("host/tablesense/referee/layout.py",), REFEREE_TESTS),
 )
 
 # Operators whose mutants are nearly always equivalent or meaningless here
