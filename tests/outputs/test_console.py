@@ -34,9 +34,12 @@ def test_describe_covers_suggestions_and_calls() -> None:
         1,
         0.0,
     )
-    assert describe(ev) == "seat 2 suggests play 6-6 seat2-1 -> center"
+    # seats counted from 1 in every line (events number them from 0)
+    assert describe(ev) == "seat 3 suggests play 6-6 seat2-1 -> center"
     assert (
-        describe(TableEvent("call", {"seat": 1, "kind": "contre", "target": 2}, 2, 0.0))
-        == "seat 1 calls contre on seat 2"
+        describe(TableEvent("call", {"seat": 1, "call": "contre", "target": 2}, 2, 0.0))
+        == "seat 2 calls contre on seat 3"
     )
+    ended = TableEvent("match_ended", {"winner": 1, "score": [3, 52], "teams": ["A & C", "B & D"]}, 4, 0.0)
+    assert describe(ended) == "match over: B & D win, score [3, 52]"
     assert describe(TableEvent("custom", {"a": 1, "record": {}}, 3, 0.0)) == "a=1"

@@ -59,20 +59,33 @@ def describe(ev: TableEvent) -> str:
         result = d.get("result") or {}
         return f"hand {d.get('hand_no')} over: {result.get('label') or result.get('outcome', '?')}, score {d.get('score')}"
     if k == "match_ended":
-        return f"match over: winner team {d.get('winner')}, score {d.get('score')}"
+        return f"match over: {_winner(d)} win, score {d.get('score')}"
     if k == "suggestion":
         what = d.get("kind", "move")
         piece = f" {d['piece']}" if d.get("piece") else ""
         where = f" {d.get('from_cell')} -> {d.get('to_cell')}" if d.get("to_cell") else ""
-        return f"seat {d.get('seat')} suggests {what}{piece}{where}"
+        return f"{_seat(d.get('seat'))} suggests {what}{piece}{where}"
     if k == "call":
-        target = f" on seat {d['target']}" if d.get("target") is not None else ""
-        return f"seat {d.get('seat')} calls {d.get('kind')}{target}"
+        target = f" on {_seat(d['target'])}" if d.get("target") is not None else ""
+        return f"{_seat(d.get('seat'))} calls {d.get('call') or d.get('kind')}{target}"
     if k == "message":
         return str(d.get("text", ""))
     if k == "match_started":
         return f"match starts: {d.get('game', '')} {d.get('variant', '')}".strip()
     return ", ".join(f"{key}={value}" for key, value in d.items() if key != "record")
+
+
+def _seat(seat: Any) -> str:
+    """Seats as people count them (events number them from 0)."""
+    return f"seat {seat + 1}" if isinstance(seat, int) else "the table"
+
+
+def _winner(d: dict[str, Any]) -> str:
+    teams = d.get("teams") or []
+    winner = d.get("winner")
+    if isinstance(winner, int) and 0 <= winner < len(teams):
+        return str(teams[winner])
+    return "nobody" if winner is None else f"team {winner + 1}"
 
 
 class ConsoleOutput:

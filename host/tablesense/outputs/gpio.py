@@ -716,7 +716,7 @@ class TableGPIO:
                 led = (
                     None
                     if led_pin is None
-                    else LED(backend, led_pin, name=f"seat {index} turn LED")
+                    else LED(backend, led_pin, name=f"seat {index + 1} turn LED")
                 )
                 seat_btn = (
                     None
@@ -758,7 +758,7 @@ class TableGPIO:
         )
 
     def _button(self, pin: int, kind: str, seat: int | None, debounce: float) -> Button:
-        label = "referee button" if seat is None else f"seat {seat} {kind} button"
+        label = "referee button" if seat is None else f"seat {seat + 1} {kind} button"
 
         def pressed(_b: Button) -> None:
             self._emit(ButtonEvent(kind, seat, True, self.backend.scheduler.now()))
