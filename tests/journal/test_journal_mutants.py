@@ -145,7 +145,7 @@ def test_damaged_rows_are_a_clear_error(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with Journal(path) as j:
-        with pytest.raises(JournalError, match="its description is not a JSON object"):
+        with pytest.raises(JournalError, match="match m: its description is not a JSON object"):
             j.running()
         with pytest.raises(JournalError, match="not a JSON object"):
             j.matches()
