@@ -367,7 +367,17 @@ if (device && Number(args['led-pin']) >= 0) {
 // --- 1. USB CDC with a parked OUT endpoint -------------------------------------------------
 const cdc = new USBCDC(mcu.usbCtrl);
 let pending = Buffer.alloc(0);
+// A real host cannot write to a board before it has enumerated and the OS has
+// made its port usable (~100 ms or more after the USB configuration), by which
+// time MicroPython has long mounted its filesystem (_boot.py) and started
+// main.py. Our pseudo-terminal exists before the chip even boots, so bytes the
+// host writes early wait until 100 ms of emulated time after the connection:
+// delivered earlier, a 0x03 in them would interrupt _boot.py, whose bare
+// `except:` then formats the filesystem.
+const HOST_READY_NS = 100e6;
+let hostReady = false;
 const pump = () => {
+  if (!hostReady) return;
   let i = 0;
   while (i < pending.length && !cdc.txFIFO.full) cdc.sendSerialByte(pending[i++]);
   if (i) pending = pending.subarray(i);
@@ -382,8 +392,7 @@ mcu.usbCtrl.onEndpointRead = (ep, size) => {
   }
   read0(ep, size);
 };
-const hostWrite = (buf) => {
-  pending = pending.length ? Buffer.concat([pending, buf]) : Buffer.from(buf);
+const unpark = () => {
   pump();
   if (parked && !cdc.txFIFO.empty) {
     const { ep, size } = parked;
@@ -391,8 +400,17 @@ const hostWrite = (buf) => {
     read0(ep, size);
   }
 };
+const hostWrite = (buf) => {
+  pending = pending.length ? Buffer.concat([pending, buf]) : Buffer.from(buf);
+  unpark();
+};
+const readyAlarm = mcu.clock.createAlarm(() => {
+  hostReady = true;
+  unpark();
+});
 cdc.onDeviceConnected = () => {
   log(`USB CDC connected at ${simUs().toFixed(0)} us`);
+  readyAlarm.schedule(HOST_READY_NS);
   if (device) send(Buffer.from([MSG_EVENT, 1]));
 };
 cdc.onSerialData = (value) => process.stdout.write(value);
