@@ -28,6 +28,9 @@ EventOpt = typer.Option(None, "--event", help="Event id (default: the latest eve
 def register(app: typer.Typer) -> None:
     """Add this room's commands to the root ``tablesense`` app."""
     app.add_typer(director_app, name="director")
+    from .club_cli import club_app  # players, ratings, seasons (issue 20)
+
+    tournament_app.add_typer(club_app, name="club")
     app.add_typer(tournament_app, name="tournament")
 
 
@@ -470,8 +473,21 @@ def simulate(
     move_delay: float = typer.Option(0.0, "--move-delay", help="Seconds per computer move (lets faults land mid-match)."),
     confirm: str = typer.Option("badges", "--confirm", help="How results become final: badges, buttons or director."),
     seats: int | None = typer.Option(None, "--seats", help="Seats a table: 3 (brazilian-points, 3 players a table), 6 or 8 (Kems, 3 or 4 teams a table)."),
+    club: int = typer.Option(0, "--club", help="Simulate a club of this many players over --evenings (club_sim.py: ratings, a season)."),
+    evenings: int = typer.Option(10, "--evenings", help="With --club: evenings in the season."),
+    first_round: str = typer.Option("rating", "--first-round", help="With --club: rating (neighbours in rating meet) or drawn."),
 ) -> None:
     """Run a whole event end to end over the broker and database with headless tables."""
+    if club:
+        with _errors():
+            if club < 4 or evenings < 1 or first_round not in ("rating", "drawn"):
+                _bad_argument("--club needs at least 4 players, --evenings at least 1, --first-round rating or drawn")
+            from .club_sim import simulate_club
+
+            rep = simulate_club(db, players=club, evenings=evenings, rounds=rounds, seed=seed, first_round=first_round,
+                                variant=variant, game=game, progress=lambda m: typer.echo(m, err=True))
+            typer.echo(json.dumps(rep.to_json()))
+        return
     with _errors():
         from rich.console import Console
 
