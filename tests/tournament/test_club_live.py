@@ -5,6 +5,7 @@ or forged live message never touches a result."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -20,6 +21,7 @@ from tablesense.tournament.table_client import HeadlessTable
 from tablesense.tournament.web import create_app, hash_password
 
 from .conftest import Broker
+from .test_club_evening import browser  # noqa: F401 - the Chromium fixture
 
 
 def test_live_board_keeps_only_well_formed_messages() -> None:
@@ -85,3 +87,61 @@ def test_tables_progress_reaches_console_and_spectators_and_never_results(broker
     for m in d.matches(1):
         assert m.score_a is not None and max(m.score_a, m.score_b or 0) >= 60
     assert not [a for a in d.audit_log() if a["action"] == "refused"]
+
+
+def _view(moves: int) -> dict[str, object]:
+    """A real table's public display view after ``moves`` moves (the display's own preview builder)."""
+    import random
+
+    from tablesense.games.dominoes import DominoMatch
+    from tablesense.web.preview import dominoes_view, random_domino_moves
+
+    rng = random.Random(5)
+    m = DominoMatch("pairs-pips", {"target": 100})
+    hand = m.new_hand(rng=rng)
+    random_domino_moves(hand, rng, moves)
+    return dominoes_view(m, hand, hand_no=1)
+
+
+def test_a_real_tables_view_reaches_its_spectator_page(broker: Broker, tmp_path: Path, browser: object) -> None:  # noqa: F811
+    """play --director's reporter relays the display's view; /live/table/N draws it with the display's renderer."""
+    import threading
+
+    import uvicorn
+
+    from tablesense.outputs.events import EventBus
+    from tablesense.tournament.reporter import TableReporter
+    from testsupport import REPO, free_port
+
+    url = f"sqlite:///{tmp_path / 'club.db'}"
+    d = Director.create_event(Database(url), "Spectators", variant="pips-two-player", options={"lots_seed": "s"})
+    relay = LiveRelay(_url(broker, DIRECTOR_USER)).start()
+    bus = EventBus()
+    reporter = TableReporter(1, TableKey.from_seed(b"t1"), tmp_path / "t1.journal", _url(broker, "table-1"), bus=bus)
+    reporter.attach(bus)
+    reporter.start()
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(d, password_hash=hash_password("club-night-password"),
+                                                      live=relay.board), host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    page = browser.new_page(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+    try:
+        assert relay.connected.wait(10) and wait_until(lambda: server.started, 10)
+        assert wait_until(lambda: reporter.table._client is not None and reporter.table._client.is_connected(), 10)
+        first = _view(3)
+        bus.publish("view", **first)
+        assert wait_until(lambda: (relay.board.get(1) or {}).get("view") is not None, 10)
+        page.goto(f"http://127.0.0.1:{port}/live/table/1")
+        page.wait_for_selector("#line svg .tile", timeout=10_000)
+        assert page.locator("#line svg .tile").count() == 3
+        assert "Ana" in page.inner_text("#seats")
+        time.sleep(0.3)  # the relay sends at most five views a second
+        bus.publish("view", **_view(6))
+        page.wait_for_function("document.querySelectorAll('#line svg .tile').length === 6", timeout=10_000)
+        page.screenshot(path=str(REPO / "test-artifacts" / "web" / "club-live-table.png"))
+        assert "hidden" not in json.dumps(first)
+    finally:
+        page.close()
+        server.should_exit = True
+        reporter.close()
+        relay.stop()

@@ -1,9 +1,11 @@
 """Live progress from the tables: what each table's display shows, relayed to the director.
 
 A table publishes a small public progress message on its own ``live`` topic
-(``tablesense/tables/table-N/live``) at the start of a match and after every
-hand: round, match, hand number, the match score, and the pieces each seat
-holds (counts only: never a hidden piece). It is QoS 0, not signed and not
+(``tablesense/tables/table-N/live``) after moves and after every hand:
+round, match, hand number, the match score, and the pieces each seat holds
+(counts only: never a hidden piece); a real table adds its display's whole
+public ``view`` (what its screen shows), which the director's per-table
+spectator page draws with the display's own renderer. It is QoS 0, not signed and not
 journalled, and it never goes through the outbox: live view and results
 travel separately, so a lost or forged live message can only make a page
 briefly wrong, never touch a result.
@@ -25,8 +27,9 @@ from .protocol import TOPIC_ROOT, table_from_topic
 
 log = logging.getLogger(__name__)
 
-#: A live message is a few hundred bytes; anything longer is dropped unread.
-MAX_LIVE_BYTES = 4096
+#: A progress message is a few hundred bytes, one with a real table's whole
+#: display view a few kilobytes; anything longer is dropped unread.
+MAX_LIVE_BYTES = 65536
 LIVE_TOPIC_FILTER = f"{TOPIC_ROOT}/tables/+/live"
 
 
@@ -34,12 +37,16 @@ def live_topic(table: int) -> str:
     return f"{TOPIC_ROOT}/tables/table-{table}/live"
 
 
-def progress(round_no: Any, match: Any, hand: int, scores: Any, counts: Any = None, state: str = "playing") -> dict[str, Any]:
-    """The public progress message of a table (see the module docstring)."""
+def progress(round_no: Any, match: Any, hand: int, scores: Any, counts: Any = None, state: str = "playing",
+             view: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The public progress message of a table (see the module docstring). ``view``: a real
+    table's whole display view (the display's public ``view`` event), for its spectator page."""
     body: dict[str, Any] = {"round": round_no, "match": match, "hand": int(hand), "state": state,
                             "scores": [_num(x) for x in scores], "ts": time.time()}
     if counts is not None:
         body["counts"] = [int(c) for c in counts]
+    if view is not None:
+        body["view"] = view
     return body
 
 
@@ -73,6 +80,8 @@ class LiveBoard:
             self.dropped += 1
             return False
         entry = {k: data[k] for k in ("round", "match", "hand", "state", "scores", "counts", "ts") if k in data}
+        if isinstance(data.get("view"), dict):
+            entry["view"] = data["view"]
         entry["received"] = time.time() if now is None else now
         with self._lock:
             self._latest[table] = entry

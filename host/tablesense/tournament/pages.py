@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Form, Request
+from fastapi import FastAPI, Form, Request, WebSocket, WebSocketDisconnect
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import (
     HTMLResponse,
@@ -71,6 +71,8 @@ def add_club_pages(
     console and on ``/live`` for spectators."""
     if DISPLAY_STATIC.is_dir():
         app.mount("/display-static", StaticFiles(directory=str(DISPLAY_STATIC)), name="display-static")
+        # the display's own page (spectators' /live/table/N) asks for its files under /static
+        app.mount("/static", StaticFiles(directory=str(DISPLAY_STATIC)), name="display-page-static")
     app.mount("/club-static", StaticFiles(directory=str(CLUB_STATIC)), name="club-static")
     env = templates.env
     env.globals.update(
@@ -104,6 +106,29 @@ def add_club_pages(
 
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    @app.get("/live/table/{number}", response_class=HTMLResponse)
+    def live_table(number: int) -> Response:
+        """One table as its own display shows it: the display's page and renderer, fed from the relay."""
+        with director.db.session() as s:
+            name = director.event(s).name
+        return HTMLResponse(display_page(number, f"Table {number} · {name}"))
+
+    @app.websocket("/live/table/{number}/ws")
+    async def live_table_ws(socket: WebSocket, number: int) -> None:
+        """The display page's live socket: the table's latest ``view``, sent again whenever it changes."""
+        await socket.accept()
+        seq, last_ts = 0, None
+        try:
+            while True:
+                entry = live.get(number) if live is not None else None
+                if entry is not None and isinstance(entry.get("view"), dict) and entry.get("ts") != last_ts:
+                    last_ts = entry.get("ts")
+                    seq += 1
+                    await socket.send_json({"kind": "view", "data": entry["view"], "seq": seq})
+                await asyncio.sleep(0.1)
+        except (WebSocketDisconnect, RuntimeError):
+            return
 
     @app.get("/live", response_class=HTMLResponse)
     def live_page(request: Request) -> Response:
@@ -247,3 +272,19 @@ def live_view(director: Director, live: LiveBoard | None) -> list[dict[str, Any]
             "last_heard_s": row["last_heard_s"],
         })
     return out
+
+
+def display_page(number: int, title: str) -> str:
+    """The table display's own page (its template, read from the display's folder), whose
+    live socket is pointed at this table's relay: the display draws what the table shows."""
+    from jinja2 import Environment, select_autoescape
+
+    template = (DISPLAY_STATIC.parent / "templates" / "display.html").read_text()
+    html = Environment(autoescape=select_autoescape(default=True)).from_string(template).render(title=title)
+    # display.js opens ws://HOST/ws; on this page that socket is table N's relay.
+    shim = (
+        "<script>(function(){var N=window.WebSocket;window.WebSocket=function(u,p){"
+        f"return new N(String(u).replace(/\\/ws$/, '/live/table/{int(number)}/ws'),p);}};"
+        "window.WebSocket.prototype=N.prototype;})();</script>"
+    )
+    return html.replace("</title>", "</title>\n" + shim, 1)

@@ -52,9 +52,17 @@ class TableReporter:
         )
 
     def attach(self, bus: Display) -> None:
-        """Show the match and the director's echo on this display (the table's EventBus)."""
+        """Show the match and the director's echo on this display (the table's EventBus),
+        and relay the display's public ``view`` to the director's spectator pages (tournament.live)."""
         self.bus = bus
         self.table.bus = bus
+        listen = getattr(bus, "add_listener", None)
+        if listen is not None:
+            listen(self._relay_view)
+
+    def _relay_view(self, event: Any) -> None:
+        if getattr(event, "kind", None) == "view" and isinstance(getattr(event, "data", None), dict):
+            self.table.publish_view(event.data)
 
     def start(self) -> TableReporter:
         self.table.start()

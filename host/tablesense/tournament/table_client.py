@@ -316,7 +316,8 @@ class HeadlessTable:
         self._publish_pending_one(signed)
         return key
 
-    def _publish_live(self, hand: int, scores: Any, counts: Any, *, force: bool = False, state: str = "playing") -> None:
+    def _publish_live(self, hand: int, scores: Any, counts: Any, *, force: bool = False, state: str = "playing",
+                      view: dict[str, Any] | None = None) -> None:
         """The table's public progress for the director's console and spectators (tournament.live):
         QoS 0, outside the outbox, at most five a second unless ``force`` (a hand's end)."""
         c = self._client
@@ -324,8 +325,15 @@ class HeadlessTable:
         if c is None or not c.is_connected() or (not force and now - self._live_at < 0.2):
             return
         self._live_at = now
-        body = live_progress(self.display.get("round"), self.display.get("match"), hand, scores, counts, state)
+        body = live_progress(self.display.get("round"), self.display.get("match"), hand, scores, counts, state, view)
         c.publish(live_topic(self.number), json.dumps(body), qos=0)
+
+    def publish_view(self, view: dict[str, Any]) -> None:
+        """A real table's display ``view`` (public by construction: what its screen shows),
+        relayed for its spectator page; a hand's result or the match's end always goes."""
+        over = bool(view.get("match_over"))
+        self._publish_live(int(view.get("hand_no") or 0), view.get("scores") or [], None, view=view,
+                           force=over or view.get("result") is not None, state="finished" if over else "playing")
 
     def _publish_pending_one(self, signed: dict[str, Any]) -> None:
         c = self._client
