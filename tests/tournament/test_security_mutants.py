@@ -85,3 +85,15 @@ def test_a_key_file_of_another_kind_is_refused(tmp_path: Path) -> None:
                                          serialization.NoEncryption()))
     with pytest.raises(SignatureError, match="does not hold an Ed25519 private key"):
         TableKey.load(path)
+
+
+def test_messages_parsed_from_the_wire_sign_and_verify() -> None:
+    """Keys read from JSON are new string objects, not the literal 'sig':
+    the signature field is found by equality, never by identity."""
+    import json
+
+    key = TableKey.from_seed(b"t")
+    msg = key.sign({"match": "m1"})
+    wire = json.loads(json.dumps(msg))
+    assert key.sign(wire) == msg
+    assert verify(key.public, wire) == {"match": "m1"}

@@ -1,0 +1,110 @@
+"""Layout tests written to kill mutants of referee/layout.py
+(benchmarks/mutation.py, docs/testing.md): each query and move of a layout on
+small hand-made tables, with the order of every answer checked."""
+
+from __future__ import annotations
+
+from tablesense.referee.layout import (
+    Group,
+    Layout,
+    Misplaced,
+    Place,
+    Problem,
+    Sensed,
+    cells_of,
+    free_cells,
+)
+
+RACK = Group("rack:0", "seat 0's rack", ("r0", "r1", "r2"))
+BONE = Group("boneyard", "the boneyard", ("b0", "b1"))
+
+
+def layout() -> Layout:
+    return Layout(
+        exact={"c0": "6-6", "c1": "6-3", "c2": None},
+        groups={"rack:0": (RACK, frozenset({"1-2", "4-4"})), "boneyard": (BONE, frozenset({"0-0"}))},
+    )
+
+
+def test_place_holds_and_label() -> None:
+    assert Place(cell="c0").holds("c0") and not Place(cell="c0").holds("c1")
+    assert Place(group=RACK).holds("r2") and not Place(group=RACK).holds("b0")
+    assert not Place().holds("c0")
+    assert Place(cell="c0").label() == "cell c0"
+    assert Place(cell="c0").label(lambda c: f"<{c}>") == "<c0>"
+    assert Place(group=RACK).label() == "seat 0's rack"
+    assert Place(group=RACK).label(lambda c: "x") == "seat 0's rack"
+
+
+def test_sensed_where_key_and_of() -> None:
+    s = Sensed(pieces={"r1": "1-2", "c0": "1-2", "c1": "6-3"})
+    assert s.where() == {"1-2": "c0", "6-3": "c1"}  # a duplicate keeps its first cell
+    base = dict(s.pieces)
+    t = Sensed.of(base)
+    base["c9"] = "0-0"
+    assert "c9" not in t.pieces  # a copy
+    k = Sensed(pieces={"b": "2", "a": "1"}).key()
+    assert k == ((("a", "1"), ("b", "2")), (), ())
+    p1 = Sensed(problems=[Problem("read_error", ("c0",), "crc", board=1)], boards_offline=(2,))
+    assert p1.key() == ((), (("read_error", ("c0",), "crc"),), (2,))
+    p2 = Sensed(problems=[Problem("read_error", ("c0",), "timeout", board=1)], boards_offline=(2,))
+    assert p1.key() != p2.key()
+    p3 = Sensed(problems=[Problem("read_error", ("c0",), "crc", board=5)], boards_offline=(2,))
+    assert p1.key() == p3.key()
+
+
+def test_layout_queries() -> None:
+    lay = layout()
+    assert lay.place_of("6-3") == Place(cell="c1")
+    assert lay.place_of("4-4") == Place(group=RACK)
+    assert lay.place_of("0-0") == Place(group=BONE)
+    assert lay.place_of("5-5") is None
+    assert lay.pieces_in("rack:0") == frozenset({"1-2", "4-4"})
+    assert lay.group("boneyard") == BONE
+    assert lay.in_play() == {"6-6", "6-3", "1-2", "4-4", "0-0"}
+    c = lay.copy()
+    c.exact["c2"] = "0-0"
+    assert lay.exact["c2"] is None
+
+
+def test_matches_and_diff_in_order() -> None:
+    lay = layout()
+    good = Sensed.of({"c0": "6-6", "c1": "6-3", "r2": "1-2", "r0": "4-4", "b1": "0-0"})
+    assert lay.matches(good) and lay.diff(good) == []
+    assert not lay.matches(Sensed(pieces=dict(good.pieces), problems=[Problem("unknown_tag", ("x",))]))
+    extra = Sensed.of({**good.pieces, "c2": "5-5"})
+    assert not lay.matches(extra)
+    assert lay.diff(extra) == [Misplaced("5-5", "c2", None)]
+    bad = Sensed.of({"c1": "6-6", "c0": "6-3", "r0": "0-0", "b0": "1-2", "b1": "1-2"})
+    assert lay.diff(bad) == [
+        Misplaced("1-2", "b0", Place(group=RACK)),  # b1 holds a duplicate: not listed again
+        Misplaced("6-3", "c0", Place(cell="c1")),
+        Misplaced("6-6", "c1", Place(cell="c0")),
+        Misplaced("0-0", "r0", Place(group=BONE)),
+        Misplaced("4-4", None, Place(group=RACK)),
+    ]
+
+
+def test_move_builds_a_new_layout() -> None:
+    lay = layout()
+    m = lay.move("4-4", to_cell="c2")
+    assert m.exact == {"c0": "6-6", "c1": "6-3", "c2": "4-4"}
+    assert m.pieces_in("rack:0") == frozenset({"1-2"})
+    assert lay.exact["c2"] is None and lay.pieces_in("rack:0") == frozenset({"1-2", "4-4"})
+    m = lay.move("6-3", to_group="boneyard")
+    assert m.exact["c1"] is None and m.pieces_in("boneyard") == frozenset({"0-0", "6-3"})
+    m = lay.move("0-0")
+    assert "0-0" not in m.in_play() and m.pieces_in("boneyard") == frozenset()
+    m = lay.move("6-6", to_cell="c9", to_group="boneyard")  # an exact cell wins
+    assert m.exact["c9"] == "6-6" and "6-6" not in m.pieces_in("boneyard")
+
+
+def test_free_cells_and_led_cells() -> None:
+    s = Sensed(pieces={"r0": "1-2"}, problems=[Problem("read_error", ("r2",))])
+    assert free_cells(RACK, s) == ["r1"]
+    assert free_cells(BONE, s) == ["b0", "b1"]
+    assert cells_of([None, Place(cell="c5"), Place(group=BONE)], s) == ["c5", "b0"]
+    assert cells_of([Place(group=BONE)], s, limit=2) == ["b0", "b1"]
+    assert cells_of([Place(group=BONE)], s, limit=0) == []
+    assert cells_of([Place()], s) == []
+    assert cells_of([], s) == []
