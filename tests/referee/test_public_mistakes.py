@@ -59,6 +59,7 @@ class PublicWatch:
         self.checked = 0
         self.rejections = 0
         self.private = 0
+        self.off_table: set[str] | None = None
 
     def norm(self, piece: str) -> str:
         return next(iter(named(piece, self.game)), piece)
@@ -66,6 +67,10 @@ class PublicWatch:
     def look(self) -> None:
         if self.h is not None:
             self.public |= {self.norm(p) for c, p in self.h.cells.items() if c in self.open}
+            if self.off_table is not None:
+                # a deal being read: a tile on no cell at all is nobody's secret
+                on_table = {self.norm(p) for p in self.h.cells.values()}
+                self.public |= self.off_table - on_table
 
     def emit(self, kind: str, /, **data: Any) -> None:
         data = json.loads(json.dumps(data))
@@ -237,3 +242,45 @@ def test_kems_mistakes_are_explained_without_naming_hidden_cards(table: str) -> 
             break
         kems_mistake(h, rng)
     assert watch.rejections >= 10 and watch.private >= 5, vars(watch)
+
+
+def test_a_deal_being_read_from_the_racks_is_not_named_in_public() -> None:
+    """``play --deal table``: while the racks are dealt, a deal the rules
+    refuse is explained without naming a tile on a rack (a tile on no cell
+    at all is named: the players must find it)."""
+    from tablesense.table.tags import all_tiles
+
+    watch = PublicWatch("dominoes", "dominoes-4")
+    tiles = [watch.norm(t) for t in all_tiles()]
+    watch.off_table = set(tiles)
+    ref = Referee(
+        MatchSpec("dominoes", "pairs-pips", seed=1),
+        TableGeometry.load("dominoes-4"),
+        TagRegistry.virtual(0),
+        emit=watch.emit,
+        deal="table",
+    )
+    ref.start(0.0)
+    h = Hands(ref)
+    watch.h = h
+    random.Random(2).shuffle(tiles)
+    racks = [s.rack for s in ref.geometry.seats]
+
+    def deal() -> None:
+        h.cells = {}
+        for seat, cells in enumerate(racks):
+            for cell, tile in zip(cells, tiles[7 * seat : 7 * seat + 7], strict=True):
+                h.cells[cell] = tile
+
+    deal()
+    lost = h.cells.pop(racks[3][6])  # West's last tile is not on the table
+    h.settle()
+    said = (ref.message or {}).get("text", "")
+    assert ref.phase == "dealing" and said.startswith("waiting for the deal"), said
+    assert lost in said
+    assert not any(t in said for t in h.cells.values())
+    assert watch.checked > 0
+    watch.off_table = None  # once the hand starts, a tile off the table is someone's
+    deal()
+    h.settle()
+    assert ref.phase == "play" and ref.hand is not None

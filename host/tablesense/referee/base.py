@@ -186,14 +186,26 @@ class RefereeBase:
             else set()
         )
         if hand is None:
-            # a hand just finished is public; a new deal being read is not
-            return face_up if self.phase == "dealing" else None
+            # a hand just finished is public; a new deal being read is not,
+            # but a piece on no cell at all is nobody's secret yet ("missing: 3-4")
+            if self.phase != "dealing":
+                return None
+            on_table = set(self.sensed.pieces.values()) if self.sensed is not None else set()
+            return face_up | (self._all_pieces() - on_table)
         if self.spec.game == "dominoes":
             face_up |= {str(lp.tile) for lp in hand.line}
             face_up |= {str(m.tile) for m in hand.moves if type(m).__name__ == "Announce"}
         else:
             face_up |= self._shown | {str(c) for c in hand.board}
         return face_up
+
+    def _all_pieces(self) -> set[str]:
+        """Every piece of the set in play (28 tiles, or the Kems deck)."""
+        if self.spec.game == "dominoes":
+            return {f"{a}-{b}" for a in range(7) for b in range(a, 7)}
+        from tablesense.games.kems import deck
+
+        return {str(c) for c in deck(self.match.options.deck)}
 
     def public_text(self, text: str) -> str:
         """``text`` as the display may show it: hidden pieces unnamed, cards
