@@ -527,7 +527,7 @@ def _choose_match(
         )
         return spec, None
     differs: list[str] = []
-    if old.table != table:
+    if old.table and old.table != table:
         differs.append(f"it is on table {old.table}, not {table}")
     if given.get("game") is not None and given["game"] != old.game:
         differs.append(f"its game is {old.game}, not {given['game']}")
@@ -541,7 +541,7 @@ def _choose_match(
         raise _err(
             f"the journal {jour.path} holds an unfinished match {running.id} "
             f"({_describe(old)}, {running.entries} journal entries): {'; '.join(differs)}.\n"
-            f"  resume it as it was: tablesense play --table {old.table}"
+            f"  resume it as it was: tablesense play --table {old.table or table}"
             f"{'' if _default_journal_is(jour.path) else f' --journal {jour.path}'}\n"
             f"  or start a new match (the unfinished one stays in the journal as abandoned): "
             f"add --new",
