@@ -119,3 +119,47 @@ def test_seeds_from_groups_and_who_met_whom() -> None:
     assert pg.knockout_seeds_from_groups([[1, 2, 3], [4, 5]], 0) == []
     assert pg.opponents_map([(1, 2), (3, None), (2, 3), (1, 2)]) == {1: {2}, 2: {1, 3}, 3: {2}}
     assert pg.opponents_map([]) == {}
+
+
+def test_greedy_peer_gives_the_bye_to_the_lowest_without_one() -> None:
+    ps = [SwissPlayer(i, 0.0, i) for i in range(4)] + [SwissPlayer(4, 0.0, 4, had_bye=True)]
+    got = pg.greedy_swiss_pairings(ps)
+    assert got[0] == Pairing(3, None)
+    assert got[1:] == [Pairing(0, 1), Pairing(2, 4)]
+    everyone = [SwissPlayer(i, 0.0, i, had_bye=True) for i in range(3)]
+    assert pg.greedy_swiss_pairings(everyone)[0] == Pairing(2, None)
+    met = [SwissPlayer(0, 1.0, 0, frozenset({1})), SwissPlayer(1, 1.0, 1, frozenset({0})),
+           SwissPlayer(2, 0.0, 2)]
+    assert pg.greedy_swiss_pairings(met[:2]) == [Pairing(0, 1)]  # cornered: the rematch anyway
+    assert pg.greedy_swiss_pairings(met + [SwissPlayer(3, 0.0, 3)]) == [Pairing(0, 2), Pairing(1, 3)]
+
+
+def _field(rng: random.Random, n: int) -> list[SwissPlayer]:
+    """A Swiss field after a few rounds: scores not increasing with rank, some
+    entrants with many former opponents and some with none."""
+    scores = sorted((rng.randint(0, 8) / 2 for _ in range(n)), reverse=True)
+    met: dict[int, set[int]] = {i: set() for i in range(n)}
+    for _ in range(rng.randint(0, 2 * n)):
+        a, b = rng.sample(range(n), 2)
+        if rng.random() < 0.7:
+            met[a].add(b)
+            met[b].add(a)
+    return [SwissPlayer(i, scores[i], i, frozenset(met[i]), rng.random() < 0.2) for i in range(n)]
+
+
+def test_band_graph_finds_the_same_optimum_as_the_complete_graph() -> None:
+    """The band graph (fields above exact_up_to) must keep an optimal
+    matching, also for an entrant with no former opponent next to entrants
+    with many: forced here on small fields with exact_up_to=0."""
+    rng = random.Random(21)
+    checked = 0
+    for _ in range(400):
+        ps = _field(rng, rng.randint(4, 14))
+        try:
+            full = pg.swiss_pairings(ps, exact_up_to=1000)
+        except PairingError:
+            continue
+        band = pg.swiss_pairings(ps, exact_up_to=0)
+        assert pg.pairing_cost(ps, band) == pg.pairing_cost(ps, full)
+        checked += 1
+    assert checked > 100
