@@ -260,6 +260,10 @@ def create_app(
     from .pages import add_club_pages
 
     add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired, live=live)
+    # The club's memory: players, ratings, seasons (memory_pages.py, issue 20).
+    from .memory_pages import add_memory_pages
+
+    add_memory_pages(app, director, templates, need_login=need_login, act=act, logged_in=logged_in)
     return app
 
 
