@@ -227,3 +227,34 @@ def test_public_channels_of_the_display_drop_private_data() -> None:
         assert [e["kind"] for e in history] == ["move_accepted", "view"]
         assert "1-6" not in json.dumps(history)
         assert "1-6" not in json.dumps(client.get("/api/view").json())
+
+
+def test_the_event_stream_for_simple_clients_drops_private_data_too() -> None:
+    """``/events`` (Server-Sent Events, ``curl -N``) sends the public form only."""
+    import httpx
+
+    from tablesense.web.server import serve_display
+
+    bus = EventBus()
+    server = serve_display(bus)
+    try:
+        seen: list[str] = []
+        with httpx.stream("GET", server.url + "events", timeout=10) as r:
+            bus.publish("suggestion", kind="draw", seat=1, piece="1-6", to_cell="seat1-3")
+            bus.publish(
+                "move_accepted",
+                move={"seat": 1, "draw": True},
+                text="East draws",
+                private={"seat": 1, "move": {"seat": 1, "draw": "1-6"}},
+            )
+            bus.publish("message", text="done", level="info")
+            for line in r.iter_lines():
+                seen.append(line)
+                if '"done"' in line:
+                    break
+        text = "\n".join(seen)
+        assert "event: move_accepted" in text and "East draws" in text
+        assert "event: suggestion" not in text and "1-6" not in text
+    finally:
+        server.stop()
+        bus.close()
