@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -54,6 +55,9 @@ PROVISIONAL_GAMES = 8
 PROVISIONAL_SIGMA = 5.0
 MU0 = 25.0
 SIGMA0 = 25.0 / 3.0
+#: One update at a time in a process (pages are drawn from a thread pool; two
+#: concurrent replays would each drop and rewrite the same rows).
+_UPDATE_LOCK = threading.Lock()
 
 
 def family_of(game: str, variant: str, seats: int) -> str:
@@ -204,34 +208,35 @@ def update(db: Database, families: Sequence[str] = FAMILIES) -> list[UpdateRepor
     Compares, match by match, the stored sequence with :func:`collect`; from
     the first difference on, the stored rows are dropped and the matches
     rated again from the ratings just before it."""
-    reports = []
-    for fam in families:
-        with db.session() as s:
-            fresh = collect(s, fam)
-            rows = list(s.scalars(select(RatingChange).where(RatingChange.family == fam).order_by(RatingChange.seq, RatingChange.id)))
-            stored: list[tuple[int, str]] = []
-            for r in rows:
-                if len(stored) <= r.seq:
-                    stored.append((r.match_id, r.outcome))
-            first = 0
-            while first < min(len(stored), len(fresh)) and stored[first] == (fresh[first].match_id, fresh[first].outcome):
-                first += 1
-            if first == len(stored) == len(fresh):
-                reports.append(UpdateReport(fam, first, 0))
-                continue
-            skills: dict[int, Skill] = {}
-            for r in rows:
-                if r.seq < first:
-                    skills[r.player_id] = Skill(r.mu_after, r.sigma_after, skills.get(r.player_id, Skill()).games + 1)
-            s.execute(delete(RatingChange).where(RatingChange.family == fam, RatingChange.seq >= first))
-            _write(s, fam, fresh[first:], first, skills)
-            reports.append(UpdateReport(fam, first, len(fresh) - first))
-    return reports
+    with _UPDATE_LOCK:
+        return [_update_family(db, fam) for fam in families]
+
+
+def _update_family(db: Database, fam: str) -> UpdateReport:
+    with db.session() as s:
+        fresh = collect(s, fam)
+        rows = list(s.scalars(select(RatingChange).where(RatingChange.family == fam).order_by(RatingChange.seq, RatingChange.id)))
+        stored: list[tuple[int, str]] = []
+        for r in rows:
+            if len(stored) <= r.seq:
+                stored.append((r.match_id, r.outcome))
+        first = 0
+        while first < min(len(stored), len(fresh)) and stored[first] == (fresh[first].match_id, fresh[first].outcome):
+            first += 1
+        if first == len(stored) == len(fresh):
+            return UpdateReport(fam, first, 0)
+        skills: dict[int, Skill] = {}
+        for r in rows:
+            if r.seq < first:
+                skills[r.player_id] = Skill(r.mu_after, r.sigma_after, skills.get(r.player_id, Skill()).games + 1)
+        s.execute(delete(RatingChange).where(RatingChange.family == fam, RatingChange.seq >= first))
+        _write(s, fam, fresh[first:], first, skills)
+        return UpdateReport(fam, first, len(fresh) - first)
 
 
 def recompute(db: Database, families: Sequence[str] = FAMILIES) -> list[UpdateReport]:
     """Forget every stored rating change and rate all confirmed results again from nothing."""
-    with db.session() as s:
+    with _UPDATE_LOCK, db.session() as s:
         s.execute(delete(RatingChange).where(RatingChange.family.in_(list(families))))
     return update(db, families)
 
