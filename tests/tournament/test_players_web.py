@@ -140,3 +140,40 @@ def test_director_enters_club_players_by_search(browser: Any, tmp_path: Path) ->
     finally:
         page.close()
         srv.stop()
+
+
+def test_replay_viewer_steps_through_a_hand(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+    from tablesense.tournament.security import TableKey
+
+    from .test_director import result_for
+
+    db = Database(f"sqlite:///{tmp_path / 'club.db'}")
+    ps = [add_player(db, f"P{i}") for i in range(4)]
+    d = Director.create_event(db, "Replay night", options={"target": 30, "lots_seed": "t", "rounds": 1})
+    from tablesense.tournament.players import register_players
+
+    register_players(d, ps[:2])
+    register_players(d, ps[2:])
+    key = TableKey.from_seed(b"table-1")
+    d.add_table(1, key.public)
+    d.pair_next_round()
+    m = d.matches(1)[0]
+    assert d.ingest(1, result_for(d, m.id, key, revision=1)).status == "accepted"
+    c = TestClient(create_app(d, password_hash=hash_password(PASSWORD), secret_key="k"))
+    assert f'href="/replay/{m.id}"' in c.get(f"/players/{ps[0]}").text
+    assert c.get(f"/replay/{m.id}?game=2").status_code == 404  # one record only
+    srv = Server(create_app(d, password_hash=hash_password(PASSWORD), secret_key="k"))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(srv.url + f"/replay/{m.id}")
+        assert page.inner_text("#move") == "the deal" and page.is_disabled("#prev")
+        page.click("#next")
+        assert "plays" in page.inner_text("#move")
+        assert page.locator("#line svg").count() == 1  # the display's renderer drew the opening tile
+        page.keyboard.press("End")
+        assert page.is_disabled("#next") and "after" in page.inner_text("#score")
+        _fits(page)
+        _shoot(page, "replay-desktop")
+    finally:
+        page.close()
+        srv.stop()

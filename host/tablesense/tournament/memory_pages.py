@@ -110,6 +110,19 @@ def add_memory_pages(
         t = table_or_404(season_id)
         return page(request, "season.html", t=t, ids=[e["id"] for e in t.events])
 
+    @app.get("/replay/{match_id}", response_class=HTMLResponse)
+    def replay_page(request: Request, match_id: int, game: int = 1) -> Response:
+        from .record_view import RecordViewError, match_records, steps
+
+        try:
+            recs = match_records(db, match_id)
+            if not 1 <= game <= len(recs):
+                raise RecordViewError(f"match {match_id} has no stored record {game} (a result entered by hand has none)")
+            view = steps(recs[game - 1])
+        except RecordViewError as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
+        return page(request, "replay.html", match_id=match_id, game=game, games=len(recs), rec=view)
+
     @app.post("/director/enter-players")
     def enter_players(request: Request, players: str = Form(""), name: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
@@ -223,7 +236,8 @@ def player_view(director: Director, player_id: int) -> dict[str, Any]:
                      "opponents": [all_names.get(e, "?") for e in ents_m if e != me.id],
                      "score": " – ".join(_num(x) for x in scores) if scores[0] is not None else "",
                      "mine": _num(scores[i]) if scores[i] is not None else "", "result": result,
-                     "delta": f"{rc.mu_after - rc.mu_before:+.1f}" if rc else ""})
+                     "delta": f"{rc.mu_after - rc.mu_before:+.1f}" if rc else "",
+                     "replay": m.id if m.result_id is not None and events[m.event_id].game == "dominoes" else None})
     fams = []
     for fam, pts in hist.items():
         last = pts[-1].after
