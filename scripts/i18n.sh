@@ -10,7 +10,7 @@ LOCALE=host/tablesense/i18n/locale
 POT=$LOCALE/tablesense.pot
 PYBABEL=.venv/bin/pybabel
 "$PYBABEL" -q extract -F babel.cfg --ignore-dirs="firmware hardware .*" \
-  -k say -k N_ -k _ -k plural:1,2 --add-location=file --sort-output \
+  -k say -k N_ -k _ -k plural:1,2 -k NC_:1c,2 --add-location=file --sort-output \
   --project=tablesense --copyright-holder="tablesense" -o "$POT" host/tablesense
 if [ "${1:-}" = init ]; then
   "$PYBABEL" init -i "$POT" -d "$LOCALE" -D tablesense -l "$2"

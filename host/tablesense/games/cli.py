@@ -8,6 +8,8 @@ from typing import Any
 
 import typer
 
+from tablesense.i18n import N_, NC_, Translator
+
 rules_app = typer.Typer(
     name="rules",
     help="Rules engines and game records.",
@@ -20,6 +22,9 @@ rules_app = typer.Typer(
 def replay_command(
     file: str = typer.Argument(..., metavar="FILE|-", help="A game record (JSON), or - for stdin."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
+    lang: str | None = typer.Option(
+        None, "--lang", help="Language of the messages: en, pt-BR or ms (default: LANG)."
+    ),
 ) -> None:
     """Check a game record move by move; print the result object as JSON.
 
@@ -27,13 +32,22 @@ def replay_command(
     index, and why); 2: not valid JSON or not the record format (also:
     numbers that are not finite or beyond 2**53, nesting deeper than 32
     levels); 3: an internal error of the checker (please report it).
+    The JSON keys are the record format's; the ``error`` text is in the
+    chosen language.
     """
     from rich.console import Console
 
-    from tablesense.games.common import IllegalStepError, RecordFormatError
+    from tablesense.games.common import IllegalStepError, RecordFormatError, message_of
     from tablesense.games.record import load, loads, replay
+    from tablesense.i18n import Translator, UnknownLanguageError, resolve
 
     err = Console(stderr=True, highlight=False)
+    try:
+        _ = Translator(resolve(lang))
+    except UnknownLanguageError as exc:
+        err.print(f"[red]{exc}[/]")
+        raise typer.Exit(2) from None
+
     out: dict[str, Any]
     status: int
     try:
@@ -41,41 +55,60 @@ def replay_command(
         result = replay(obj)
         out, status = result.to_json(), 0
     except IllegalStepError as exc:
-        out = {"ok": False, "hand": exc.hand, "move": exc.move, "error": exc.message}
+        out = {"ok": False, "hand": exc.hand, "move": exc.move, "error": _(exc.message)}
         status = 1
     except RecordFormatError as exc:
-        out, status = {"ok": False, "error": str(exc)}, 2
+        out, status = {"ok": False, "error": _(message_of(exc))}, 2
     except Exception as exc:  # a bug in an engine: say so, without a traceback
-        out = {"ok": False, "error": f"internal error while checking the record: {exc!r}"}
+        out = {"ok": False, "error": _(N_("internal error while checking the record: {error}"),
+                                       error=repr(exc))}
         status = 3
     try:
         text = json.dumps(out, ensure_ascii=False, allow_nan=False)
     except ValueError:  # a non-finite number slipped through: never print Infinity
         out = {
             "ok": False,
-            "error": "internal error: the checker computed a number that is not finite",
+            "error": _(N_("internal error: the checker computed a number that is not finite")),
         }
         status = 3
         text = json.dumps(out)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if not quiet:
-        err.print(_summary(out, status))
+        err.print(_summary(out, status, _))
     raise typer.Exit(status)
 
 
-def _summary(out: dict[str, Any], status: int) -> str:
+#: The outcomes of a hand or a round as the record format names them, for
+#: the catalogs (the JSON keeps these words; the summary translates them).
+OUTCOME_WORDS = (
+    NC_("outcome", "domino"), NC_("outcome", "blocked"), NC_("outcome", "locomotiva"),
+    NC_("outcome", "seven-doubles"), NC_("outcome", "void"), NC_("outcome", "kems"),
+    NC_("outcome", "double"), NC_("outcome", "contre"), NC_("outcome", "redeal"),
+    NC_("outcome", "misdeal"),
+)
+
+
+def _summary(out: dict[str, Any], status: int, _: Translator) -> str:
+    """The human summary on stderr, in the chosen language (indexes as the
+    record counts them: hand 0 is the record's first hand)."""
     if status in (2, 3):
-        return f"[red]not a valid record:[/] {out['error']}" if status == 2 else out["error"]
+        if status == 3:
+            return str(out["error"])
+        return "[red]" + _(N_("not a valid record:")) + "[/] " + str(out["error"])
     if status == 1:
-        return f"[red]illegal step[/] in hand {out['hand']}, move {out['move']}: {out['error']}"
+        where = _(N_("illegal step in hand {hand}, move {move}:"), hand=out["hand"], move=out["move"])
+        return f"[red]{where}[/] {out['error']}"
     lines = []
     for i, h in enumerate(out["hands"]):
-        label = f" ({h['label']})" if h.get("label") else ""
-        who = "nobody" if h["winner"] is None else f"team {h['winner']}"
-        lines.append(f"hand {i}: {h['outcome']}{label}, {who}, points {h['points']}")
-    winner = "no winner yet" if out["winner"] is None else f"team {out['winner']} wins"
-    lines.append(f"[green]legal record[/]: score {out['score']}, {winner}")
+        label = f" ({_(h['label'])})" if h.get("label") else ""
+        who = _(N_("nobody")) if h["winner"] is None else _(N_("team {team}"), team=h["winner"])
+        lines.append(_(N_("hand {hand}: {outcome}{label}, {who}, points {points}"),
+                       hand=i, outcome=_.context("outcome", h["outcome"]), label=label, who=who, points=h["points"]))
+    winner = (_(N_("no winner yet")) if out["winner"] is None
+              else _(N_("team {team} wins"), team=out["winner"]))
+    lines.append("[green]" + _(N_("legal record:")) + "[/] "
+                 + _(N_("score {score}, {winner}"), score=out["score"], winner=winner))
     return "\n".join(lines)
 
 

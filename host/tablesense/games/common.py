@@ -52,6 +52,13 @@ def say(template: str, **params: Any) -> Sentence:
     return Sentence(template, params)
 
 
+def message_of(exc: BaseException) -> str:
+    """An error's message as it was raised: a :class:`Sentence` stays one
+    (``str(exc)`` would flatten it to English only)."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, str) else str(exc)
+
+
 class IllegalPlayError(ValueError):
     """A move that the rules do not allow in this state.
 

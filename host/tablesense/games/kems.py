@@ -43,6 +43,8 @@ from tablesense.games.common import (
     ReplayResult,
     Seat,
     Team,
+    message_of,
+    say,
     short_repr,
 )
 
@@ -81,11 +83,12 @@ SEAT_COUNTS = (4, 6, 8)
 HAND_SIZE = 4
 BOARD_SIZE = 4
 
-_RANK_NAMES = {
-    "2": "2s", "3": "3s", "4": "4s", "5": "5s", "6": "6s", "7": "7s", "8": "8s",
-    "9": "9s", "T": "tens", "J": "jacks", "Q": "queens", "K": "kings", "A": "aces",
+_RANK_NAMES: dict[str, str] = {
+    "2": say("2s"), "3": say("3s"), "4": say("4s"), "5": say("5s"), "6": say("6s"),
+    "7": say("7s"), "8": say("8s"), "9": say("9s"), "T": say("tens"), "J": say("jacks"),
+    "Q": say("queens"), "K": say("kings"), "A": say("aces"),
 }  # fmt: skip
-_COUNT_WORDS = {3: "three", 4: "four"}
+_COUNT_WORDS: dict[int, str] = {3: say("three"), 4: say("four")}
 
 
 # --------------------------------------------------------------------------- cards
@@ -241,21 +244,20 @@ def _fields(obj: Mapping[str, Any], allowed: set[str], where: str) -> None:
     extra = sorted(k for k in obj if k not in allowed and not str(k).startswith("x-"))
     if extra:
         raise RecordFormatError(
-            f"{where}: unknown field {extra[0]!r} (allowed: {', '.join(sorted(allowed))}, "
-            "or writer fields starting with 'x-')"
+            say("{where}: unknown field {extra!r} (allowed: {allowed}, or writer fields starting with 'x-')", where=where, extra=extra[0], allowed=', '.join(sorted(allowed)))
         )
 
 
 def _int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordFormatError(f"{where} must be an integer, not {short_repr(value)}")
+        raise RecordFormatError(say("{where} must be an integer, not {short_value}", where=where, short_value=short_repr(value)))
     return value
 
 
 def _seat(value: Any, where: str, seats: int | None) -> int:
     seat = _int(value, where)
     if seats is not None and not 0 <= seat < seats:
-        raise RecordFormatError(f"{where}: there is no seat {seat} (seats 0..{seats - 1})")
+        raise RecordFormatError(say("{where}: there is no seat {seat} (seats 0..{seats})", where=where, seat=seat, seats=seats - 1))
     return seat
 
 
@@ -263,7 +265,7 @@ def _card(value: Any, where: str) -> Card:
     try:
         return Card.parse(value)
     except ValueError as exc:
-        raise RecordFormatError(f"{where}: {exc}") from None
+        raise RecordFormatError(say("{where}: {exc}", where=where, exc=message_of(exc))) from None
 
 
 def event_from_json(obj: Any, where: str = "event", seats: int | None = None) -> KemsEvent:
@@ -277,26 +279,26 @@ def event_from_json(obj: Any, where: str = "event", seats: int | None = None) ->
         (the message starts with ``where``).
     """
     if not isinstance(obj, dict):
-        raise RecordFormatError(f"{where} must be an object, not {obj!r}")
+        raise RecordFormatError(say("{where} must be an object, not {obj!r}", where=where, obj=obj))
     if "refresh" in obj:
         _fields(obj, {"refresh"}, where)
         if obj["refresh"] is not True:
-            raise RecordFormatError(f'{where}: a refresh is written {{"refresh": true}}')
+            raise RecordFormatError(say('{where}: a refresh is written {{"refresh": true}}', where=where))
         return Refresh()
     if "seat" not in obj:
         raise RecordFormatError(
-            f"{where}: an event is a swap, a refresh or a call; this has no seat"
+            say("{where}: an event is a swap, a refresh or a call; this has no seat", where=where)
         )
     seat = _seat(obj["seat"], f"{where}.seat", seats)
     if "swap" in obj:
         _fields(obj, {"seat", "swap"}, where)
         swap = obj["swap"]
         if not isinstance(swap, dict):
-            raise RecordFormatError(f'{where}.swap must be {{"give": CARD, "take": CARD}}')
+            raise RecordFormatError(say('{where}.swap must be {{"give": CARD, "take": CARD}}', where=where))
         _fields(swap, {"give", "take"}, f"{where}.swap")
         for key in ("give", "take"):
             if key not in swap:
-                raise RecordFormatError(f"{where}.swap has no {key!r} card")
+                raise RecordFormatError(say("{where}.swap has no {key!r} card", where=where, key=key))
         return Swap(
             seat,
             _card(swap["give"], f"{where}.swap.give"),
@@ -306,16 +308,16 @@ def event_from_json(obj: Any, where: str = "event", seats: int | None = None) ->
         _fields(obj, {"seat", "call", "target"}, where)
         kind = obj["call"]
         if kind not in CALL_KINDS:
-            raise RecordFormatError(f"{where}.call: {kind!r} is not a call (kems, double, contre)")
+            raise RecordFormatError(say("{where}.call: {kind!r} is not a call (kems, double, contre)", where=where, kind=kind))
         target = obj.get("target")
         if kind == "contre":
             if "target" not in obj:
-                raise RecordFormatError(f"{where}: a contre names its target seat ('target')")
+                raise RecordFormatError(say("{where}: a contre names its target seat ('target')", where=where))
             target = _seat(target, f"{where}.target", seats)
         elif "target" in obj:
-            raise RecordFormatError(f"{where}: only a contre has a target, not a {kind}")
+            raise RecordFormatError(say("{where}: only a contre has a target, not a {kind}", where=where, kind=kind))
         return Call(seat, kind, target)
-    raise RecordFormatError(f"{where}: an event has 'swap', 'refresh' or 'call'")
+    raise RecordFormatError(say("{where}: an event has 'swap', 'refresh' or 'call'", where=where))
 
 
 # --------------------------------------------------------------------------- options
@@ -371,13 +373,13 @@ class KemsOptions:
             too small for the seats.
         """
         if seats not in SEAT_COUNTS:
-            raise OptionError(f"Kems is played by 4, 6 or 8 seats, not {seats!r}")
+            raise OptionError(say("Kems is played by 4, 6 or 8 seats, not {seats!r}", seats=seats))
         values = dict(values or {})
         known = {f.name for f in fields(cls)}
         unknown = sorted(k for k in values if k not in known)
         if unknown:
             raise OptionError(
-                f"unknown Kems option {unknown[0]!r}; the options are {', '.join(sorted(known))}"
+                say("unknown Kems option {unknown!r}; the options are {known}", unknown=unknown[0], known=', '.join(sorted(known)))
             )
 
         def pick(name: str, allowed: Sequence[Any], default: Any) -> Any:
@@ -387,25 +389,24 @@ class KemsOptions:
             ok = any(value == a and type(value) is type(a) for a in allowed)
             if not ok:
                 shown = ", ".join("null" if a is None else repr(a) for a in allowed)
-                raise OptionError(f"option {name} must be one of {shown}, not {value!r}")
+                raise OptionError(say("option {name} must be one of {shown}, not {value!r}", name=name, shown=shown, value=value))
             return value
 
         deck_size = pick("deck", (32, 52), 32 if seats in (4, 6) else 52)
         if HAND_SIZE * seats + BOARD_SIZE > deck_size:
             raise OptionError(
-                f"{seats} seats need {HAND_SIZE * seats + BOARD_SIZE} cards for the hands and "
-                f"the board: use deck 52"
+                say("{seats} seats need {hand_size} cards for the hands and the board: use deck 52", seats=seats, hand_size=HAND_SIZE * seats + BOARD_SIZE)
             )
         target = values.get("target", 10)
         if target is not None and (
             isinstance(target, bool) or not isinstance(target, int) or target < 1
         ):
             raise OptionError(
-                f"option target must be a whole number of points >= 1 or null, not {target!r}"
+                say("option target must be a whole number of points >= 1 or null, not {target!r}", target=target)
             )
         allow = values.get("allow_take_back", False)
         if not isinstance(allow, bool):
-            raise OptionError(f"option allow_take_back must be true or false, not {allow!r}")
+            raise OptionError(say("option allow_take_back must be true or false, not {allow!r}", allow=allow))
         return cls(
             deck=deck_size,
             double_points=pick("double_points", (2, 3), 2),
@@ -596,7 +597,8 @@ class KemsRound:
         if self.misdeal is None:
             return None
         seat, rank, count = self.misdeal
-        return f"seat {seat} was dealt {_COUNT_WORDS.get(count, str(count))} {rank_name(rank)}"
+        return say("seat {seat} was dealt {count} {rank}", seat=seat,
+                   count=_COUNT_WORDS.get(count, str(count)), rank=rank_name(rank))
 
     # ---------------------------------------------------------------- seats
 
@@ -714,7 +716,7 @@ class KemsRound:
 
     def _seat_ok(self, seat: Any) -> None:
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.seats:
-            raise IllegalPlayError(f"there is no seat {seat!r} at a {self.seats}-seat table")
+            raise IllegalPlayError(say("there is no seat {seat!r} at a {seats}-seat table", seat=seat, seats=self.seats))
 
     def is_legal(self, event: KemsEvent) -> bool:
         try:
@@ -728,13 +730,13 @@ class KemsRound:
         ``event`` is legal now; change nothing."""
         if self.misdeal is not None:
             raise IllegalPlayError(
-                f"this round is a misdeal ({self.misdeal_reason()}): the cards must be dealt again"
+                say("this round is a misdeal ({misdeal_reason}): the cards must be dealt again", misdeal_reason=self.misdeal_reason())
             )
         if isinstance(event, Refresh):
             self._check_open(event)
             return
         if not isinstance(event, Swap | Call):
-            raise IllegalPlayError(f"{event!r} is not a Kems event")
+            raise IllegalPlayError(say("{event!r} is not a Kems event", event=event))
         self._seat_ok(event.seat)
         if isinstance(event, Swap):
             self._check_open(event)
@@ -746,39 +748,40 @@ class KemsRound:
         if self._end is None:
             return
         if self._void:
-            raise IllegalPlayError("the round is over: the stock ran out at the last refresh")
+            raise IllegalPlayError(say("the round is over: the stock ran out at the last refresh"))
         first = self.events[self._end]
-        raise IllegalPlayError(f"the round is over: {first} ended it, nothing may follow")
+        raise IllegalPlayError(say("the round is over: {first} ended it, nothing may follow", first=first))
 
     def _check_swap(self, swap: Swap) -> None:
         size = self.options.deck
         for card in (swap.give, swap.take):
             if not isinstance(card, Card):
-                raise IllegalPlayError(f"{card!r} is not a card (use Card.parse('TH'))")
+                raise IllegalPlayError(say("{card!r} is not a card (use Card.parse('TH'))", card=card))
             if size == 32 and card.rank not in RANKS_32:
-                raise IllegalPlayError(f"{card} is not a card of the 32-card deck")
+                raise IllegalPlayError(say("{card} is not a card of the 32-card deck", card=card))
         hand = self.hands[swap.seat]
         if swap.give not in hand:
             # the message may be shown on the table's public display: it
             # never lists a hand
             raise IllegalPlayError(
-                f"seat {swap.seat} does not hold {swap.give}: a seat lays a card from its own hand"
+                say("seat {seat} does not hold {give}: a seat lays a card from its own hand", seat=swap.seat, give=swap.give)
             )
         if swap.take == swap.give:
             if not self.options.allow_take_back:
                 raise IllegalPlayError(
-                    f"seat {swap.seat} may not take back {swap.give}, the card it just laid down"
+                    say("seat {seat} may not take back {give}, the card it just laid down", seat=swap.seat, give=swap.give)
                 )
             return
         if swap.take not in self.board:
             partner = self.partner_of(swap.seat)
-            where = (
-                f"; it comes from partner seat {partner}'s hand (no direct swap between partners)"
-                if swap.take in self.hands[partner]
-                else ""
-            )
+            board = " ".join(map(str, self.board))
+            if swap.take in self.hands[partner]:
+                raise IllegalPlayError(say(
+                    "{take} is not on the board ({board}); it comes from partner seat "
+                    "{partner}'s hand (no direct swap between partners)",
+                    take=swap.take, board=board, partner=partner))
             raise IllegalPlayError(
-                f"{swap.take} is not on the board ({' '.join(map(str, self.board))}){where}"
+                say("{take} is not on the board ({board})", take=swap.take, board=board)
             )
 
     def _check_call(self, call: Call) -> None:
@@ -792,18 +795,17 @@ class KemsRound:
             self._check_open(call)
         if call.kind == "double":
             raise IllegalPlayError(
-                f"seat {call.seat} may only call double right after its partner's kems "
-                f"(seat {self.partner_of(call.seat)})"
+                say("seat {seat} may only call double right after its partner's kems (seat {partner_of})", seat=call.seat, partner_of=self.partner_of(call.seat))
             )
         if call.kind == "contre":
             t = call.target
             if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < self.seats:
-                raise IllegalPlayError(f"a contre names an opponent's seat; there is no seat {t!r}")
+                raise IllegalPlayError(say("a contre names an opponent's seat; there is no seat {t!r}", t=t))
             if t == call.seat:
-                raise IllegalPlayError(f"seat {call.seat} may not call contre on itself")
+                raise IllegalPlayError(say("seat {seat} may not call contre on itself", seat=call.seat))
             if self.team_of(t) == self.team_of(call.seat):
                 raise IllegalPlayError(
-                    f"seat {t} is seat {call.seat}'s partner: a contre names an opponent"
+                    say("seat {t} is seat {seat}'s partner: a contre names an opponent", t=t, seat=call.seat)
                 )
 
     # ---------------------------------------------------------------- moves
@@ -888,7 +890,7 @@ class KemsRound:
             return HandResult("void", None, zeros, "stock exhausted")
         first = self.ending_call
         if first is None:
-            raise IllegalPlayError("the round is not over: nobody has called yet")
+            raise IllegalPlayError(say("the round is not over: nobody has called yet"))
         opts = self.options
         points = [0.0] * self.teams
         team = self.team_of(first.seat)
@@ -935,7 +937,7 @@ class KemsRound:
                 points[self.team_of(target)] += 1
                 label = "failed contre"
         else:  # pragma: no cover - check() never lets a double open a round
-            raise IllegalPlayError(f"{first} cannot end a round")
+            raise IllegalPlayError(say("{first} cannot end a round", first=first))
         best = max(points)
         winner = points.index(best) if points.count(best) == 1 else None
         return HandResult(outcome, winner, tuple(points), label)
@@ -990,11 +992,11 @@ class KemsMatch:
         self, options: KemsOptions | Mapping[str, Any] | None = None, seats: int = 4
     ) -> None:
         if seats not in SEAT_COUNTS:
-            raise OptionError(f"Kems is played by 4, 6 or 8 seats, not {seats!r}")
+            raise OptionError(say("Kems is played by 4, 6 or 8 seats, not {seats!r}", seats=seats))
         if not isinstance(options, KemsOptions):
             options = KemsOptions.from_dict(options, seats)
         elif HAND_SIZE * seats + BOARD_SIZE > options.deck:
-            raise OptionError(f"{seats} seats do not fit a {options.deck}-card deck: use deck 52")
+            raise OptionError(say("{seats} seats do not fit a {deck}-card deck: use deck 52", seats=seats, deck=options.deck))
         self.options: KemsOptions = options
         self.seats: int = seats
         self.score: list[Points] = [0.0] * (seats // 2)
@@ -1040,9 +1042,9 @@ class KemsMatch:
         :raises DealError: the given cards are not a deal.
         """
         if self.is_over:
-            raise IllegalPlayError(f"the match is over: team {self.winner} reached {self.target}")
+            raise IllegalPlayError(say("the match is over: team {winner} reached {target}", winner=self.winner, target=self.target))
         if self.current is not None:
-            raise IllegalPlayError("the current round is not finished yet")
+            raise IllegalPlayError(say("the current round is not finished yet"))
         if deal is None:
             if board is not None or stock is not None:
                 raise DealError("give the deal, the board and the stock together, or none")
@@ -1067,9 +1069,9 @@ class KemsMatch:
         """Score the current round (it must be over) and close it."""
         rnd = self.current
         if rnd is None:
-            raise IllegalPlayError("there is no round in progress")
+            raise IllegalPlayError(say("there is no round in progress"))
         if not rnd.is_over:
-            raise IllegalPlayError("the round is not over: nobody has called yet")
+            raise IllegalPlayError(say("the round is not over: nobody has called yet"))
         result = rnd.result()
         for t, p in enumerate(result.points):
             self.score[t] += p
@@ -1085,7 +1087,7 @@ class KemsMatch:
         format has no way to write it."""
         rnd = self.current
         if rnd is None:
-            raise IllegalPlayError("there is no round in progress")
+            raise IllegalPlayError(say("there is no round in progress"))
         self.current = None
         return rnd
 
@@ -1107,7 +1109,7 @@ _ROUND_FIELDS = {"deal", "board", "stock", "events"}
 
 def _cards(value: Any, where: str) -> list[Card]:
     if not isinstance(value, list):
-        raise RecordFormatError(f"{where} must be a list of cards, not {value!r}")
+        raise RecordFormatError(say("{where} must be a list of cards, not {value!r}", where=where, value=value))
     return [_card(v, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
@@ -1116,24 +1118,24 @@ def _read_round(
 ) -> tuple[list[list[Card]], list[Card], list[Card], list[Any]]:
     where = f"hands[{i}]"
     if not isinstance(obj, dict):
-        raise RecordFormatError(f"{where} must be a round object, not {obj!r}")
+        raise RecordFormatError(say("{where} must be a round object, not {obj!r}", where=where, obj=obj))
     _fields(obj, _ROUND_FIELDS, where)
     for key in ("deal", "board", "stock", "events"):
         if key not in obj:
-            raise RecordFormatError(f"{where} has no {key!r}")
+            raise RecordFormatError(say("{where} has no {key!r}", where=where, key=key))
     deal_obj = obj["deal"]
     if not isinstance(deal_obj, list):
-        raise RecordFormatError(f"{where}.deal must be a list of 4-card hands, one per seat")
+        raise RecordFormatError(say("{where}.deal must be a list of 4-card hands, one per seat", where=where))
     if seats is not None and len(deal_obj) != seats:
         raise RecordFormatError(
-            f"{where}.deal has {len(deal_obj)} hands; this match has {seats} seats"
+            say("{where}.deal has {n_deal_obj} hands; this match has {seats} seats", where=where, n_deal_obj=len(deal_obj), seats=seats)
         )
     deal = [_cards(h, f"{where}.deal[{s}]") for s, h in enumerate(deal_obj)]
     board = _cards(obj["board"], f"{where}.board")
     stock = _cards(obj["stock"], f"{where}.stock")
     events = obj["events"]
     if not isinstance(events, list):
-        raise RecordFormatError(f"{where}.events must be a list")
+        raise RecordFormatError(say("{where}.events must be a list", where=where))
     return deal, board, stock, events
 
 
@@ -1146,33 +1148,33 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
         the match (exit 1).
     """
     if not isinstance(obj, dict):
-        raise RecordFormatError("a game record is a JSON object")
+        raise RecordFormatError(say("a game record is a JSON object"))
     _fields(obj, {"format", "game", "variant", "options", "hands"}, "record")
     if obj.get("game", "kems") != "kems":
-        raise RecordFormatError(f"not a Kems record (game {obj.get('game')!r})")
+        raise RecordFormatError(say("not a Kems record (game {obj_get!r})", obj_get=obj.get('game')))
     if obj.get("variant") != "classic":
         raise RecordFormatError(
-            f"unknown Kems variant {obj.get('variant')!r}: the variant is 'classic'"
+            say("unknown Kems variant {obj_get!r}: the variant is 'classic'", obj_get=obj.get('variant'))
         )
     options_obj = obj.get("options", {})
     if not isinstance(options_obj, dict):
-        raise RecordFormatError("options must be an object")
+        raise RecordFormatError(say("options must be an object"))
     hands = obj.get("hands")
     if not isinstance(hands, list):
-        raise RecordFormatError("hands must be a list of round objects")
+        raise RecordFormatError(say("hands must be a list of round objects"))
     if not hands:
-        raise RecordFormatError("a record holds at least one round ('hands' is empty)")
+        raise RecordFormatError(say("a record holds at least one round ('hands' is empty)"))
     seats = 4
     if hands and isinstance(hands[0], dict) and isinstance(hands[0].get("deal"), list):
         seats = len(hands[0]["deal"])
         if seats not in SEAT_COUNTS:
             raise RecordFormatError(
-                f"hands[0].deal has {seats} hands; Kems is played by 4, 6 or 8 seats"
+                say("hands[0].deal has {seats} hands; Kems is played by 4, 6 or 8 seats", seats=seats)
             )
     try:
         options = KemsOptions.from_dict(options_obj, seats)
     except OptionError as exc:
-        raise RecordFormatError(f"options: {exc}") from None
+        raise RecordFormatError(say("options: {exc}", exc=message_of(exc))) from None
     match = KemsMatch(options, seats)
     # the whole record is read before anything is played: a field that does
     # not fit the format is exit 2 wherever it is, before any illegal step
@@ -1191,29 +1193,28 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
             raise IllegalStepError(
                 i,
                 0,
-                f"the match was over after round {i - 1} (team {match.winner} reached "
-                f"{match.target} points): no round may follow",
+                say("the match was over after round {i} (team {winner} reached {target} points): no round may follow", i=i - 1, winner=match.winner, target=match.target),
             )
         try:
             rnd = match.new_round(deal=deal, board=board, stock=stock)
         except DealError as exc:
-            raise RecordFormatError(f"hands[{i}]: {exc}") from None
+            raise RecordFormatError(say("hands[{i}]: {exc}", i=i, exc=message_of(exc))) from None
         if rnd.is_misdeal and events:
             raise IllegalStepError(
                 i,
                 0,
-                f"this round is a misdeal ({rnd.misdeal_reason()}): it is redealt and has no events",
+                say("this round is a misdeal ({rnd_misdeal}): it is redealt and has no events", rnd_misdeal=rnd.misdeal_reason()),
             )
         for j, event in enumerate(events):
             try:
                 rnd.play(event)
             except IllegalPlayError as exc:
-                raise IllegalStepError(i, j, str(exc)) from None
+                raise IllegalStepError(i, j, message_of(exc)) from None
         if not rnd.is_over:
             raise IllegalStepError(
                 i,
                 len(events),
-                "the round stops before anyone calls: a round ends at its first call",
+                say("the round stops before anyone calls: a round ends at its first call"),
             )
         match.finish_round()
     return ReplayResult(

@@ -20,6 +20,8 @@ from tablesense.games.common import (
     RecordFormatError,
     ReplayResult,
     is_plain_number,
+    message_of,
+    say,
     short_repr,
 )
 
@@ -43,13 +45,13 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise RecordFormatError(f"the key {key!r} appears twice in one object")
+            raise RecordFormatError(say("the key {key!r} appears twice in one object", key=key))
         out[key] = value
     return out
 
 
 def _no_constant(name: str) -> Any:
-    raise RecordFormatError(f"{name} is not a JSON number")
+    raise RecordFormatError(say("{name} is not a JSON number", name=name))
 
 
 MAX_DEPTH = 32
@@ -63,8 +65,7 @@ def _int(text: str) -> int:
     # compare lengths first: int() of thousands of digits is slow and limited
     if len(digits) > len(str(MAX_NUMBER)) or abs(value := int(text)) > MAX_NUMBER:
         raise RecordFormatError(
-            f"the integer {text[:20]}{'...' if len(text) > 20 else ''} ({len(digits)} digits) "
-            f"is too large: numbers in a record are at most {MAX_NUMBER} in size"
+            say("the integer {text}{text2} ({n_digits} digits) is too large: numbers in a record are at most {MAX_NUMBER} in size", text=text[:20], text2='...' if len(text) > 20 else '', n_digits=len(digits), MAX_NUMBER=MAX_NUMBER)
         )
     return value
 
@@ -74,8 +75,7 @@ def _float(text: str) -> float:
     if not math.isfinite(value) or abs(value) > MAX_NUMBER:
         shown = text if len(text) <= 24 else text[:21] + "..."
         raise RecordFormatError(
-            f"the number {shown} is out of range: numbers in a record are finite and "
-            f"at most {MAX_NUMBER} in size"
+            say("the number {shown} is out of range: numbers in a record are finite and at most {MAX_NUMBER} in size", shown=shown, MAX_NUMBER=MAX_NUMBER)
         )
     return value
 
@@ -100,7 +100,7 @@ def _check_parsed(obj: Any) -> None:
     finite and at most :data:`MAX_NUMBER` in size."""
     if not _depth_ok(obj):
         raise RecordFormatError(
-            f"arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record"
+            say("arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record", MAX_DEPTH=MAX_DEPTH)
         )
     stack: list[Any] = [obj]
     while stack:
@@ -115,8 +115,7 @@ def _check_parsed(obj: Any) -> None:
             and not is_plain_number(value)
         ):
             raise RecordFormatError(
-                f"the number {short_repr(value)} is out of range: numbers in a record are "
-                f"finite and at most {MAX_NUMBER} in size"
+                say("the number {short_value} is out of range: numbers in a record are finite and at most {MAX_NUMBER} in size", short_value=short_repr(value), MAX_NUMBER=MAX_NUMBER)
             )
 
 
@@ -126,9 +125,9 @@ def loads(text: str | bytes) -> dict[str, Any]:
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise RecordFormatError(f"a record is UTF-8 text: {exc}") from None
+            raise RecordFormatError(say("a record is UTF-8 text: {exc}", exc=message_of(exc))) from None
     too_deep = RecordFormatError(
-        f"arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record"
+        say("arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record", MAX_DEPTH=MAX_DEPTH)
     )
     try:
         obj = json.loads(
@@ -140,14 +139,14 @@ def loads(text: str | bytes) -> dict[str, Any]:
         )
     except json.JSONDecodeError as exc:
         raise RecordFormatError(
-            f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            say("not valid JSON: {msg} at line {lineno}, column {colno}", msg=exc.msg, lineno=exc.lineno, colno=exc.colno)
         ) from None
     except RecursionError:
         raise too_deep from None
     if not _depth_ok(obj):
         raise too_deep
     if not isinstance(obj, dict):
-        raise RecordFormatError("a game record is one JSON object")
+        raise RecordFormatError(say("a game record is one JSON object"))
     return obj
 
 
@@ -156,7 +155,7 @@ def load(path: str | Path) -> dict[str, Any]:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise RecordFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise RecordFormatError(say("cannot read {path}: {exc_strerror}", path=path, exc_strerror=exc.strerror or exc)) from None
     return loads(data)
 
 
@@ -176,23 +175,23 @@ def write(record: Mapping[str, Any], path: str | Path) -> None:
 def check_common(obj: Mapping[str, Any]) -> None:
     """Validate the fields every game shares; raises :class:`RecordFormatError`."""
     if not isinstance(obj, Mapping):
-        raise RecordFormatError("a game record is one JSON object")
+        raise RecordFormatError(say("a game record is one JSON object"))
     unknown = [k for k in obj if k not in _COMMON and not str(k).startswith("x-")]
     if unknown:
-        raise RecordFormatError(f"unknown fields {unknown} (writer fields start with 'x-')")
+        raise RecordFormatError(say("unknown fields {unknown} (writer fields start with 'x-')", unknown=unknown))
     missing = [k for k in _COMMON if k not in obj and k != "options"]
     if missing:
-        raise RecordFormatError(f"missing fields {missing}")
+        raise RecordFormatError(say("missing fields {missing}", missing=missing))
     if obj["format"] != FORMAT:
-        raise RecordFormatError(f"'format' must be {FORMAT!r}, got {obj['format']!r}")
+        raise RecordFormatError(say("'format' must be {FORMAT!r}, got {obj_format!r}", FORMAT=FORMAT, obj_format=obj['format']))
     if obj["game"] not in GAMES:
-        raise RecordFormatError(f"'game' is one of {', '.join(GAMES)}; got {obj['game']!r}")
+        raise RecordFormatError(say("'game' is one of {games}; got {obj_game!r}", games=', '.join(GAMES), obj_game=obj['game']))
     if not isinstance(obj["variant"], str):
-        raise RecordFormatError(f"'variant' is a string, got {obj['variant']!r}")
+        raise RecordFormatError(say("'variant' is a string, got {obj_variant!r}", obj_variant=obj['variant']))
     if not isinstance(obj.get("options", {}), dict):
-        raise RecordFormatError("'options' is a JSON object")
+        raise RecordFormatError(say("'options' is a JSON object"))
     if not isinstance(obj["hands"], list):
-        raise RecordFormatError("'hands' is a list")
+        raise RecordFormatError(say("'hands' is a list"))
 
 
 def _engine(game: str) -> Callable[[Mapping[str, Any]], ReplayResult]:
@@ -200,7 +199,7 @@ def _engine(game: str) -> Callable[[Mapping[str, Any]], ReplayResult]:
         module = importlib.import_module(GAMES[game])
     except ModuleNotFoundError as exc:
         if exc.name == GAMES[game]:
-            raise RecordFormatError(f"{game} records cannot be checked: no {game} engine") from None
+            raise RecordFormatError(say("{game} records cannot be checked: no {game} engine", game=game)) from None
         raise
     return module.replay_record
 

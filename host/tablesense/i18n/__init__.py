@@ -102,6 +102,9 @@ class _Pseudo(_gettext.NullTranslations):
     def ngettext(self, msgid1: str, msgid2: str, n: int) -> str:
         return self.gettext(msgid1 if n == 1 else msgid2)
 
+    def pgettext(self, context: str, message: str) -> str:
+        return self.gettext(message)
+
 
 def _protect_fields(text: str, fn: Any) -> str:
     """Apply ``fn`` to the text outside ``{placeholders}``."""
@@ -165,6 +168,12 @@ def N_(message: str) -> str:  # noqa: N802 - the gettext convention, found by ex
     return message
 
 
+def NC_(context: str, message: str) -> str:  # noqa: N802 - as N_, with a gettext context
+    """Mark a word whose meaning depends on ``context`` (Kems' "double" call is
+    not a domino "double"): translate it with :meth:`Translator.context`."""
+    return message
+
+
 class Translator:
     """``_`` bound to one language: ``_ = Translator("pt-BR"); _("Score")``."""
 
@@ -174,6 +183,10 @@ class Translator:
     def __call__(self, message: object, **params: Any) -> str:
         text = translate(message, self.lang)
         return text.format(**params) if params else text
+
+    def context(self, context: str, message: str) -> str:
+        """``message`` as meant in ``context`` (marked with :func:`NC_`)."""
+        return translation(self.lang).pgettext(context, message)
 
     def plural(self, singular: str, plural: str, n: int, **params: Any) -> str:
         return ngettext(singular, plural, n, self.lang).format(n=n, **params)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from tablesense.games.common import OptionError
+from tablesense.games.common import OptionError, say
 from tablesense.games.dominoes.options import _SEATS
 from tablesense.games.dominoes.tiles import _ALL_MASK, ALL_TILES, DOUBLE_BLANK, Tile
 
@@ -93,7 +93,7 @@ def _check_deal(variant: str, deal: tuple[tuple[Tile, ...], ...], bone: tuple[Ti
 def deal_tiles(variant: str, seats: int, rng: random.Random) -> tuple[list[list[Tile]], list[Tile]]:
     """Shuffle and deal for ``variant``: (hands per seat, boneyard in draw order)."""
     if seats not in _SEATS[variant]:
-        raise OptionError(f"{variant} is played by {_SEATS[variant]} seats, not {seats}")
+        raise OptionError(say("{variant} is played by {seats_variant} seats, not {seats}", variant=variant, seats_variant=_SEATS[variant], seats=seats))
     if seats == 3:
         # 9 tiles each; whoever picks up 0-0 keeps a tenth tile
         rest = list(ALL_TILES[1:])

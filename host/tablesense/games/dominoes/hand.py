@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tablesense.games.common import HandResult, IllegalPlayError, Points, Seat, Team
+from tablesense.games.common import HandResult, IllegalPlayError, Points, Seat, Team, say
 from tablesense.games.dominoes.deal import DealError, _deal_masks
 from tablesense.games.dominoes.options import DominoOptions, Opening, _first_hand_opening
 from tablesense.games.dominoes.playout import playout, simulate
@@ -156,13 +156,13 @@ class DominoHand:
         doubles = in_hands & _DOUBLES_MASK
         pool = doubles if doubles else in_hands
         best = max(_mask_tiles(pool), key=lambda t: (t.pips, t.high))
-        kind = "double" if doubles else "tile"
         seat = self.holder(best)
         assert seat is not None
         return seat, Opening(
             None,
             best,
-            reason=f"6-6 is in the boneyard, so the highest {kind} held ({best}) opens",
+            reason=say("6-6 is in the boneyard, so the highest {kind} held ({best}) opens",
+                       kind=say("double") if doubles else say("tile"), best=best),
             fallback=True,
         )
 
@@ -472,11 +472,11 @@ class DominoHand:
         end and names none gets that end.
         """
         if not isinstance(m, Play | Pass | Draw | Announce):
-            raise IllegalPlayError(f"{m!r} is not a dominoes move")
+            raise IllegalPlayError(say("{m!r} is not a dominoes move", m=m))
         if not 0 <= m.seat < self.seats:
-            raise IllegalPlayError(f"there is no seat {m.seat}: seats are 0..{self.seats - 1}")
+            raise IllegalPlayError(say("there is no seat {seat}: seats are 0..{seats}", seat=m.seat, seats=self.seats - 1))
         if self._state:
-            raise IllegalPlayError(f"the hand is over ({self._over_text()}): no move may follow")
+            raise IllegalPlayError(say("the hand is over ({over_text}): no move may follow", over_text=self._over_text()))
         seat = m.seat
         held = self._held[seat]
         if isinstance(m, Announce):
@@ -484,122 +484,118 @@ class DominoHand:
         opening = self._left < 0
         if seat != self.to_play and not (opening and seat in self.openers):
             if opening and self.opening.others:
-                who = " or ".join(f"seat {s}" for s in self.openers)
+                who = say("seat {seats}", seats=" / ".join(str(s) for s in self.openers))
                 raise IllegalPlayError(
-                    f"{who} opens this hand ({self.opening.reason}), not seat {seat}"
+                    say("{who} opens this hand ({reason}), not seat {seat}", who=who, reason=self.opening.reason, seat=seat)
                 )
-            raise IllegalPlayError(f"it is seat {self.to_play}'s turn, not seat {seat}'s")
+            raise IllegalPlayError(say("it is seat {to_play}'s turn, not seat {seat}'s", to_play=self.to_play, seat=seat))
         if isinstance(m, Play):
             t = m.tile
             if not held & _BIT[t.index]:
-                raise IllegalPlayError(f"seat {seat} does not hold {t}")
+                raise IllegalPlayError(say("seat {seat} does not hold {t}", seat=seat, t=t))
             if opening:
                 return self._check_opening(m)
             return self._check_play(m)
         if opening:
-            raise IllegalPlayError(f"seat {seat} must open the hand: it may not {_verb(m)}")
+            raise IllegalPlayError(say("seat {seat} must open the hand: it may not {verb_m}", seat=seat, verb_m=_verb(m)))
         fit = held & (_HAS[self._left] | _HAS[self._right])
         if fit:
             t = ALL_TILES[(fit & -fit).bit_length() - 1]
             raise IllegalPlayError(
-                f"seat {seat} holds {t}, which fits {self._fits_text(t)}: it may not {_verb(m)}"
+                say("seat {seat} holds {t}, which fits {fits_text}: it may not {verb_m}", seat=seat, t=t, fits_text=self._fits_text(t), verb_m=_verb(m))
             )
         left_in_bone = len(self._bone) - self._drawn
         if isinstance(m, Pass):
             if left_in_bone:
                 raise IllegalPlayError(
-                    f"seat {seat} must draw from the boneyard ({left_in_bone} tiles left) "
-                    "before passing"
+                    say("seat {seat} must draw from the boneyard ({left_in_bone} tiles left) before passing", seat=seat, left_in_bone=left_in_bone)
                 )
             return m
         # Draw
         if not self._bone:
-            raise IllegalPlayError(f"{self.options.variant} has no boneyard: seat {seat} passes")
+            raise IllegalPlayError(say("{variant} has no boneyard: seat {seat} passes", variant=self.options.variant, seat=seat))
         if not left_in_bone:
-            raise IllegalPlayError(f"the boneyard is empty: seat {seat} passes")
+            raise IllegalPlayError(say("the boneyard is empty: seat {seat} passes", seat=seat))
         nxt = self._bone[self._drawn]
         if self._free_draw:
             if m.tile not in self._bone[self._drawn :]:
-                raise IllegalPlayError(f"{m.tile} is not in the boneyard")
+                raise IllegalPlayError(say("{tile} is not in the boneyard", tile=m.tile))
             return m
         if m.tile != nxt:
-            raise IllegalPlayError(f"the next boneyard tile is {nxt}, not {m.tile}")
+            raise IllegalPlayError(say("the next boneyard tile is {nxt}, not {tile}", nxt=nxt, tile=m.tile))
         return m
 
     def _check_announce(self, m: Announce, held: int) -> DominoMove:
         if self.options.variant != "brazilian-points":
-            raise IllegalPlayError("announcing a double belongs to brazilian-points only")
+            raise IllegalPlayError(say("announcing a double belongs to brazilian-points only"))
         if not self.options.announce:
-            raise IllegalPlayError("announcing a double is switched off for this match")
+            raise IllegalPlayError(say("announcing a double is switched off for this match"))
         if self._left >= 0:
             raise IllegalPlayError(
-                f"seat {m.seat} may announce a double only before the opening play"
+                say("seat {seat} may announce a double only before the opening play", seat=m.seat)
             )
         if not m.tile.is_double:
-            raise IllegalPlayError(f"{m.tile} is not a double: only a double can be announced")
+            raise IllegalPlayError(say("{tile} is not a double: only a double can be announced", tile=m.tile))
         if self._announced and m.seat in self._announced:
-            raise IllegalPlayError(f"seat {m.seat} has already announced {self._announced[m.seat]}")
+            raise IllegalPlayError(say("seat {seat} has already announced {announced_m}", seat=m.seat, announced_m=self._announced[m.seat]))
         if not held & _BIT[m.tile.index]:
             raise IllegalPlayError(
-                f"seat {m.seat} does not hold {m.tile}, so it cannot announce it"
+                say("seat {seat} does not hold {tile}, so it cannot announce it", seat=m.seat, tile=m.tile)
             )
         if m.tile == self.opening.tile:
             raise IllegalPlayError(
-                f"{m.tile} must open this hand ({self.opening.reason}), so it cannot be the "
-                "last tile: it may not be announced"
+                say("{tile} must open this hand ({reason}), so it cannot be the last tile: it may not be announced", tile=m.tile, reason=self.opening.reason)
             )
         return m
 
     def _check_opening(self, m: Play) -> DominoMove:
         if m.end is not None:
-            raise IllegalPlayError("the opening play goes in the middle: it has no end")
+            raise IllegalPlayError(say("the opening play goes in the middle: it has no end"))
         op = self.opening
         if op.tile is not None and m.tile != op.tile:
-            raise IllegalPlayError(f"this hand opens with {op.tile} ({op.reason}), not {m.tile}")
+            raise IllegalPlayError(say("this hand opens with {tile} ({reason}), not {tile2}", tile=op.tile, reason=op.reason, tile2=m.tile))
         if not self._opening_mask(m.seat) & _BIT[m.tile.index]:
-            raise IllegalPlayError(f"{m.tile} may not open this hand: {op.reason}")
+            raise IllegalPlayError(say("{tile} may not open this hand: {reason}", tile=m.tile, reason=op.reason))
         return m
 
     def _check_play(self, m: Play) -> DominoMove:
         t, left, right = m.tile, self._left, self._right
         on_left, on_right = t.has(left), t.has(right)
         if not (on_left or on_right):
-            raise IllegalPlayError(f"{t} fits neither end (left {left}, right {right})")
+            raise IllegalPlayError(say("{t} fits neither end (left {left}, right {right})", t=t, left=left, right=right))
         end = m.end
         if end is None:
             if on_left and on_right:
                 raise IllegalPlayError(
-                    f"{t} fits both ends (left {left}, right {right}): say which end"
+                    say("{t} fits both ends (left {left}, right {right}): say which end", t=t, left=left, right=right)
                 )
             m = _play(m.seat, t.index, 1 if on_left else 2)
         elif end == LEFT and not on_left:
-            raise IllegalPlayError(f"{t} does not fit the left end, which shows {left}")
+            raise IllegalPlayError(say("{t} does not fit the left end, which shows {left}", t=t, left=left))
         elif end == RIGHT and not on_right:
-            raise IllegalPlayError(f"{t} does not fit the right end, which shows {right}")
+            raise IllegalPlayError(say("{t} does not fit the right end, which shows {right}", t=t, right=right))
         if self._forbid_forced and self._would_block(m):
             for other in self.legal_moves(m.seat):
                 if isinstance(other, Play) and not self._would_block(other):
                     raise IllegalPlayError(
-                        f"{t} on the {m.end} would block the game while seat {m.seat} "
-                        f"can play {other.tile} on the {other.end}: "
-                        "with a choice the game must stay open"
+                        say("{t} on the {end} would block the game while seat {seat} can play {tile} on the {end2}: with a choice the game must stay open", t=t, end=m.end, seat=m.seat, tile=other.tile, end2=other.end)
                     )
         return _play(m.seat, t.index, _END_CODE[m.end])  # interned, without ``first``
 
     def _fits_text(self, t: Tile) -> str:
         on_left, on_right = t.has(self._left), t.has(self._right)
         if on_left and on_right:
-            return "both ends"
-        return "the left end" if on_left else "the right end"
+            return say("both ends")
+        return say("the left end") if on_left else say("the right end")
 
     def _over_text(self) -> str:
         if self._state == _DOMINO:
-            return f"seat {self._line[-1].seat} went out"
+            return say("seat {seat} went out", seat=self._line[-1].seat)
         if self._state == _BLOCKED:
-            return "it is blocked"
+            return say("it is blocked")
         if self._state == _LOCOMOTIVA:
-            return f"seat {self._special_seat} was dealt a locomotiva"
-        return f"seat {self._special_seat} was dealt seven doubles"
+            return say("seat {seat} was dealt a locomotiva", seat=self._special_seat)
+        return say("seat {seat} was dealt seven doubles", seat=self._special_seat)
 
     # -- doing
 
@@ -752,4 +748,4 @@ class DominoHand:
 
 
 def _verb(m: DominoMove) -> str:
-    return "pass" if isinstance(m, Pass) else "draw"
+    return say("pass") if isinstance(m, Pass) else say("draw")

@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tablesense.games.common import HandResult, OptionError, Points, Seat, Team
+from tablesense.games.common import HandResult, OptionError, Points, Seat, Team, say
 from tablesense.games.dominoes.deal import deal_tiles
 from tablesense.games.dominoes.hand import DominoHand
 from tablesense.games.dominoes.options import (
@@ -30,10 +30,10 @@ class DominoMatch:
         seats: int | None = None,
     ) -> None:
         if variant not in VARIANTS:
-            raise OptionError(f"unknown dominoes variant {variant!r}; known: {', '.join(VARIANTS)}")
+            raise OptionError(say("unknown dominoes variant {variant!r}; known: {variants}", variant=variant, variants=', '.join(VARIANTS)))
         if isinstance(options, DominoOptions):
             if options.variant != variant:
-                raise OptionError(f"options of {options.variant} given to a {variant} match")
+                raise OptionError(say("options of {variant} given to a {variant2} match", variant=options.variant, variant2=variant))
             self.options = options
         else:
             self.options = DominoOptions.from_dict(variant, options)
@@ -41,12 +41,12 @@ class DominoMatch:
         self.seats = seats if seats is not None else _SEATS[variant][0]
         if self.seats not in _SEATS[variant]:
             allowed = " or ".join(str(s) for s in _SEATS[variant])
-            raise OptionError(f"{variant} is played by {allowed} seats, not {self.seats}")
+            raise OptionError(say("{variant} is played by {allowed} seats, not {seats}", variant=variant, allowed=allowed, seats=self.seats))
         self.teams = 2 if self.seats in (2, 4) else self.seats
         start = self.options.start_score
         if start is not None and len(start) != self.teams:
             raise OptionError(
-                f"option 'start_score' has one number per team ({self.teams}), got {list(start)}"
+                say("option 'start_score' has one number per team ({teams}), got {list_start}", teams=self.teams, list_start=list(start))
             )
         self.score: list[Points] = list(start) if start is not None else [0] * self.teams
         self.hands: list[DominoHand] = []

@@ -16,6 +16,7 @@ from tablesense.games.common import (
     Points,
     Seat,
     is_plain_number,
+    say,
     short_repr,
 )
 from tablesense.games.dominoes.tiles import DOUBLE_BLANK, DOUBLE_SIX, Tile
@@ -32,7 +33,7 @@ RECORD_FORMAT = "tablesense.record/1"
 def _choice(*values: str) -> Any:
     def check(name: str, value: Any) -> Any:
         if value not in values:
-            raise OptionError(f"option {name!r} is one of {', '.join(values)}; got {value!r}")
+            raise OptionError(say("option {name!r} is one of {values}; got {value!r}", name=name, values=', '.join(values), value=value))
         return value
 
     return check
@@ -41,7 +42,7 @@ def _choice(*values: str) -> Any:
 def _positive_number(name: str, value: Any) -> Any:
     if not is_plain_number(value) or value <= 0:
         raise OptionError(
-            f"option {name!r} is a positive number up to {MAX_NUMBER}; got {short_repr(value)}"
+            say("option {name!r} is a positive number up to {MAX_NUMBER}; got {short_value}", name=name, MAX_NUMBER=MAX_NUMBER, short_value=short_repr(value))
         )
     return value
 
@@ -49,15 +50,14 @@ def _positive_number(name: str, value: Any) -> Any:
 def _number(name: str, value: Any) -> Any:
     if not is_plain_number(value):
         raise OptionError(
-            f"option {name!r} is a number between -{MAX_NUMBER} and {MAX_NUMBER}; "
-            f"got {short_repr(value)}"
+            say("option {name!r} is a number between -{MAX_NUMBER} and {MAX_NUMBER}; got {short_value}", name=name, MAX_NUMBER=MAX_NUMBER, short_value=short_repr(value))
         )
     return value
 
 
 def _boolean(name: str, value: Any) -> Any:
     if not isinstance(value, bool):
-        raise OptionError(f"option {name!r} is true or false; got {value!r}")
+        raise OptionError(say("option {name!r} is true or false; got {value!r}", name=name, value=value))
     return value
 
 
@@ -66,8 +66,7 @@ def _score_list(name: str, value: Any) -> Any:
         return None
     if not isinstance(value, list | tuple) or not all(is_plain_number(v) for v in value):
         raise OptionError(
-            f"option {name!r} is a list of numbers between -{MAX_NUMBER} and {MAX_NUMBER}, "
-            f"one per team; got {short_repr(value)}"
+            say("option {name!r} is a list of numbers between -{MAX_NUMBER} and {MAX_NUMBER}, one per team; got {short_value}", name=name, MAX_NUMBER=MAX_NUMBER, short_value=short_repr(value))
         )
     return tuple(value)
 
@@ -151,18 +150,18 @@ class DominoOptions:
         a value outside what the option allows. Missing options take defaults.
         """
         if variant not in _OPTION_TABLES:
-            raise OptionError(f"unknown dominoes variant {variant!r}; known: {', '.join(VARIANTS)}")
+            raise OptionError(say("unknown dominoes variant {variant!r}; known: {variants}", variant=variant, variants=', '.join(VARIANTS)))
         table = _OPTION_TABLES[variant]
         values: dict[str, Any] = {name: default for name, (default, _) in table.items()}
         if options is not None:
             if not isinstance(options, Mapping):
-                raise OptionError(f"options are a JSON object, got {options!r}")
+                raise OptionError(say("options are a JSON object, got {options!r}", options=options))
             for name, value in options.items():
                 if isinstance(name, str) and name.startswith("x-"):
                     continue
                 if name not in table:
                     raise OptionError(
-                        f"unknown option {name!r} for {variant}; known: {', '.join(table)}"
+                        say("unknown option {name!r} for {variant}; known: {table}", name=name, variant=variant, table=', '.join(table))
                     )
                 values[name] = table[name][1](name, value)
         return cls(variant=variant, **values)
@@ -204,17 +203,17 @@ class Opening:
 
 _FIRST_OPENINGS = {
     False: Opening(
-        None, DOUBLE_SIX, reason="the first hand of a match opens with 6-6 by its holder"
+        None, DOUBLE_SIX, reason=say("the first hand of a match opens with 6-6 by its holder")
     ),
     True: Opening(
         None,
         DOUBLE_SIX,
-        reason="the first hand of a match opens with 6-6 by its holder",
+        reason=say("the first hand of a match opens with 6-6 by its holder"),
         fallback=True,
     ),
 }
 _THREE_SEAT_OPENING = Opening(
-    None, DOUBLE_BLANK, reason="in the 3-seat game the first hand opens with 0-0"
+    None, DOUBLE_BLANK, reason=say("in the 3-seat game the first hand opens with 0-0")
 )
 
 

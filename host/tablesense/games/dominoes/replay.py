@@ -12,6 +12,8 @@ from tablesense.games.common import (
     Points,
     RecordFormatError,
     ReplayResult,
+    message_of,
+    say,
 )
 from tablesense.games.dominoes.deal import DealError
 from tablesense.games.dominoes.match import DominoMatch
@@ -21,13 +23,13 @@ from tablesense.games.dominoes.tiles import DominoMove, Tile, move_from_json
 
 def _tiles(value: Any, where: str) -> list[Tile]:
     if not isinstance(value, list):
-        raise RecordFormatError(f"{where} is a list of tiles, got {value!r}")
+        raise RecordFormatError(say("{where} is a list of tiles, got {value!r}", where=where, value=value))
     out = []
     for v in value:
         try:
             out.append(Tile.parse(v))
         except ValueError as exc:
-            raise RecordFormatError(f"{where}: {exc}") from None
+            raise RecordFormatError(say("{where}: {exc}", where=where, exc=message_of(exc))) from None
     return out
 
 
@@ -39,81 +41,81 @@ def replay_record(obj: Mapping[str, Any]) -> ReplayResult:
     at the first illegal step.
     """
     if not isinstance(obj, Mapping):
-        raise RecordFormatError("a game record is a JSON object")
+        raise RecordFormatError(say("a game record is a JSON object"))
     variant = obj.get("variant")
     if obj.get("game") != "dominoes":
-        raise RecordFormatError(f"not a dominoes record (game {obj.get('game')!r})")
+        raise RecordFormatError(say("not a dominoes record (game {obj_get!r})", obj_get=obj.get('game')))
     if variant not in VARIANTS:
         raise RecordFormatError(
-            f"unknown dominoes variant {variant!r}; known: {', '.join(VARIANTS)}"
+            say("unknown dominoes variant {variant!r}; known: {variants}", variant=variant, variants=', '.join(VARIANTS))
         )
     options = obj.get("options", {})
     try:
         opts = DominoOptions.from_dict(variant, options)
     except OptionError as exc:
-        raise RecordFormatError(str(exc)) from None
+        raise RecordFormatError(message_of(exc)) from None
     hands = obj.get("hands")
     if not isinstance(hands, list):
-        raise RecordFormatError("'hands' is a list of hand objects")
+        raise RecordFormatError(say("'hands' is a list of hand objects"))
     if not hands:
-        raise RecordFormatError("a record holds at least one hand")
+        raise RecordFormatError(say("a record holds at least one hand"))
     first = hands[0]
     if not isinstance(first, dict) or not isinstance(first.get("deal"), list):
-        raise RecordFormatError("hand 0: 'deal' is a list, one list of tiles per seat")
+        raise RecordFormatError(say("hand 0: 'deal' is a list, one list of tiles per seat"))
     seats = len(first["deal"])
     try:
         match = DominoMatch(variant, opts, seats)
     except OptionError as exc:
-        raise RecordFormatError(f"hand 0: {exc}") from None
+        raise RecordFormatError(say("hand 0: {exc}", exc=message_of(exc))) from None
     for hi, h in enumerate(hands):
         if not isinstance(h, dict):
-            raise RecordFormatError(f"hand {hi} is not a JSON object")
+            raise RecordFormatError(say("hand {hi} is not a JSON object", hi=hi))
         unknown = [
             k for k in h if k not in ("deal", "boneyard", "moves") and not k.startswith("x-")
         ]
         if unknown:
-            raise RecordFormatError(f"hand {hi}: unknown fields {unknown}")
+            raise RecordFormatError(say("hand {hi}: unknown fields {unknown}", hi=hi, unknown=unknown))
         if "deal" not in h or "moves" not in h:
-            raise RecordFormatError(f"hand {hi}: 'deal' and 'moves' are required")
+            raise RecordFormatError(say("hand {hi}: 'deal' and 'moves' are required", hi=hi))
         deal_raw = h["deal"]
         if not isinstance(deal_raw, list) or len(deal_raw) != seats:
-            raise RecordFormatError(f"hand {hi}: 'deal' has one list of tiles per seat ({seats})")
+            raise RecordFormatError(say("hand {hi}: 'deal' has one list of tiles per seat ({seats})", hi=hi, seats=seats))
         deal = [_tiles(d, f"hand {hi}, deal of seat {s}") for s, d in enumerate(deal_raw)]
         bone = _tiles(h.get("boneyard", []), f"hand {hi}, boneyard")
         moves = h["moves"]
         if not isinstance(moves, list):
-            raise RecordFormatError(f"hand {hi}: 'moves' is a list")
+            raise RecordFormatError(say("hand {hi}: 'moves' is a list", hi=hi))
         parsed: list[DominoMove] = []
         for mi, mv in enumerate(moves):
             try:
                 m = move_from_json(mv)
             except RecordFormatError as exc:
-                raise RecordFormatError(f"hand {hi}, move {mi}: {exc}") from None
+                raise RecordFormatError(say("hand {hi}, move {mi}: {exc}", hi=hi, mi=mi, exc=message_of(exc))) from None
             if m.seat >= seats:
                 raise RecordFormatError(
-                    f"hand {hi}, move {mi}: there is no seat {m.seat} (seats 0..{seats - 1})"
+                    say("hand {hi}, move {mi}: there is no seat {seat} (seats 0..{seats})", hi=hi, mi=mi, seat=m.seat, seats=seats - 1)
                 )
             parsed.append(m)
         if match.is_over:
             raise IllegalStepError(
-                hi, 0, f"the match was already over (team {match.winner} won): no hand may follow"
+                hi, 0, say("the match was already over (team {winner} won): no hand may follow", winner=match.winner)
             )
         try:
             hand = match.new_hand(deal=deal, boneyard=bone)
         except DealError as exc:
-            raise RecordFormatError(f"hand {hi}: {exc}") from None
+            raise RecordFormatError(say("hand {hi}: {exc}", hi=hi, exc=message_of(exc))) from None
         for mi, m in enumerate(parsed):
             try:
                 hand.play(m)
             except IllegalPlayError as exc:
-                raise IllegalStepError(hi, mi, str(exc)) from None
+                raise IllegalStepError(hi, mi, message_of(exc)) from None
         if not hand.is_over:
             who = (
                 f"seat {hand.to_play} must open with {hand.opening.tile}"
                 if hand.left_end is None and hand.opening.tile is not None
                 else f"seat {hand.to_play} is to play"
             )
-            raise IllegalStepError(hi, len(parsed), f"the hand stops before it ends: {who}")
+            raise IllegalStepError(hi, len(parsed), say("the hand stops before it ends: {who}", who=who))
         match.finish_hand()
     extra: dict[str, Any] = {}
     if variant == "brazilian-points":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tablesense.games.common import HandResult, Points
+from tablesense.games.common import HandResult, Points, say
 from tablesense.games.dominoes.options import DominoOptions, Opening
 from tablesense.games.dominoes.tiles import DOUBLE_SIX, Tile
 
@@ -132,18 +132,18 @@ def next_opening_after(hand: DominoHand, result: HandResult) -> Opening:
             return Opening(
                 None,
                 DOUBLE_SIX,
-                reason="every hand opens with 6-6 by its holder",
+                reason=say("every hand opens with 6-6 by its holder"),
                 fallback=variant == "pips-two-player",
             )
         step = 1 if opts.rotation == "next" else -1
         seat = (hand.opener + step) % hand.seats
-        return Opening(seat, None, reason=f"the opening passes to seat {seat} in rotation")
+        return Opening(seat, None, reason=say("the opening passes to seat {seat} in rotation", seat=seat))
     if hand._state in (_DOMINO, _LOCOMOTIVA, _SEVEN_DOUBLES):
         seat = hand.winner_seat
         assert seat is not None
-        return Opening(seat, None, reason=f"seat {seat} went out, so it opens")
+        return Opening(seat, None, reason=say("seat {seat} went out, so it opens", seat=seat))
     if result.winner is None:
-        return Opening(None, DOUBLE_SIX, reason="after a tied count the next hand opens with 6-6")
+        return Opening(None, DOUBLE_SIX, reason=say("after a tied count the next hand opens with 6-6"))
     team = result.winner
     members = [s for s in range(hand.seats) if hand.team_of(s) == team]
     locker = hand._line[-1].seat
@@ -161,10 +161,10 @@ def next_opening_after(hand: DominoHand, result: HandResult) -> Opening:
         None,
         no_double=True,
         reason=(
-            "after a blocked hand either player of the winning side opens, with a tile "
-            "that is not a double"
+            say("after a blocked hand either player of the winning side opens, with a tile "
+                "that is not a double")
             if either and len(order) > 1
-            else "after a blocked hand the winning side opens with a tile that is not a double"
+            else say("after a blocked hand the winning side opens with a tile that is not a double")
         ),
         others=tuple(order[1:]) if either else (),
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from tablesense.games.common import RecordFormatError, Seat
+from tablesense.games.common import RecordFormatError, Seat, message_of, say
 
 End: TypeAlias = Literal["left", "right"]
 LEFT: End = "left"
@@ -288,39 +288,39 @@ def move_from_json(d: Any) -> DominoMove:
     """Read a record move; raises :class:`RecordFormatError` when it does not fit
     the format (whether it is *legal* is the hand's business)."""
     if not isinstance(d, dict):
-        raise RecordFormatError(f"a move is a JSON object, got {d!r}")
+        raise RecordFormatError(say("a move is a JSON object, got {d!r}", d=d))
     keys = {k for k in d if not (isinstance(k, str) and k.startswith("x-"))}
     seat = d.get("seat")
     if not isinstance(seat, int) or isinstance(seat, bool) or seat < 0:
-        raise RecordFormatError(f"a move needs a seat number, got {d!r}")
+        raise RecordFormatError(say("a move needs a seat number, got {d!r}", d=d))
     try:
         if "tile" in keys:
             if keys - {"seat", "tile", "end"}:
-                raise RecordFormatError(f"unexpected fields in a play: {sorted(keys)}")
+                raise RecordFormatError(say("unexpected fields in a play: {keys}", keys=sorted(keys)))
             text = d["tile"]
             tile = Tile.parse(text)
             end = d.get("end")
             if "end" in keys and end not in (LEFT, RIGHT):
-                raise RecordFormatError(f"'end' is 'left' or 'right', got {end!r}")
+                raise RecordFormatError(say("'end' is 'left' or 'right', got {end!r}", end=end))
             first = int(text.strip()[0])
             return Play(seat, tile, end, first)
         if "pass" in keys:
             if keys != {"seat", "pass"} or d["pass"] is not True:
-                raise RecordFormatError(f"a pass is {{'seat': s, 'pass': true}}, got {d!r}")
+                raise RecordFormatError(say("a pass is {{'seat': s, 'pass': true}}, got {d!r}", d=d))
             return Pass(seat)
         if "draw" in keys:
             if keys != {"seat", "draw"}:
-                raise RecordFormatError(f"unexpected fields in a draw: {sorted(keys)}")
+                raise RecordFormatError(say("unexpected fields in a draw: {keys}", keys=sorted(keys)))
             return Draw(seat, Tile.parse(d["draw"]))
         if "announce" in keys:
             if keys != {"seat", "announce"}:
-                raise RecordFormatError(f"unexpected fields in an announcement: {sorted(keys)}")
+                raise RecordFormatError(say("unexpected fields in an announcement: {keys}", keys=sorted(keys)))
             return Announce(seat, Tile.parse(d["announce"]))
     except RecordFormatError:
         raise
     except ValueError as exc:
-        raise RecordFormatError(str(exc)) from None
-    raise RecordFormatError(f"a move is a play, a pass, a draw or an announcement, got {d!r}")
+        raise RecordFormatError(message_of(exc)) from None
+    raise RecordFormatError(say("a move is a play, a pass, a draw or an announcement, got {d!r}", d=d))
 
 
 def describe_move(m: DominoMove) -> str:
