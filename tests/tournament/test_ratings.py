@@ -9,7 +9,13 @@ import pytest
 
 from tablesense.tournament import ratings as rt
 from tablesense.tournament.db import Database
-from tablesense.tournament.players import add_player, by_badge, register_players, search
+from tablesense.tournament.players import (
+    add_player,
+    by_badge,
+    entrant_players,
+    register_players,
+    search,
+)
 from tablesense.tournament.service import Director, DirectorError
 
 
@@ -158,3 +164,36 @@ def test_places_and_kway_ranks() -> None:
     skills: dict[int, rt.Skill] = {}
     rt.rate(skills, rt.RatedMatch(1, 1, 1, 1, ((1,), (2,), (3,)), (1, 0, 2)))
     assert skills[2].mu > skills[1].mu > skills[3].mu
+
+
+@pytest.mark.parametrize(("game", "variant", "seats", "family"), [
+    ("dominoes", "brazilian-points", 3, "dominoes-individual"),
+    ("kems", "classic", 6, "kems"),
+])
+def test_tables_of_three_are_rated_by_place(db_url: str, game: str, variant: str, seats: int, family: str) -> None:
+    """Three players at a brazilian-points table, three Kems teams: one Plackett-Luce update by place
+    (on SQLite and PostgreSQL: the migration's tables on both)."""
+    from tablesense.tournament import kway
+
+    db = Database(db_url)
+    size = 2 if game == "kems" else 1
+    club = _club(db, 6 * size)
+    d = Director.create_event(db, "Table of three", game=game, variant=variant, options={"seats": seats, "rounds": 1})
+    ents = [register_players(d, club[i:i + size]) for i in range(0, len(club), size)]
+    d.pair_next_round()
+    tables = [m for m in d.matches(1) if m.kind == "match"]
+    assert len(tables) == 2 and all(len(m.entrants or []) == 3 for m in tables)
+    for m in tables:
+        kway.correct_table(d, m.id, "1-4-0", "entered by hand", "test")
+    rt.update(db)
+    now = rt.current(db, family)
+    assert len(now) == len(club)
+    with db.session() as s:
+        link = entrant_players(s, ents)
+    for m in tables:
+        seat = [link[int(e)][0] for e in m.entrants or []]
+        first, second, third = seat[1], seat[0], seat[2]  # scores 1-4-0 in seat order
+        assert now[first].mu > rt.MU0 > now[third].mu and now[first].mu > now[second].mu > now[third].mu
+    rt.recompute(db)
+    assert rt.current(db, family) == now
+    db.close()
