@@ -197,3 +197,8 @@ def test_tables_of_three_are_rated_by_place(db_url: str, game: str, variant: str
     rt.recompute(db)
     assert rt.current(db, family) == now
     db.close()
+
+
+def test_first_round_option_is_checked(db: Database) -> None:
+    with pytest.raises(DirectorError, match="first_round is drawn, seeded or rating"):
+        Director.create_event(db, "Night", options={"first_round": "elo"})

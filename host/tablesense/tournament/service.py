@@ -158,6 +158,8 @@ class Director:
                 raise DirectorError(f"unknown event option {k!r}; known: {', '.join(sorted(opts))}")
             opts[k] = v
         validate_tiebreaks(opts["tiebreaks"])
+        if opts["first_round"] not in ("drawn", "seeded", "rating"):
+            raise DirectorError(f"first_round is drawn, seeded or rating (club ratings), not {str(opts['first_round'])[:20]!r}")
         try:
             check_confirm_mode(opts["confirm"])
         except ConfirmationError as exc:
