@@ -314,7 +314,7 @@ def register(app: typer.Typer) -> None:
                 jour.close_match("finished")
                 sys.stdout.write(json.dumps(referee.record(), separators=(",", ":")) + "\n")
                 if reporter is not None and _report(reporter, referee.record(), stop, console):
-                    _confirm_at_table(reporter, link, bus, stop, console)
+                    _confirm_at_table(reporter, link, bus, stop, console, session)
         except (RefereeError, JournalError) as exc:
             raise _err(str(exc), 1) from None
         finally:
@@ -605,11 +605,23 @@ def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, consol
     return status in ("accepted", "duplicate")
 
 
-def _confirm_at_table(reporter: Any, source: Any, bus: Any, stop: threading.Event, console: Any) -> bool:
+def _confirm_at_table(
+    reporter: Any, source: Any, bus: Any, stop: threading.Event, console: Any, session: Any = None
+) -> bool:
     """After the director's echo, both sides confirm by laying a badge on the
     table (any cell); the badges read are sent as the confirmation. True when
-    the director accepted it."""
+    the director accepted it. The event decides (its ``confirm`` mode):
+    ``buttons`` — each side presses its seat button instead (a call button
+    refuses and calls the director); ``director`` — nothing to do here."""
     from tablesense.table.state import Tag
+
+    mode = reporter.confirm_mode()
+    if mode == "director":
+        bus.publish("message", text="result reported: the director confirms it", level="info")
+        console.print("this event's results are confirmed by the director (console or `tournament confirm`)")
+        return True
+    if mode == "buttons" and session is not None:
+        return _confirm_by_buttons(reporter, session, bus, stop, console)
 
     bus.publish("message", text="result accepted: one player of each side, lay your badge on the table to confirm",
                 level="info")
@@ -642,6 +654,38 @@ def _archive(ev: Any, directory: Path, match_id: str, console: Any) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         console.print(f"[red]cannot archive the record in {directory}: {exc}[/]")
+
+
+def _confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.Event, console: Any) -> bool:
+    """Each side presses its seat button to accept the score on the display; a
+    call button refuses it (the director is called). Seat presses (GPIO or
+    keyboard, both through ``session.press``) are taken for this while it runs."""
+    import queue
+
+    presses: queue.Queue[tuple[int, str]] = queue.Queue()
+    original = session.press
+    session.press = lambda seat, button="main": presses.put((seat, button))
+    bus.publish("message", text="result accepted: each side, press your seat button to accept the score "
+                "(the call button calls the director)", level="info")
+    console.print("waiting for a seat button of each side to accept the result ...")
+    accepted: set[int] = set()
+    refused: set[int] = set()
+    try:
+        while not refused and len(accepted) < reporter.sides():
+            if stop.is_set():
+                return False
+            try:
+                seat, button = presses.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            side = reporter.side_of_seat(seat)
+            if side is not None:
+                (refused if button == "call" else accepted).add(side)
+    finally:
+        session.press = original
+    status = reporter.wait_echo(reporter.confirm_buttons(sorted(accepted - refused), sorted(refused)), stop=stop)
+    console.print(f"director: {'refusal' if refused else 'confirmation'} {status or 'not acknowledged yet'}")
+    return status in ("accepted", "duplicate")
 
 
 def _button(session: Any, ev: Any) -> None:

@@ -130,7 +130,7 @@ class TableReporter:
         games = [record]
         j.save_match(mid, "reporting", games, revision)
         scores = [_score_of(g) for g in games]
-        total = [sum(s[0] for s in scores), sum(s[1] for s in scores)]
+        total = [sum(s[i] for s in scores) for i in range(len(scores[0]))]  # two sides, or three or four
         ids = [int(e["id"]) for e in m["entrants"]]
         side = _winner_side(games, scores, int(m.get("best_of", 1)))
         result = {
@@ -140,7 +140,9 @@ class TableReporter:
         }
         key = self.table._send(result)
         self.reported = {"event": ev, "round": rnd, "match": mid, "revision": revision,
-                         "badges": [list(e.get("badges") or []) for e in m["entrants"]]}
+                         "badges": [list(e.get("badges") or []) for e in m["entrants"]],
+                         "confirm": str(m.get("confirm", "badges")),
+                         "seat_sides": {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}}
         if self.bus is not None:
             self.bus.publish("message", text=f"result {_nums(total)} sent to the director", level="info")
         return key
@@ -183,6 +185,26 @@ class TableReporter:
                 return None
             taps.append(mine[0])
         return taps
+
+    def confirm_mode(self) -> str:
+        """How the event confirms the last reported result: ``badges``, ``buttons`` or ``director``."""
+        return str((self.reported or {}).get("confirm", "badges"))
+
+    def side_of_seat(self, seat: int) -> int | None:
+        """The side (entrant of the match, 0-based) sitting at ``seat``, from the announced seat plan."""
+        return (self.reported or {}).get("seat_sides", {}).get(seat)
+
+    def sides(self) -> int:
+        return len((self.reported or {}).get("badges", []))
+
+    def confirm_buttons(self, accepted: list[int], refused: list[int]) -> str:
+        """Queue the sides' seat-button answer to the last reported result (``buttons`` events)."""
+        r = self.reported
+        if r is None:
+            raise ReportError("no result to confirm")
+        return self.table._send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
+                                 "revision": r["revision"], "match": r["match"],
+                                 "accepted": sorted(accepted), "refused": sorted(refused)})
 
     def confirm(self, badges: list[str]) -> str:
         """Queue the players' confirmation (badge taps) of the last reported result."""
