@@ -91,11 +91,12 @@ def hand_of(seat: int | None, open_hands: bool = False) -> str:
 
 def game_pieces(geometry: TableGeometry, game: str | None = None) -> list[str]:
     """The pieces of the set this table plays with: 28 tiles, or a 32-card
-    deck (Kems for 4) or a 52-card deck (more seats)."""
+    deck (Kems for 4 or 6, as the record format's default deck) or a 52-card
+    deck (8 seats)."""
     chosen = game or (geometry.games[0] if geometry.games else "dominoes")
     if chosen == "dominoes":
         return all_tiles()
-    return all_cards(32 if len(geometry.seats) <= 4 else 52)
+    return all_cards(32 if len(geometry.seats) <= 6 else 52)
 
 
 class TableTop:
