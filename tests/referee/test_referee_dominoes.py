@@ -514,3 +514,37 @@ def test_two_plays_in_quick_succession_are_both_taken() -> None:
     h.settle()
     assert ref.hand.moves[-2:] == [first, second]
     assert not kinds(events, "move_rejected")
+
+
+def test_either_partner_may_open_after_a_blocked_hand_at_the_table() -> None:
+    """Issue 12: after a blocked brazilian-points hand either partner of the
+    winning pair opens with a non-double; the referee takes the opening from
+    the partner the engine did not suggest, and still refuses an opponent."""
+    from tablesense.games.dominoes import DominoHand, Opening
+
+    ref, events, _ = make_referee("dominoes", "brazilian-points", "dominoes-4", seed=5)
+    dealt = ref.hand
+    after_block = Opening(0, None, no_double=True, others=(2,),
+                          reason="after a blocked hand either player of the winning side opens")
+    ref.match.current = DominoHand(dealt.options, dealt.hands, opening=after_block)
+    h = Hands(ref)
+    h.settle()
+    # an opponent (seat 1) may not open
+    partners = next(m for m in ref.hand.legal_moves(2) if isinstance(m, Play))
+    opp_tile = next(t for t in ref.hand.hands[1] if not t.is_double)
+    h.lift(str(opp_tile))
+    h.show(0.2)
+    h.drop(str(opp_tile), ref.rules.line.center)
+    h.show(2.0)
+    assert ref.accepted == 0
+    assert kinds(events, "rejection") or kinds(events, "message")
+    h.lift(str(opp_tile))
+    h.show(0.2)
+    h.to_rack(str(opp_tile), 1)
+    h.show(2.0)
+    # the partner the engine did not suggest (seat 2) opens with a non-double
+    assert not partners.tile.is_double
+    perform(h, partners)
+    h.show(2.0)
+    assert ref.accepted == 1
+    assert kinds(events, "move_accepted")[-1]["move"]["seat"] == 2

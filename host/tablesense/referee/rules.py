@@ -343,9 +343,8 @@ class DominoRules(TableRules):
         if hand is None or hand.is_over:
             return []
         base = self.layout()
-        seat = hand.to_play
         firsts: list[tuple[Any, Layout, str]] = []
-        for move in hand.legal_moves(seat):
+        for seat, move in self._candidate_moves(hand):
             moved = self._moved(hand, base, move)
             if moved is None:
                 continue
@@ -368,6 +367,20 @@ class DominoRules(TableRules):
                 if moved is not None and moved[0].matches(sensed):
                     return [TableMove(move, lay, settle), TableMove(second, moved[0], moved[1])]
         return []
+
+    @staticmethod
+    def _candidate_moves(hand: Any) -> list[tuple[int, Any]]:
+        """(seat, move) for every seat that may move now: the seat to play,
+        and before the opening play every seat that may open (after a blocked
+        ``brazilian-points`` hand either partner of the winning pair)."""
+        seats = [hand.to_play]
+        if not hand.line:
+            seats += [s for s in hand.openers if s != hand.to_play]
+        return [(seat, move) for seat in seats for move in hand.legal_moves(seat)]
+
+    def _may_move_now(self, seat: int) -> bool:
+        hand = self.hand
+        return seat == hand.to_play or (not hand.line and seat in hand.openers)
 
     def explain_misplaced(
         self, sensed: Sensed, layout: Layout, diff: list[Misplaced]
@@ -408,7 +421,7 @@ class DominoRules(TableRules):
                     seat=owner,
                     piece=item.piece,
                 )
-            if owner != hand.to_play:
+            if not self._may_move_now(owner):
                 return Rejection(
                     "out_of_turn",
                     f"it is {self.seat_label(hand.to_play)}'s turn, not "
