@@ -45,18 +45,17 @@ if [ "$what" = dev ]; then
     .venv/bin/python -m pip install -q --no-deps --target typings "micropython-rp2-stubs==1.27.*" || \
       .venv/bin/python -m pip install -q --no-deps --target typings micropython-rp2-stubs
   fi
-  if ! command -v chromium >/dev/null 2>&1; then
+  # Debian tools the tests use: a command each, and the package that brings it.
+  missing=""
+  for pair in chromium:chromium mosquitto:mosquitto espeak-ng:espeak-ng strace:strace; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
+  done
+  if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null
+      # shellcheck disable=SC2086
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >/dev/null
     else
-      echo "setup: Debian's chromium is not installed (sudo apt-get install chromium); browser tests will be skipped" >&2
-    fi
-  fi
-  if ! command -v mosquitto >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto) >/dev/null
-    else
-      echo "setup: mosquitto is not installed (sudo apt-get install mosquitto); broker tests will be skipped" >&2
+      echo "setup: not installed:$missing (sudo apt-get install$missing); the tests that need them will be skipped" >&2
     fi
   fi
 fi

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tablesense.journal.store import Journal, JournalError
+from testsupport import need
 
 
 def test_append_and_read_back(tmp_path: Path) -> None:
@@ -135,8 +136,7 @@ def test_every_append_reaches_the_disk_before_it_returns(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    if shutil.which("strace") is None:
-        pytest.skip("strace is not installed")
+    need(shutil.which("strace") is not None, "strace is not installed (apt-get install strace)")
     script = (
         "import sys\n"
         "from tablesense.journal.store import Journal\n"
