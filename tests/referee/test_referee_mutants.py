@@ -122,3 +122,61 @@ def test_groups_and_places_are_immutable_values() -> None:
             setattr(value, attr, "x")
     assert len({Place(cell="c0"), Place(cell="c0"), Place(group=RACK)}) == 2
     assert len({RACK, Group("rack:0", "seat 0's rack", ("r0", "r1", "r2"))}) == 1
+
+
+class _Hand:
+    """Just what the table rules read of a dominoes hand: the line and its arms."""
+
+    def __init__(self, left: int, right: int) -> None:
+        self.arms = {"left": [object()] * left, "right": [object()] * right}
+        self.line = [object()] * (1 + left + right)
+
+    def arm(self, end: str) -> list[object]:
+        return self.arms[end]
+
+
+class _Match:
+    def __init__(self, hand: _Hand | None) -> None:
+        self.current = hand
+
+
+def _rules(hand: _Hand | None = None):  # noqa: ANN202
+    from tablesense.referee.rules import DominoRules
+    from tablesense.table.geometry import TableGeometry
+
+    return DominoRules(TableGeometry.load("dominoes-4"), ["Ana", "", "Cy"], _Match(hand))
+
+
+def test_seats_without_a_name_are_numbered_from_one() -> None:
+    rules = _rules()
+    assert [rules.seat_label(s) for s in range(5)] == ["Ana", "seat 2", "Cy", "seat 4", "seat 5"]
+    assert rules.seat_label(9) == "seat 10"
+    assert rules.seat_label(-1) == "seat 0"
+
+
+def test_the_next_cell_of_an_arm_folds_back_and_ends() -> None:
+    rules = _rules()
+    left, right = rules.line.arm("left"), rules.line.arm("right")
+    assert rules.target_cell("left", _Hand(0, 0)) == left[0]
+    assert rules.target_cell("left", _Hand(len(left), 0)) == right[-1]  # folded onto the far right
+    total = len(left) + len(right)
+    assert rules.target_cell("left", _Hand(total - 1, 0)) == right[0]
+    assert rules.target_cell("left", _Hand(total, 0)) is None  # no cell left at all
+    assert rules.target_cell("left", _Hand(total + 5, 0)) is None
+    assert rules.target_cell(None, _Hand(1, 0)) is None
+    empty = _Hand(0, 0)
+    empty.line = []
+    assert rules.target_cell("left", empty) == rules.line.center
+
+
+def test_a_folded_cell_belongs_to_the_arm_that_reached_it() -> None:
+    left = len(_rules().line.arm("left"))
+    rules = _rules(_Hand(left, 0))
+    far_right = rules.line.arm("right")[-1]
+    assert rules._arm_of(far_right) == "left"  # the long left arm's next cell
+    assert rules._arm_of(rules.line.arm("right")[0]) == "right"
+    assert rules._arm_of(rules.line.arm("left")[3]) == "left"
+    assert rules._arm_of("center") is None
+    short = _rules(_Hand(2, 0))
+    assert short._arm_of(short.line.arm("left")[2]) == "left"
+    assert short._arm_of(short.line.arm("right")[-1]) == "right"
