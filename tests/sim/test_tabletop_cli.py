@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -91,13 +92,29 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
                 lines.append(line)
 
         threading.Thread(target=read_err, daemon=True).start()
-        url = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"table top: (\S+)", ln))), None),
-                   20, "the table top's address")
         header = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"--seat-header (\S+)", ln))), None),
-                      5, "the seat header's socket")
+                      20, "the seat header's socket")
+        # one printed line per seat, then the open-hands one, each with its own key
+        urls = [m.group(1) for ln in lines if (m := re.search(r"table top: (\S+)", ln))]
+        keyed = [urllib.parse.parse_qs(urllib.parse.urlsplit(u).query) for u in urls]
+        assert [q.get("seat", q.get("open")) for q in keyed] == [["0"], ["1"], ["2"], ["3"], ["1"]]
+        assert "(open hands)" in next(ln for ln in lines if "open=1" in ln)
+        key = {int(q["seat"][0]): q["key"][0] for q in keyed if "seat" in q}
+        open_key = keyed[4]["key"][0]
+        assert len({*key.values(), open_key}) == 5
+        url = urls[0]
         base = url.rsplit("/tabletop", 1)[0] + "/tabletop/api/"
-        with urllib.request.urlopen(url.split("?")[0] + "?seat=2", timeout=5) as r:
+        with urllib.request.urlopen(urls[2], timeout=5) as r:
             assert 'data-seat="2"' in r.read().decode()
+        try:  # seat 2's page with seat 0's key: the public view, 403
+            urllib.request.urlopen(urls[2].split("&key=")[0] + "&key=" + key[0], timeout=5)
+            raise AssertionError("seat 2's page opened with seat 0's key")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403 and 'data-seat=""' in exc.read().decode()
+
+        def state(seat: int) -> Any:
+            return get(base + f"state?seat={seat}&key={key[seat]}")
+
         play = subprocess.Popen(
             [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4",
              "--port", ports[0], "--port", ports[1], "--seats", "Ana,Bea,Caio,Dan",
@@ -107,30 +124,43 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
         )
         display = f"http://127.0.0.1:{display_port}/api/view"
         wait(lambda: get(display)["view"], 30, "play's display")
-        assert post(base + "deal", {"open": True})["ok"]
+        assert post(base + "deal", {"open": True, "key": open_key})["ok"]
         v = wait(lambda: (get(display)["view"] or {}).get("to_play") is not None and get(display)["view"], 30,
                  "the referee to read the deal from the racks")
         opener = v["to_play"]
-        state = get(base + "state?open=1")
-        six = next(c for c, info in state["cells"].items() if info["piece"] == "6-6")
+        table = get(base + f"state?open=1&key={open_key}")
+        six = next(c for c, info in table["cells"].items() if info["piece"] == "6-6")
         assert six.startswith(f"seat{opener}-")
         # the table top follows the referee's display: the opener's turn LED, for everyone
-        wait(lambda: get(base + f"state?seat={(opener + 1) % 4}")["turn"][opener], 10, "the turn light")
+        wait(lambda: state((opener + 1) % 4)["turn"][opener], 10, "the turn light")
         # seat `opener` lays the 6-6 by hand: pick-up, then put-down on the centre
-        assert post(base + "lift", {"seat": opener, "cell": six})["piece"] == "6-6"
-        assert post(base + "lay", {"seat": opener, "piece": "6-6", "cell": "center"})["ok"]
+        assert post(base + "lift", {"seat": opener, "key": key[opener], "cell": six})["piece"] == "6-6"
+        assert post(base + "lay", {"seat": opener, "key": key[opener], "piece": "6-6", "cell": "center"})["ok"]
         wait(lambda: get(display)["view"].get("moves") == 1, 20, "the referee to accept 6-6")
         assert get(display)["view"]["line"]["center"]["tile"] == "6-6"
         # the next seat's turn LED is lit by play through the seat header, and its
         # pass button reaches play's referee through the same wire
         nxt = get(display)["view"]["to_play"]
-        wait(lambda: get(base + "state?seat=0")["turn"][nxt], 10, "the next seat's turn LED")
-        assert post(base + "press", {"seat": nxt, "kind": "pass"})["ok"]
+        wait(lambda: state(0)["turn"][nxt], 10, "the next seat's turn LED")
+        # another seat's key presses no button of seat `nxt`
+        other_key = key[(nxt + 1) % 4]
+        for data in ({"seat": nxt, "key": other_key, "kind": "pass"},
+                     {"seat": (nxt + 1) % 4, "key": other_key, "button_seat": nxt, "kind": "pass"}):
+            req = urllib.request.Request(base + "press", data=json.dumps(data).encode(),
+                                         headers={"Content-Type": "application/json"})
+            try:
+                urllib.request.urlopen(req, timeout=5)
+                raise AssertionError(f"seat {nxt}'s button pressed with another seat's key")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 403 and "key" in json.loads(exc.read())["error"]
+        assert get(display)["view"].get("moves") == 1
+        assert post(base + "press", {"seat": nxt, "key": key[nxt], "kind": "pass"})["ok"]
         wait(lambda: (get(display)["view"].get("message") or {}).get("level") == "error"
              or get(display)["view"].get("moves") == 2, 10, "the referee to hear the pass button")
         # a seat may not touch another seat's rack
-        other = next(c for c in state["cells"] if c.startswith(f"seat{(opener + 1) % 4}-"))
-        req = urllib.request.Request(base + "lift", data=json.dumps({"seat": opener, "cell": other}).encode(),
+        other = next(c for c in table["cells"] if c.startswith(f"seat{(opener + 1) % 4}-"))
+        req = urllib.request.Request(base + "lift", data=json.dumps({"seat": opener, "key": key[opener],
+                                                                     "cell": other}).encode(),
                                      headers={"Content-Type": "application/json"})
         try:
             urllib.request.urlopen(req, timeout=5)

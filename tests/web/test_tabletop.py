@@ -57,7 +57,9 @@ def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
     assert ready.wait(60), "the demo did not start"
     if "error" in got:
         raise got["error"]
-    got["page"] = got["sit"].url + "?seat=0"
+    # the address `demo --sit 0` prints for seat 0 (with the seat's key)
+    got["page"] = got["sit"].lines()[0].split()[2]
+    assert "seat=0&key=" in got["page"]
     try:
         yield got
     finally:

@@ -461,10 +461,9 @@ def register(app: typer.Typer) -> None:
 
         def tabletop(sitting: Any) -> None:
             # stdout, one line each, flushed: a script (or a test) reads them
-            for n in sitting.seats:
-                sys.stdout.write(f"table top: {sitting.url}?seat={n}\n")
-            if cfg.open_hands:
-                sys.stdout.write(f"table top: {sitting.url}?open=1  (open hands)\n")
+            # (each carries its seat's key: the page refuses a seat without it)
+            for line in sitting.lines():
+                sys.stdout.write(line + "\n")
             sys.stdout.flush()
 
         try:

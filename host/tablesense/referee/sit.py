@@ -208,6 +208,8 @@ class SitDown:
         self.bus = bus
         self.url: str | None = None
         """The table-top page's address once it is served."""
+        self.keys: Any = None
+        """The page's :class:`~tablesense.web.tabletop.TableKeys`, made when it is served."""
         self.seats = seats
         self.backend = SimBackend(ThreadScheduler())
         self.gpio = TableGPIO.from_geometry(geometry, backend=self.backend)
@@ -237,9 +239,30 @@ class SitDown:
         return {"text": str(msg["text"]), "level": str(msg.get("level") or "info")}
 
     def routers(self) -> list[Any]:
-        from tablesense.web.tabletop import tabletop_router
+        """The page's routes, guarded by fresh keys: one per seated person
+        (and one for open hands), printed only in that seat's line."""
+        from tablesense.web.tabletop import TableKeys, tabletop_router
 
-        return [tabletop_router(self.top)]
+        self.keys = TableKeys.for_table(self.top)
+        return [tabletop_router(self.top, self.keys)]
+
+    def seat_url(self, seat: int) -> str:
+        """Seat ``seat``'s address, key included (after the page is served)."""
+        if self.url is None or self.keys is None:
+            raise RuntimeError("the table-top page is not served yet")
+        return str(self.keys.url(self.url, seat))
+
+    def open_url(self) -> str | None:
+        """The open-hands address, key included (None unless --open-hands)."""
+        if self.url is None or self.keys is None or self.keys.open is None:
+            return None
+        return str(self.keys.url(self.url, open_hands=True))
+
+    def lines(self) -> list[str]:
+        """The ``table top: URL`` lines to print: one per seat, then open hands."""
+        if self.url is None or self.keys is None:
+            return []
+        return [str(line) for line in self.keys.lines(self.url)]
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

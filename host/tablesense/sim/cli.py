@@ -187,7 +187,7 @@ def boards_command(
         from tablesense.sim.header import SeatHeaderServer
         from tablesense.table.tags import TagRegistry
         from tablesense.web.server import WebServerError
-        from tablesense.web.tabletop import DisplayFollower, serve_tabletop, tabletop_url
+        from tablesense.web.tabletop import DisplayFollower, TableKeys, serve_tabletop
 
         follower = DisplayFollower(display) if display else None
         sock_dir = Path(link_dir) if link_dir is not None else Path(tempfile.mkdtemp(prefix="tablesense-header-"))
@@ -214,14 +214,16 @@ def boards_command(
             open_hands=open_hands,
             seed=seed,
         )
+        keys = TableKeys.for_table(top)  # one per seat (and open hands): printed only here
         try:
-            top_server = serve_tabletop(top, host, web_port)
+            top_server = serve_tabletop(top, host, web_port, keys)
         except WebServerError as exc:
             if web_port == 0:
                 raise
             err.print(f"[yellow]{exc}; using any free port[/]")
-            top_server = serve_tabletop(top, host, 0)
-        err.print(f"table top: [bold]{tabletop_url(top_server.url)}[/]  (seats: ?seat=N)")
+            top_server = serve_tabletop(top, host, 0, keys)
+        for line in keys.lines(top_server.url):
+            err.print(line, markup=False, highlight=False, soft_wrap=True)
         ports = " ".join(f"--port {p}" for p in (vt.stable_paths() or vt.device_paths()).values())
         err.print(
             f"  referee it: tablesense play --table {geometry.name} {ports} "

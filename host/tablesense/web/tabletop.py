@@ -3,17 +3,24 @@
 :func:`tabletop_router` serves a :class:`~tablesense.sim.hand.TableTop` (passed
 in: this room does not import the sim room) under ``/tabletop``:
 
-- ``GET /tabletop?seat=N`` (or ``?open=1`` in the teaching mode): the page;
-  ``/tabletop`` alone lets the visitor choose a seat;
-- ``GET /tabletop/api/layout``: the geometry the page draws;
-- ``GET /tabletop/api/state?seat=N``: the table as seat N may see it;
-- ``WS /tabletop/ws?seat=N``: the same, pushed whenever it changes (a piece
-  moved, an LED frame, a turn LED, the referee's banner);
-- ``POST /tabletop/api/lift``, ``/lay``, ``/press``, ``/deal``: hands and buttons;
-- ``GET /tabletop/api/scenario``: the session as a scenario file (only when
-  the table is in the open-hands mode or nobody is seated against the
-  computer: it names every tag).
+- ``GET /tabletop?seat=N&key=K`` (or ``?open=1&key=K`` in the teaching
+  mode): the page; ``/tabletop`` alone tells the visitor to open the address
+  printed for their seat;
+- ``GET /tabletop/api/layout``: the geometry the page draws (public);
+- ``GET /tabletop/api/state?seat=N&key=K``: the table as seat N may see it
+  (no seat: the public view, every rack face down);
+- ``WS /tabletop/ws?seat=N&key=K``: the same, pushed whenever it changes (a
+  piece moved, an LED frame, a turn LED, the referee's banner);
+- ``POST /tabletop/api/lift``, ``/lay``, ``/press``, ``/deal`` (JSON with
+  ``seat`` and ``key``, or ``open`` and ``key``): hands and buttons;
+- ``GET /tabletop/api/scenario?key=K``: the session as a scenario file (only
+  in the open-hands mode and with the open-hands key: it names every tag).
 
+Why keys: on a club LAN anyone can type another seat's number into the
+address. Each seat (and the open-hands view) gets an unguessable key
+(:class:`TableKeys`, made when the page is served and printed only in that
+seat's ``table top:`` line); a wrong or missing key is refused with 403
+(the page falls back to the public view) and compared in constant time.
 Each client gets only what :meth:`TableTop.view` gives its seat, so the page's
 DOM and live messages hold nothing that seat may not see.
 """
@@ -23,8 +30,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 import threading
+import urllib.parse
 import urllib.request
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
@@ -33,20 +43,85 @@ from fastapi.templating import Jinja2Templates
 
 from tablesense.web.app import TEMPLATES_DIR
 
-__all__ = ["PUSH_INTERVAL_S", "DisplayFollower", "serve_tabletop", "tabletop_router", "tabletop_url"]
+__all__ = [
+    "PUSH_INTERVAL_S",
+    "DisplayFollower",
+    "KeyRefused",
+    "TableKeys",
+    "serve_tabletop",
+    "tabletop_router",
+    "tabletop_url",
+]
 
 #: How often a live client's view is recomputed (sent only when it changed).
 PUSH_INTERVAL_S = 0.1
 
 
-def tabletop_url(base: str, seat: int | None = None, open_hands: bool = False) -> str:
-    """The page's address under a server's base URL (``http://host:port/``)."""
-    url = base.rstrip("/") + "/tabletop"
+def tabletop_url(
+    base: str, seat: int | None = None, open_hands: bool = False, key: str | None = None
+) -> str:
+    """The page's address under a server's base URL (``http://host:port/``);
+    ``key`` is the seat's (or the open-hands view's) key from :class:`TableKeys`."""
+    url = base.rstrip("/")
+    if not url.endswith("/tabletop"):
+        url += "/tabletop"
+    query: list[tuple[str, str]] = []
     if open_hands:
-        return url + "?open=1"
-    if seat is not None:
-        return url + f"?seat={seat}"
-    return url
+        query.append(("open", "1"))
+    elif seat is not None:
+        query.append(("seat", str(seat)))
+    if key is not None and query:
+        query.append(("key", key))
+    return url + ("?" + urllib.parse.urlencode(query) if query else "")
+
+
+#: Bytes of randomness in a key (``secrets.token_urlsafe``: 22 characters).
+KEY_BYTES = 16
+
+
+class KeyRefused(ValueError):
+    """A seat (or the open-hands view) asked for without its key: HTTP 403."""
+
+
+class TableKeys:
+    """The keys of one served table top: one per seat a person may take, and
+    one for the open-hands view (only when the table allows it). Made fresh
+    each time a page is served, so an old printed address stops working."""
+
+    def __init__(self, seats: Iterable[int], open_hands: bool = False) -> None:
+        self.seats: dict[int, str] = {int(n): secrets.token_urlsafe(KEY_BYTES) for n in seats}
+        self.open: str | None = secrets.token_urlsafe(KEY_BYTES) if open_hands else None
+
+    @classmethod
+    def for_table(cls, top: Any) -> TableKeys:
+        """Keys for ``top``'s people's seats (and its open-hands view)."""
+        return cls(top.seats, bool(top.open_hands))
+
+    @staticmethod
+    def _same(want: str | None, got: str | None) -> bool:
+        if not want or not got:
+            return False
+        return secrets.compare_digest(want.encode(), got.encode())
+
+    def seat_ok(self, seat: int, key: str | None) -> bool:
+        return self._same(self.seats.get(seat), key)
+
+    def open_ok(self, key: str | None) -> bool:
+        return self._same(self.open, key)
+
+    def url(self, base: str, seat: int | None = None, open_hands: bool = False) -> str:
+        """The printed address of ``seat`` (or of the open-hands view), key included."""
+        if open_hands:
+            return tabletop_url(base, open_hands=True, key=self.open)
+        key = self.seats.get(seat) if seat is not None else None
+        return tabletop_url(base, seat, key=key)
+
+    def lines(self, base: str) -> list[str]:
+        """One ``table top: URL`` line per seat, then the open-hands one."""
+        out = [f"table top: {self.url(base, n)}" for n in self.seats]
+        if self.open is not None:
+            out.append(f"table top: {self.url(base, open_hands=True)}  (open hands)")
+        return out
 
 
 class DisplayFollower:
@@ -91,43 +166,75 @@ class DisplayFollower:
         self._thread.join(3)
 
 
-def _who(top: Any, seat: str | None, open_: str | None) -> tuple[int | None, bool]:
-    """Parse ``seat``/``open`` query values; raises ValueError with a sentence."""
-    open_view = open_ in ("1", "true", "yes")
+def seat_refused(seat: int) -> str:
+    """The 403 sentence for a seat asked for without its key (troubleshooting)."""
+    return (
+        f"wrong or missing key for seat {seat}: open the \"table top:\" address printed "
+        f"for seat {seat} (it ends in &key=...); without it you see the public view only"
+    )
+
+
+OPEN_REFUSED = (
+    "wrong or missing key for the open-hands view: open the \"table top: ... (open hands)\" "
+    "address printed at start"
+)
+
+
+def _who(
+    top: Any, keys: TableKeys, seat: str | None, open_: str | None, key: str | None
+) -> tuple[int | None, bool]:
+    """Who is asking: ``(seat, open view)``; ``(None, False)`` is the public
+    view (every rack face down). Raises :class:`KeyRefused` for a wrong or
+    missing key, ValueError with a sentence for anything else."""
+    if open_ in ("1", "true", "yes", True):
+        if not top.open_hands:
+            raise ValueError("open hands are off on this table (start it with --open-hands)")
+        if not keys.open_ok(key):
+            raise KeyRefused(OPEN_REFUSED)
+        return None, True
     if seat is None or seat == "":
-        if not open_view and not top.open_hands and top.seats:
-            raise ValueError("choose a seat: ?seat=N")
-        return None, open_view or bool(top.open_hands)
+        return None, False
     try:
         n = int(seat)
     except ValueError:
         raise ValueError(f"seat must be a number, not {seat!r}") from None
     if n not in top.seats:
         raise ValueError(f"seat {n} is not open to a person at this table")
-    return n, open_view
+    if not keys.seat_ok(n, key):
+        raise KeyRefused(seat_refused(n))
+    return n, False
 
 
-def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRouter:
-    """Routes of the table-top page for ``top`` (a TableTop). The hands' calls
-    run off the event loop: a lift waits for the board's firmware step."""
+def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
+    """Routes of the table-top page for ``top`` (a TableTop), guarded by
+    ``keys`` (fresh ones when not given: then nobody can sit, only watch).
+    The hands' calls run off the event loop: a lift waits for the board's
+    firmware step."""
     router = APIRouter()
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     errors: tuple[type[BaseException], ...] = (ValueError, KeyError)
-    allow_scenario = (
-        scenario_allowed if scenario_allowed is not None else bool(top.open_hands)
-    )
+    guard = keys if keys is not None else TableKeys.for_table(top)
 
     def fail(exc: BaseException, status: int = 409) -> JSONResponse:
         text = exc.args[0] if exc.args else str(exc)
+        if isinstance(exc, KeyRefused):
+            status = 403
         return JSONResponse({"ok": False, "error": str(text)}, status_code=status)
 
     @router.get("/tabletop", response_class=HTMLResponse)
-    async def page(request: Request, seat: str | None = None, open: str | None = None) -> Any:  # noqa: A002
+    async def page(
+        request: Request,
+        seat: str | None = None,
+        open: str | None = None,  # noqa: A002
+        key: str | None = None,
+    ) -> Any:
+        refused = ""
         try:
-            who, open_view = _who(top, seat, open)
-            if open_view and not top.open_hands:
-                raise ValueError("open hands are off on this table (start it with --open-hands)")
-            chooser = False
+            who, open_view = _who(top, guard, seat, open, key)
+            chooser = who is None and not open_view
+        except KeyRefused as exc:
+            # the public view: every rack face down, no buttons of any seat
+            who, open_view, chooser, refused = None, False, False, str(exc)
         except ValueError:
             who, open_view, chooser = None, False, True
         seats = top.layout()["seats"]
@@ -139,9 +246,12 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
                 "seat": "" if who is None else str(who),
                 "open_view": open_view,
                 "chooser": chooser,
+                "refused": refused,
                 "seats": [s for s in seats if s["index"] in top.seats],
                 "open_hands": bool(top.open_hands),
             },
+            status_code=403 if refused else 200,
+            headers={"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"},
         )
 
     @router.get("/tabletop/api/layout")
@@ -149,9 +259,13 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
         return JSONResponse(top.layout())
 
     @router.get("/tabletop/api/state")
-    async def state(seat: str | None = None, open: str | None = None) -> JSONResponse:  # noqa: A002
+    async def state(
+        seat: str | None = None,
+        open: str | None = None,  # noqa: A002
+        key: str | None = None,
+    ) -> JSONResponse:
         try:
-            who, open_view = _who(top, seat, open)
+            who, open_view = _who(top, guard, seat, open, key)
             return JSONResponse(top.view(who, open_view))
         except errors as exc:
             return fail(exc, 403)
@@ -164,11 +278,24 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
         return data if isinstance(data, dict) else {}
 
     def hand_for(data: dict[str, Any]) -> str:
+        """The hand a request moves: a seat's (with that seat's key) or the
+        open-hands screen's (with its key); the public view has none."""
         seat = data.get("seat")
-        who, open_view = _who(top, None if seat is None else str(seat), "1" if data.get("open") else None)
-        if open_view and not top.open_hands:
-            raise ValueError("open hands are off on this table")
-        return "open" if open_view or who is None else f"seat:{who}"
+        key = data.get("key")
+        who, open_view = _who(
+            top,
+            guard,
+            None if seat is None else str(seat),
+            "1" if data.get("open") else None,
+            key if isinstance(key, str) else None,
+        )
+        if open_view:
+            return "open"
+        if who is None:
+            raise KeyRefused(
+                "the public view moves nothing: open the address printed for your seat (it carries its key)"
+            )
+        return f"seat:{who}"
 
     @router.post("/tabletop/api/lift")
     async def lift(request: Request) -> JSONResponse:
@@ -199,7 +326,7 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
             hand = hand_for(data)
             seat = int(data.get("button_seat", data.get("seat", -1)))
             if hand != "open" and hand != f"seat:{seat}":
-                raise ValueError("that is another seat's button")
+                raise KeyRefused(f"that is seat {seat}'s button: only seat {seat}'s key presses it")
             await asyncio.to_thread(top.press, seat, str(data.get("kind")))
         except (*errors, TypeError) as exc:
             return fail(exc)
@@ -218,9 +345,11 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
         return JSONResponse({"ok": True})
 
     @router.get("/tabletop/api/scenario")
-    async def scenario() -> JSONResponse:
-        if not allow_scenario:
+    async def scenario(key: str | None = None) -> JSONResponse:
+        if not top.open_hands:
             return fail(ValueError("the session names every tag: only in the open-hands mode"), 403)
+        if not guard.open_ok(key):
+            return fail(KeyRefused(OPEN_REFUSED))
         return JSONResponse(
             top.scenario(),
             headers={"Content-Disposition": 'attachment; filename="tabletop-session.json"'},
@@ -230,7 +359,7 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
     async def ws(socket: WebSocket) -> None:
         q = socket.query_params
         try:
-            who, open_view = _who(top, q.get("seat"), q.get("open"))
+            who, open_view = _who(top, guard, q.get("seat"), q.get("open"), q.get("key"))
         except ValueError as exc:
             await socket.close(code=4403, reason=str(exc))
             return
@@ -268,9 +397,10 @@ def tabletop_router(top: Any, *, scenario_allowed: bool | None = None) -> APIRou
     return router
 
 
-def serve_tabletop(top: Any, host: str = "127.0.0.1", port: int = 0) -> Any:
-    """Serve ``top``'s page on its own server (``sim boards``); returns the
-    running :class:`~tablesense.web.server.DisplayServer` (``.url``)."""
+def serve_tabletop(top: Any, host: str = "127.0.0.1", port: int = 0, keys: TableKeys | None = None) -> Any:
+    """Serve ``top``'s page on its own server (``sim boards``), guarded by
+    ``keys``; returns the running :class:`~tablesense.web.server.DisplayServer`
+    (``.url``)."""
     from tablesense.outputs.events import EventBus
     from tablesense.web.app import create_app
     from tablesense.web.server import serve_in_thread
@@ -278,7 +408,7 @@ def serve_tabletop(top: Any, host: str = "127.0.0.1", port: int = 0) -> Any:
     app = create_app(
         EventBus(),
         title=f"virtual table {top.geometry.name}",
-        routers=[tabletop_router(top)],
+        routers=[tabletop_router(top, keys)],
         optional_routers=(),
     )
     return serve_in_thread(app, host=host, port=port)

@@ -16,6 +16,11 @@
   const body = document.body;
   const SEAT = body.dataset.seat === "" ? null : Number(body.dataset.seat);
   const OPEN = body.dataset.open === "true";
+  /* The seat's key from the printed address: the server rendered this page
+   * for SEAT (or OPEN) only because the key was right; every request of the
+   * page carries it. The public view (SEAT null, not OPEN) has none. */
+  const KEY = (OPEN || SEAT !== null) ? (new URLSearchParams(location.search).get("key") || "") : "";
+  const PUBLIC = !OPEN && SEAT === null;
   const LABELS = {
     dominoes: { pass: "Pass", call: "Call", referee: "Referee" },
     kems: { pass: "Kems!", call: "Contre", referee: "Referee" },
@@ -33,7 +38,7 @@
   }
 
   function who() {
-    return OPEN ? { open: true } : { seat: SEAT };
+    return OPEN ? { open: true, key: KEY } : { seat: SEAT, key: KEY };
   }
 
   function post(path, data) {
@@ -179,7 +184,7 @@
       head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? "you" : s.person ? "" : "computer"));
       box.appendChild(head);
       const btns = make("div", "tt-buttons");
-      for (const kind of s.buttons) {
+      for (const kind of PUBLIC ? [] : s.buttons) {  // the public view presses nothing
         const b = make("button", "seat-button kind-" + kind, labels[kind] || kind);
         b.type = "button";
         b.dataset.button = s.index + ":" + kind;
@@ -526,8 +531,8 @@
   let retry = 300;
   function connect() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const q = OPEN ? "open=1" : "seat=" + SEAT;
-    const socket = new WebSocket(proto + "//" + location.host + "/tabletop/ws?" + q);
+    const q = PUBLIC ? "" : (OPEN ? "open=1" : "seat=" + SEAT) + "&key=" + encodeURIComponent(KEY);
+    const socket = new WebSocket(proto + "//" + location.host + "/tabletop/ws" + (q ? "?" + q : ""));
     socket.onopen = () => { retry = 300; body.dataset.conn = "live"; };
     socket.onmessage = (m) => {
       let st;
@@ -551,8 +556,9 @@
       $("#game").textContent = "Table top · " + l.name;
       const me = layout.seats.find((s) => s.index === SEAT);
       $("#whoami").textContent = OPEN ? "open hands" : me ? "You: " + me.name : "";
-      $("#save").hidden = !l.open_hands;
-      $("#deal").hidden = l.dealer === "computer";  // the computer deals at a demo table
+      $("#save").hidden = !(l.open_hands && OPEN);  // the session names every tag
+      if (OPEN) $("#save").href = "/tabletop/api/scenario?key=" + encodeURIComponent(KEY);
+      $("#deal").hidden = l.dealer === "computer" || PUBLIC;  // the computer deals at a demo table
       prepare();
       buildTable();
       document.addEventListener("pointerdown", start);
