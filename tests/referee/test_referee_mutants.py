@@ -180,3 +180,26 @@ def test_a_folded_cell_belongs_to_the_arm_that_reached_it() -> None:
     short = _rules(_Hand(2, 0))
     assert short._arm_of(short.line.arm("left")[2]) == "left"
     assert short._arm_of(short.line.arm("right")[-1]) == "right"
+
+
+def test_why_a_draw_is_refused_names_the_right_reason() -> None:
+    """The seat to play may draw, but not that tile; any other seat is told by
+    the engine whose turn it is."""
+    from tablekit import Hands
+    from test_referee_dominoes import make_referee, play_until
+
+    from tablesense.games.dominoes import Draw
+
+    for seed in range(1, 40):
+        ref, _events, _stored = make_referee("dominoes", "pips-two-player", "dominoes-2", seed)
+        h = Hands(ref)
+        h.settle()
+        if play_until(ref, h, Draw, seed):
+            break
+    seat = ref.hand.to_play
+    draw = next(m for m in ref.hand.legal_moves() if isinstance(m, Draw))
+    piece = str(draw.tile)
+    assert ref.rules._why_no_draw(seat, piece) == f"{piece} is not the tile to draw now"
+    other = ref.rules._why_no_draw(1 - seat, piece)
+    assert other != f"{piece} is not the tile to draw now"
+    assert ref.rules.seat_label(seat) in other or "turn" in other
