@@ -220,3 +220,23 @@ def drag_to(page: Any, src: str, dst: str) -> None:
     page.mouse.down()
     page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=5)
     page.mouse.up()
+
+
+def test_table_keys_are_fresh_per_page_and_only_a_seats_own_key_opens_it() -> None:
+    from tablesense.web.tabletop import TableKeys, tabletop_url
+
+    a, b = TableKeys([0, 2], open_hands=False), TableKeys([0, 2], open_hands=False)
+    assert a.seats[0] != b.seats[0] and a.seats[0] != a.seats[2]
+    assert a.seat_ok(0, a.seats[0]) and a.seat_ok(2, a.seats[2])
+    for wrong in (a.seats[2], b.seats[0], a.seats[0][:-1], a.seats[0] + "x", "", None):
+        assert not a.seat_ok(0, wrong), wrong
+    assert not a.seat_ok(1, a.seats[0])  # a computer's seat has no key at all
+    assert a.open is None and not a.open_ok(None) and not a.open_ok("")
+    assert a.lines("http://h:1/") == [
+        f"table top: http://h:1/tabletop?seat=0&key={a.seats[0]}",
+        f"table top: http://h:1/tabletop?seat=2&key={a.seats[2]}",
+    ]
+    c = TableKeys([1], open_hands=True)
+    assert c.open and c.open_ok(c.open) and not c.open_ok(c.seats[1])
+    assert c.lines("http://h:1/tabletop")[-1] == f"table top: http://h:1/tabletop?open=1&key={c.open}  (open hands)"
+    assert tabletop_url("http://h:1/") == "http://h:1/tabletop"
