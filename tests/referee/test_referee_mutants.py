@@ -203,3 +203,28 @@ def test_why_a_draw_is_refused_names_the_right_reason() -> None:
     other = ref.rules._why_no_draw(1 - seat, piece)
     assert other != f"{piece} is not the tile to draw now"
     assert ref.rules.seat_label(seat) in other or "turn" in other
+
+
+def test_a_refresh_with_discard_lays_the_next_stock_cards() -> None:
+    """With ``refresh: discard`` the next four stock cards are laid too, as
+    long as four are left (the default ``bottom`` never runs out)."""
+    from tablekit import Hands, make_referee
+
+    from tablesense.games.kems import Refresh
+
+    for s in range(2, 52):
+        ref, _events, _stored = make_referee("kems", "classic", "kems-4", s, {"refresh": "discard"})
+        if not ref.match.results:
+            break
+    h = Hands(ref)
+    h.settle()
+    assert len(ref.hand.stock) >= 4
+    coming = [str(c) for c in ref.hand.stock[:4]]
+    for cell in ref.geometry.kems_slots:
+        h.lift(h.cells[cell])
+    h.show(0.3)
+    for cell, card in zip(ref.geometry.kems_slots, coming, strict=True):
+        h.drop(card, cell)
+    h.settle()
+    assert ref.hand.events[-1] == Refresh()
+    assert [str(c) for c in ref.hand.board] == coming
