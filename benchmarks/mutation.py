@@ -17,8 +17,8 @@ score can be had in minutes; without it every mutant runs (hours for all).
     .venv/bin/python benchmarks/mutation.py            # every module, every mutant
 
 Survivors are printed as ``path:line operator`` and written, with the score,
-to the JSON file named by ``--out`` (default: mutation-report.json in the
-current folder). Last line:
+to the JSON file named by ``--out`` (default:
+benchmarks/out/mutation-report.json, which git ignores). Last line:
 ``modules=N mutants=M killed=K survived=S incompetent=I killed_pct=P``.
 """
 
@@ -335,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rerun", type=Path, default=None,
                     help="run only the survivors listed in this earlier report")
     ap.add_argument("--show-diff", action="store_true", help="print each survivor's diff")
-    ap.add_argument("--out", type=Path, default=Path("mutation-report.json"))
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "mutation-report.json",
+                    help="the JSON report (default: benchmarks/out/mutation-report.json, not tracked)")
     ap.add_argument("--list", action="store_true", help="list the targets and exit")
     args = ap.parse_args(argv)
 
@@ -398,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     survived = sum(int(r["survived"]) for r in ok)  # type: ignore[call-overload]
     incompetent = sum(int(r["incompetent"]) for r in ok)  # type: ignore[call-overload]
     pct = 100.0 * killed / (killed + survived) if killed + survived else 0.0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"seed": args.seed, "sample": args.sample,
                                     "targets": results}, indent=2) + "\n")
     print(f"report: {args.out}")
