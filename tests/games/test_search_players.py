@@ -258,3 +258,31 @@ def test_search_still_plays_when_the_table_shows_facts_no_deal_explains(
 
     monkeypatch.setattr(search, "infer", lambda hand, s: belief)
     assert h.is_legal(small().choose(h, seat, rng))
+
+
+def test_the_play_model_finds_worlds_where_a_seat_skipped_a_double_less_likely() -> None:
+    """With ``model``, a world in which a seat held a playable double but laid
+    a light tile weighs less than one in which it had no double to lay."""
+    from tablesense.games.dominoes import DominoHand, DominoOptions, Opening, Pass, Tile
+    from tablesense.games.dominoes_search import _likelihood, _play_history
+
+    t = Tile.parse
+    deal = [[t("6-6"), t("0-1"), t("0-2"), t("0-3"), t("0-4"), t("0-5"), t("0-0")],
+            [t("1-6"), t("1-1"), t("1-2"), t("1-3"), t("1-4"), t("1-5"), t("2-2")],
+            [t("2-6"), t("2-3"), t("2-4"), t("2-5"), t("3-3"), t("3-4"), t("3-5")],
+            [t("3-6"), t("4-4"), t("4-5"), t("4-6"), t("5-5"), t("5-6"), t("0-6")]]  # fmt: skip
+    h = DominoHand(DominoOptions.from_dict("pairs-pips"), deal, (), Opening(0, None, reason="t"))
+    h.play(Play(0, t("6-6")))
+    h.play(Play(1, t("1-6"), "left"))  # ends 1|6
+    h.play(Play(2, t("2-6"), "right"))  # ends 1|2
+    h.play(Pass(3))
+    h.play(Play(0, t("0-1"), "left"))  # ends 0|2
+    h.play(Play(1, t("1-2"), "right"))  # ends 0|1: seat 1 laid 1-2, not 2-2
+    history = _play_history(h, 0)
+    assert [s for s, *_ in history] == [1, 2, 1]
+    real = [tile_mask(x) for x in h.hands]
+    other = real[:]
+    swap = tile_mask([t("2-2")]) | tile_mask([t("3-3")])
+    other[1] ^= swap  # seat 1 without 2-2 (seat 2 holds it)
+    other[2] ^= swap
+    assert _likelihood(history, other, 0.15) > _likelihood(history, real, 0.15)
