@@ -17,11 +17,13 @@ from typing import Any
 
 from tablesense.games.common import HandResult, OptionError
 from tablesense.referee.layout import Sensed
-from tablesense.referee.public import HIDDEN_ZONES, engine_text, pretty_cards, redact
+from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import DominoRules, KemsRules, Rejection, TableMove, TableRules
 from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
+from tablesense.games.common import say
+from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 
 
 def _default_names(n: int) -> list[str]:
@@ -67,7 +69,14 @@ class RefereeBase:
         self.registry = registry
         self.timing = timing or Timing()
         self.deal_mode = deal
-        self._emit: Emit = emit or (lambda kind, **data: None)
+        sink: Emit = emit or (lambda kind, **data: None)
+        lang = spec.lang or "en"
+
+        def publish(kind: str, /, **data: Any) -> Any:
+            # one language per table: every Sentence leaves translated
+            return sink(kind, **localize(data, lang))
+
+        self._emit: Emit = publish
         self._store = store or (lambda entry: None)
         self.match: Any = self._new_match()
         self.rules: TableRules = (
@@ -209,18 +218,18 @@ class RefereeBase:
 
     def public_text(self, text: str) -> str:
         """``text`` as the display may show it: hidden pieces unnamed, cards
-        written as people write them (``10♥``)."""
-        out = redact(text, self.public_pieces(), self.spec.game)
-        return pretty_cards(out) if self.spec.game == "kems" else out
+        written as people write them (``10♥``); a Sentence stays one, so it
+        is translated when published."""
+        return redact_sentence(text, self.public_pieces(), self.spec.game)
 
     def engine_text(self, message: object) -> str:
         """An engine's refusal in the table's words (seats by name, not by a
         0-based number)."""
         teams = self.team_names()
-        return engine_text(
-            str(message),
+        return engine_sentence(
+            message,
             self.rules.seat_label,
-            lambda t: teams[t] if 0 <= t < len(teams) else f"team {t + 1}",
+            lambda t: teams[t] if 0 <= t < len(teams) else say("team {n}", n=t + 1),
         )
 
     def _rejection_data(self, rejection: Rejection) -> dict[str, Any]:
@@ -241,7 +250,7 @@ class RefereeBase:
             text = rejection.detail or rejection.instruction
             data["private"] = {
                 "seat": rejection.seat,
-                "instruction": pretty_cards(text) if self.spec.game == "kems" else text,
+                "instruction": pretty_sentence(text, self.spec.game),
                 "piece": piece,
                 "fix": full["fix"],
             }

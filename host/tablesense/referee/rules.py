@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablesense.games.common import IllegalPlayError
+from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.layout import (
     CellId,
     Group,
@@ -37,7 +37,7 @@ from tablesense.referee.layout import (
     cells_of,
     free_cells,
 )
-from tablesense.referee.public import engine_text
+from tablesense.referee.words import engine_sentence, seat_word
 from tablesense.table.geometry import TableGeometry
 
 #: How long a mismatch must last before it is shown, by kind of trouble.
@@ -111,18 +111,18 @@ class TableRules:
         self.geometry = geometry
         self.seat_names = list(seat_names)
         self._racks = {
-            s.index: Group(f"rack:{s.index}", f"{self.seat_label(s.index)}'s rack", tuple(s.rack))
+            s.index: Group(f"rack:{s.index}", say("{seat}'s rack", seat=self.seat_label(s.index)), tuple(s.rack))
             for s in geometry.seats
         }
 
     def seat_label(self, seat: int) -> str:
         if 0 <= seat < len(self.seat_names) and self.seat_names[seat]:
-            return self.seat_names[seat]
-        return f"seat {seat + 1}"
+            return seat_word(self.seat_names[seat])
+        return say("Seat {n}", n=seat + 1)
 
     def engine_text(self, message: object) -> str:
         """An engine's refusal with its 0-based seats named."""
-        return engine_text(str(message), self.seat_label, lambda t: f"team {t + 1}")
+        return engine_sentence(message, self.seat_label, lambda t: say("team {n}", n=t + 1))
 
     def rack(self, seat: int) -> Group:
         return self._racks[seat]
@@ -164,17 +164,21 @@ class TableRules:
             if problem.kind == "unknown_tag":
                 return Rejection(
                     "unknown_tag",
-                    f"the tag on cell {problem.cells[0]} is not enrolled ({problem.detail}): "
-                    f"take it off the table",
+                    say(
+                        "the tag on cell {cell} is not enrolled ({tag}): take it off the table",
+                        cell=problem.cells[0], tag=problem.detail,
+                    ),
                     problem.cells,
                     DELAY_PROBLEM,
                 )
             if problem.kind == "duplicate_tag":
                 return Rejection(
                     "duplicate_tag",
-                    f"{problem.detail} is read on {len(problem.cells)} cells "
-                    f"({', '.join(problem.cells)}): a set has one {problem.detail}; "
-                    f"take the extra one off the table",
+                    say(
+                        "{piece} is read on {n} cells ({cells}): a set has one {piece}; "
+                        "take the extra one off the table",
+                        piece=problem.detail, n=len(problem.cells), cells=", ".join(problem.cells),
+                    ),
                     problem.cells,
                     DELAY_PROBLEM,
                     piece=problem.detail,
@@ -182,16 +186,22 @@ class TableRules:
             if problem.kind == "read_error":
                 return Rejection(
                     "read_error",
-                    f"cell {problem.cells[0]} cannot be read ({problem.detail}): lift the piece "
-                    f"and lay it flat in the middle of the cell",
+                    say(
+                        "cell {cell} cannot be read ({detail}): lift the piece "
+                        "and lay it flat in the middle of the cell",
+                        cell=problem.cells[0], detail=problem.detail,
+                    ),
                     problem.cells,
                     DELAY_PROBLEM,
                 )
             if problem.kind == "badge":
                 return Rejection(
                     "badge_on_table",
-                    f"a player badge ({problem.detail}) lies on cell {problem.cells[0]}: "
-                    f"badges are for checking in; take it off the table",
+                    say(
+                        "a player badge ({badge}) lies on cell {cell}: "
+                        "badges are for checking in; take it off the table",
+                        badge=problem.detail, cell=problem.cells[0],
+                    ),
                     problem.cells,
                     DELAY_PROBLEM,
                 )
@@ -199,7 +209,7 @@ class TableRules:
             if problem.kind == "unscanned":
                 return Rejection(
                     "board_starting",
-                    "a board has just restarted and is reading its cells again: please wait",
+                    say("a board has just restarted and is reading its cells again: please wait"),
                     (),
                     DELAY_MISSING,
                 )
@@ -207,7 +217,7 @@ class TableRules:
 
     def place_text(self, place: Place) -> str:
         if place.cell is not None:
-            return f"cell {place.cell}"
+            return say("cell {cell}", cell=place.cell)
         assert place.group is not None
         return place.group.label
 
@@ -219,7 +229,7 @@ class TableRules:
             where = self.place_text(item.want)
             return Rejection(
                 kind or "missing",
-                f"put {p} back on {where}",
+                say("put {piece} back on {where}", piece=p, where=where),
                 tuple(cells_of([item.want], sensed)),
                 DELAY_MISSING,
                 piece=p,
@@ -227,17 +237,20 @@ class TableRules:
         if item.want is None:
             return Rejection(
                 kind or "not_in_play",
-                f"take {p} off cell {item.at}: it is not in play",
+                say("take {piece} off cell {cell}: it is not in play", piece=p, cell=item.at),
                 (item.at,),
                 DELAY_ERROR,
                 piece=p,
             )
         where = self.place_text(item.want)
-        verb = "put" if item.want.group is not None else "move"
-        back = " back" if item.want.group is not None else ""
+        text = (
+            say("put {piece} from cell {cell} back on {where}", piece=p, cell=item.at, where=where)
+            if item.want.group is not None
+            else say("move {piece} from cell {cell} to {where}", piece=p, cell=item.at, where=where)
+        )
         return Rejection(
             kind or "misplaced",
-            f"{verb} {p} from cell {item.at}{back} {'on' if item.want.group else 'to'} {where}",
+            text,
             (item.at, *cells_of([item.want], sensed)),
             DELAY_ERROR,
             piece=p,
@@ -260,7 +273,7 @@ class DominoRules(TableRules):
             )
         self.match = match
         self.line = geometry.line
-        self._boneyard = Group("boneyard", "the boneyard", tuple(geometry.boneyard))
+        self._boneyard = Group("boneyard", say("the boneyard"), tuple(geometry.boneyard))
         self.free_draw = False
         """Table-dealt games: a draw may take any boneyard tile (face down), so
         the engine's boneyard order is fitted to what the players draw."""
@@ -396,7 +409,10 @@ class DominoRules(TableRules):
                 # a line tile moved along the line
                 return Rejection(
                     "taken_back",
-                    f"{item.piece} was moved on the line: put it back on cell {want.cell}",
+                    say(
+                        "{piece} was moved on the line: put it back on cell {cell}",
+                        piece=item.piece, cell=want.cell,
+                    ),
                     (item.at, want.cell),
                     piece=item.piece,
                 )
@@ -406,17 +422,20 @@ class DominoRules(TableRules):
             if owner is None:  # from the boneyard straight to the line
                 return Rejection(
                     "wrong_cell",
-                    f"{item.piece} comes from the boneyard: draw it onto your rack before "
-                    f"playing it; put it back in the boneyard",
+                    say(
+                        "{piece} comes from the boneyard: draw it onto your rack before "
+                        "playing it; put it back in the boneyard",
+                        piece=item.piece,
+                    ),
                     (item.at, *free_cells(self._boneyard, sensed)[:1]),
                     piece=item.piece,
                 )
-            back = f"put {item.piece} back on {want.group.label}"
+            back = say("put {piece} back on {where}", piece=item.piece, where=want.group.label)
             cells_back = (item.at, *free_cells(want.group, sensed)[:1])
             if hand.is_over:
                 return Rejection(
                     "hand_over",
-                    f"the hand is over: {back}",
+                    say("the hand is over: {back}", back=back),
                     cells_back,
                     seat=owner,
                     piece=item.piece,
@@ -424,8 +443,10 @@ class DominoRules(TableRules):
             if not self._may_move_now(owner):
                 return Rejection(
                     "out_of_turn",
-                    f"it is {self.seat_label(hand.to_play)}'s turn, not "
-                    f"{self.seat_label(owner)}'s: {back}",
+                    say(
+                        "it is {turn}'s turn, not {seat}'s: {back}",
+                        turn=self.seat_label(hand.to_play), seat=self.seat_label(owner), back=back,
+                    ),
                     cells_back,
                     seat=owner,
                     piece=item.piece,
@@ -435,7 +456,7 @@ class DominoRules(TableRules):
                 reason = self._why_not(owner, item.piece)
                 return Rejection(
                     "does_not_fit",
-                    f"{reason}: {back}",
+                    say("{reason}: {back}", reason=reason, back=back),
                     cells_back,
                     seat=owner,
                     piece=item.piece,
@@ -447,18 +468,32 @@ class DominoRules(TableRules):
             if target is None:
                 return Rejection(
                     "line_full",
-                    f"the {end} arm of the line has no free cell left on this table: {back}",
+                    (
+                        say("the left arm of the line has no free cell left on this table: {back}", back=back)
+                        if end == "left"
+                        else say("the right arm of the line has no free cell left on this table: {back}", back=back)
+                    ),
                     cells_back,
                     seat=owner,
                     piece=item.piece,
                 )
             if target == item.at:
                 break  # the play itself is right: something else is wrong
-            where = "the centre cell" if target == self.line.center else f"cell {target}"
-            side = "" if target == self.line.center else f" (the next cell of the {end} arm)"
+            if target == self.line.center:
+                text = say("move {piece} from cell {cell} to the centre cell", piece=item.piece, cell=item.at)
+            elif end == "left":
+                text = say(
+                    "move {piece} from cell {cell} to cell {target} (the next cell of the left arm)",
+                    piece=item.piece, cell=item.at, target=target,
+                )
+            else:
+                text = say(
+                    "move {piece} from cell {cell} to cell {target} (the next cell of the right arm)",
+                    piece=item.piece, cell=item.at, target=target,
+                )
             return Rejection(
                 "wrong_cell",
-                f"move {item.piece} from cell {item.at} to {where}{side}",
+                text,
                 (item.at, target),
                 seat=owner,
                 piece=item.piece,
@@ -473,7 +508,10 @@ class DominoRules(TableRules):
                 where = item.want.cell
                 return Rejection(
                     "taken_back",
-                    f"{item.piece} was taken back from the line: put it back on cell {where}",
+                    say(
+                        "{piece} was taken back from the line: put it back on cell {cell}",
+                        piece=item.piece, cell=where,
+                    ),
                     tuple(c for c in (item.at, where) if c is not None),
                     piece=item.piece,
                 )
@@ -492,7 +530,7 @@ class DominoRules(TableRules):
                 reason = self._why_no_draw(seat, item.piece)
                 return Rejection(
                     "draw_not_allowed",
-                    f"{reason}: put {item.piece} back in the boneyard",
+                    say("{reason}: put {piece} back in the boneyard", reason=reason, piece=item.piece),
                     (item.at, *free_cells(self._boneyard, sensed)[:1]),
                     seat=seat,
                     piece=item.piece,
@@ -543,7 +581,7 @@ class DominoRules(TableRules):
                 hand.check(Play(seat, tile, end))
             except IllegalPlayError as exc:
                 return self.engine_text(exc)
-        return f"{piece} cannot be played now"
+        return say("{piece} cannot be played now", piece=piece)
 
     def _why_no_draw(self, seat: int, piece: str) -> str:
         from tablesense.games.dominoes import Draw
@@ -554,8 +592,8 @@ class DominoRules(TableRules):
         except IllegalPlayError as exc:
             return self.engine_text(exc)
         if seat != hand.to_play:
-            return f"it is {self.seat_label(hand.to_play)}'s turn"
-        return f"{piece} is not the tile to draw now"
+            return say("it is {turn}'s turn", turn=self.seat_label(hand.to_play))
+        return say("{piece} is not the tile to draw now", piece=piece)
 
 
 # --------------------------------------------------------------------------- kems
@@ -595,7 +633,7 @@ class KemsRules(TableRules):
         return lay
 
     def slot_label(self, i: int) -> str:
-        return f"board slot {i + 1} ({self.slots[i]})"
+        return say("board slot {n} ({cell})", n=i + 1, cell=self.slots[i])
 
     def recognise(self, sensed: Sensed) -> list[TableMove]:
         from tablesense.games.kems import Card, Refresh, Swap
@@ -674,8 +712,11 @@ class KemsRules(TableRules):
                         dest = self.slot_label(slot_index[item.want.cell])
                     return Rejection(
                         "fifth_card",
-                        f"{self.seat_label(seat)} holds five cards: lay your card on the board "
-                        f"before taking one; put {item.piece} back on {dest}",
+                        say(
+                            "{seat} holds five cards: lay your card on the board "
+                            "before taking one; put {piece} back on {where}",
+                            seat=self.seat_label(seat), piece=item.piece, where=dest,
+                        ),
                         (item.at or "", *cells_of([item.want], sensed)),
                         DELAY_ERROR,
                         seat=seat,
@@ -692,16 +733,22 @@ class KemsRules(TableRules):
             if rnd is not None and to_seat == rnd.partner_of(from_seat):
                 return Rejection(
                     "partner_swap",
-                    f"{self.seat_label(from_seat)} and {self.seat_label(to_seat)} are partners: "
-                    f"cards go through the board, never hand to hand; put {item.piece} back on "
-                    f"{item.want.group.label}",
+                    say(
+                        "{seat} and {partner} are partners: cards go through the board, "
+                        "never hand to hand; put {piece} back on {where}",
+                        seat=self.seat_label(from_seat), partner=self.seat_label(to_seat),
+                        piece=item.piece, where=item.want.group.label,
+                    ),
                     (item.at, *free_cells(item.want.group, sensed)[:1]),
                     seat=from_seat,
                     piece=item.piece,
                 )
             return Rejection(
                 "misplaced",
-                f"cards go through the board: put {item.piece} back on {item.want.group.label}",
+                say(
+                    "cards go through the board: put {piece} back on {where}",
+                    piece=item.piece, where=item.want.group.label,
+                ),
                 (item.at, *free_cells(item.want.group, sensed)[:1]),
                 seat=from_seat,
                 piece=item.piece,
@@ -715,9 +762,11 @@ class KemsRules(TableRules):
                 if seat is not None:
                     return Rejection(
                         "take_before_give",
-                        f"{self.seat_label(seat)} took {item.piece} without laying a card on "
-                        f"{self.slot_label(i)}: lay one of your cards there, or put "
-                        f"{item.piece} back",
+                        say(
+                            "{seat} took {piece} without laying a card on {slot}: "
+                            "lay one of your cards there, or put {piece} back",
+                            seat=self.seat_label(seat), piece=item.piece, slot=self.slot_label(i),
+                        ),
                         (item.at, item.want.cell),
                         DELAY_MISSING,
                         seat=seat,
@@ -729,7 +778,7 @@ class KemsRules(TableRules):
             i = slot_index[item.want.cell]
             return Rejection(
                 "missing",
-                f"put {item.piece} back on {self.slot_label(i)}",
+                say("put {piece} back on {where}", piece=item.piece, where=self.slot_label(i)),
                 (item.want.cell,),
                 DELAY_MISSING,
                 piece=item.piece,
@@ -737,7 +786,10 @@ class KemsRules(TableRules):
         if item.want is None and item.at is not None:
             return Rejection(
                 "not_in_play",
-                f"take {item.piece} off cell {item.at}: it is not in play (it belongs to the stock)",
+                say(
+                    "take {piece} off cell {cell}: it is not in play (it belongs to the stock)",
+                    piece=item.piece, cell=item.at,
+                ),
                 (item.at,),
                 DELAY_ERROR,
                 piece=item.piece,

@@ -79,6 +79,9 @@ class MatchSpec:
     """``"human"`` or ``"bot"`` per seat."""
     seed: int | None = None
     table: str = ""
+    lang: str = "en"
+    """The table's language (``--lang``): every text the referee publishes is
+    in it; kept in the journal so a resumed match speaks it again."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +92,7 @@ class MatchSpec:
             "seat_kinds": list(self.seat_kinds),
             "seed": self.seed,
             "table": self.table,
+            "lang": self.lang,
         }
 
     @classmethod
@@ -101,6 +105,7 @@ class MatchSpec:
             seat_kinds=list(obj.get("seat_kinds") or []),
             seed=obj.get("seed"),
             table=str(obj.get("table") or ""),
+            lang=str(obj.get("lang") or "en"),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tablesense.games.common import say
 from tablesense.referee.base import RefereeBase
 
 
@@ -48,23 +49,31 @@ class ViewMixin(RefereeBase):
     def _move_text(self, move: Any) -> str:
         name = type(move).__name__
         seat = getattr(move, "seat", None)
-        who = self.rules.seat_label(seat) if isinstance(seat, int) else "the table"
+        who = self.rules.seat_label(seat) if isinstance(seat, int) else say("the table")
         if name == "Play":
-            end = f" on the {move.end} end" if move.end else ""
-            return f"{who} plays {move.tile}{end}"
+            if move.end == "left":
+                return say("{who} plays {tile} on the left end", who=who, tile=str(move.tile))
+            if move.end == "right":
+                return say("{who} plays {tile} on the right end", who=who, tile=str(move.tile))
+            return say("{who} plays {tile}", who=who, tile=str(move.tile))
         if name == "Pass":
-            return f"{who} passes"
+            return say("{who} passes", who=who)
         if name == "Draw":
-            return f"{who} draws"
+            return say("{who} draws", who=who)
         if name == "Announce":
-            return f"{who} announces {move.tile}"
+            return say("{who} announces {tile}", who=who, tile=str(move.tile))
         if name == "Swap":
-            return f"{who} gives {move.give}, takes {move.take}"
+            return say("{who} gives {give}, takes {take}", who=who, give=str(move.give), take=str(move.take))
         if name == "Refresh":
-            return "new board cards"
+            return say("new board cards")
         if name == "Call":
-            target = f" on {self.rules.seat_label(move.target)}" if move.target is not None else ""
-            return f"{who} calls {move.kind}{target}"
+            call = _call_word(move.kind)
+            if move.target is not None:
+                return say(
+                    "{who} calls {call} on {target}",
+                    who=who, call=call, target=self.rules.seat_label(move.target),
+                )
+            return say("{who} calls {call}", who=who, call=call)
         return str(move)
 
     def _rack_counts(self) -> list[int] | None:
@@ -87,8 +96,8 @@ class ViewMixin(RefereeBase):
         n = len(self.spec.seat_names)
         teams: dict[int, list[str]] = {}
         for seat in range(n):
-            teams.setdefault(self.team_of_seat(seat), []).append(self.spec.seat_names[seat])
-        return [" & ".join(teams[t]) for t in sorted(teams)]
+            teams.setdefault(self.team_of_seat(seat), []).append(self.rules.seat_label(seat))
+        return [_together(teams[t]) for t in sorted(teams)]
 
     def view(self) -> dict[str, Any]:
         """The whole public display state (CONTRACTS section 6)."""
@@ -103,7 +112,7 @@ class ViewMixin(RefereeBase):
             seats.append(
                 {
                     "index": i,
-                    "name": spec.seat_names[i],
+                    "name": self.rules.seat_label(i),
                     "team": team,
                     "count": count,
                     "is_turn": to_play == i,
@@ -199,12 +208,62 @@ def _num(p: float) -> int | float:
     return int(p) if float(p).is_integer() else float(p)
 
 
+#: Hand and round results by the names the rule texts give them: the Brazilian
+#: terms as seed 001 writes them (a short gloss in English only), the Kems
+#: calls as seed 003 says them in Malay ("melawan Kems" for contre).
+_OUTCOMES: dict[str, str] = {
+    "batida": say("batida (went out)"),
+    "batida de bucha": say("batida de bucha (went out with a double)"),
+    "cruzada": say("cruzada (a double out on both ends)"),
+    "lá-e-lô": say("lá-e-lô (the last tile fits both ends)"),
+    "quadriciclo": say("quadriciclo (out with the announced double)"),
+    "4x4": say("4x4 (the announced double, out on both ends)"),
+    "cegonha": say("cegonha (three doubles dead, out on both ends)"),
+    "domino": say("went out"),
+    "blocked": say("blocked"),
+    "kems": say("Kems"),
+    "false kems": say("false Kems"),
+    "double kems": say("Double Kems"),
+    "kems, false double": say("Kems, false Double Kems"),
+    "false double": say("false Double Kems"),
+    "contre": say("contre (against a Kems)"),
+    "double contre": say("double contre"),
+    "failed contre": say("failed contre"),
+}
+
+
+def _together(names: Sequence[str]) -> str:
+    """A team's name: its seats joined ("South & North"), translatable."""
+    if len(names) == 1:
+        return names[0]
+    return say("{first} & {rest}", first=names[0], rest=_together(names[1:]))
+
+
+def _call_word(kind: str) -> str:
+    """A Kems call by the name seed 003 gives it (Kems, Double Kems, contre)."""
+    words = {"kems": say("Kems"), "double": say("Double Kems"), "contre": say("contre")}
+    return words.get(kind, kind)
+
+
+def _scores(teams: Sequence[str], pts: Sequence[float]) -> str:
+    if not pts or not teams:
+        return ""
+    head = say("{team} {points}", team=teams[0], points=f"{_num(pts[0]):+}")
+    if len(pts) == 1 or len(teams) == 1:
+        return head
+    return say("{first}, {rest}", first=head, rest=_scores(teams[1:], pts[1:]))
+
+
 def _result_text(result: Mapping[str, Any], teams: Sequence[str], word: str = "hand") -> str:
+    kems = word == "round"
     if not result:
-        return f"{word} over"
+        return say("round over") if kems else say("hand over")
     winner = result.get("winner")
     how = result.get("label") or result.get("outcome") or ""
+    how = _OUTCOMES.get(how, how)
     pts = result.get("points") or []
-    who = "nobody scores" if winner is None else f"{teams[winner]} win"
-    scored = ", ".join(f"{teams[i]} {_num(p):+}" for i, p in enumerate(pts) if i < len(teams))
-    return f"{word} {result.get('hand_no')}: {who} ({how}); {scored}"
+    who = say("nobody scores") if winner is None else say("{team} win", team=teams[winner])
+    scored = _scores(teams, pts)
+    if kems:
+        return say("round {n}: {who} ({how}); {scored}", n=result.get("hand_no"), who=who, how=how, scored=scored)
+    return say("hand {n}: {who} ({how}); {scored}", n=result.get("hand_no"), who=who, how=how, scored=scored)
