@@ -230,3 +230,20 @@ def test_a_refresh_with_discard_lays_the_next_stock_cards() -> None:
     h.settle()
     assert ref.hand.events[-1] == Refresh()
     assert [str(c) for c in ref.hand.board] == coming
+
+
+def test_a_rack_of_three_with_a_board_card_is_not_a_fifth_card() -> None:
+    """Seat 0 holds two of its cards in the air and has taken a board card:
+    three cards on its rack is a swap under way, never "holds five cards"."""
+    from tablekit import kinds
+    from test_referee_kems import kems
+
+    ref, events, _stored, h = kems()
+    own = [str(c) for c in ref.hand.hands[0]]
+    h.lift(own[0])
+    h.lift(own[1])
+    board_card = h.cells[ref.geometry.kems_slots[0]]
+    h.lift(board_card)
+    h.to_rack(board_card, 0)
+    h.settle()
+    assert all(r["reason"] != "fifth_card" for r in kinds(events, "move_rejected"))
