@@ -15,15 +15,14 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tablesense.games.common import HandResult, OptionError
+from tablesense.games.common import HandResult, OptionError, say
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import DominoRules, KemsRules, Rejection, TableMove, TableRules
 from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
-from tablesense.games.common import say
-from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 
 
 def _default_names(n: int) -> list[str]:

@@ -106,6 +106,18 @@ def register(app: typer.Typer) -> None:
             "--deal",
             help="table: read each deal from the racks; host: the host deals and lights where each piece goes.",
         ),
+        lang: str | None = typer.Option(
+            None,
+            "--lang",
+            help="The table's language: en, pt-BR or ms (default: the Pi's locale, LANG).",
+        ),
+        speech: bool = typer.Option(
+            False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
+        ),
+        volume: int = typer.Option(80, "--volume", min=0, max=100, help="Voice volume 0-100."),
+        quiet_hours: str | None = typer.Option(
+            None, "--quiet-hours", help="No voice between these hours: HH:MM-HH:MM."
+        ),
         keys: bool = typer.Option(
             True,
             "--keys/--no-keys",
@@ -204,7 +216,9 @@ def register(app: typer.Typer) -> None:
             seat_kinds=kinds,
             seed=seed,
             table=geometry.name,
+            lang=_table_lang(lang),
         )
+        announcer = _announcer(spec.lang, speech, volume, quiet_hours)
         port_list = [p for item in ports for p in item.split(",") if p]
         for port in port_list:
             if not Path(port).exists():
@@ -254,6 +268,12 @@ def register(app: typer.Typer) -> None:
         from tablesense.referee.demo import attach_leds
 
         session = Session(referee, link, bus, bots=bots, seed=seed, paint_leds=False)
+        if announcer is not None:
+            from tablesense.referee.speaking import TableVoice
+
+            # a resumed match speaks the language it was started in
+            announcer.lang = spec.lang
+            TableVoice(bus, announcer)
         leds = attach_leds(geometry, link, bus)
         if leds is None:
             session.paint_leds = True
@@ -390,6 +410,18 @@ def register(app: typer.Typer) -> None:
             help='Sit down against the computer: your seat(s), e.g. "0" or "0,2"; '
             "play them by hand on the table-top page (its address is printed).",
         ),
+        lang: str | None = typer.Option(
+            None,
+            "--lang",
+            help="The table's language: en, pt-BR or ms (default: the Pi's locale, LANG).",
+        ),
+        speech: bool = typer.Option(
+            False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
+        ),
+        volume: int = typer.Option(80, "--volume", min=0, max=100, help="Voice volume 0-100."),
+        quiet_hours: str | None = typer.Option(
+            None, "--quiet-hours", help="No voice between these hours: HH:MM-HH:MM."
+        ),
         open_hands: bool = typer.Option(
             False,
             "--open-hands",
@@ -404,6 +436,8 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True)
         if game not in DEFAULT_VARIANT:
             raise _err(f"unknown game {game!r}: use dominoes or kems")
+        table_lang = _table_lang(lang)
+        announcer = _announcer(table_lang, speech, volume, quiet_hours)
         if link not in ("virtual", "direct"):
             raise _err("--link is virtual or direct")
         if boards not in ("virtual", "rp2040"):
@@ -428,6 +462,8 @@ def register(app: typer.Typer) -> None:
             trace=trace,
             stay=web and hands is None,
             open_hands=open_hands,
+            lang=table_lang,
+            announcer=announcer,
         )
         if sit is not None:
             from tablesense.referee.demo import demo_table, demo_variant
@@ -478,6 +514,9 @@ def register(app: typer.Typer) -> None:
             )
         except Exception as exc:  # a clear message, never a traceback
             raise _err(f"{type(exc).__name__}: {exc}", 1) from None
+        if announcer is not None:
+            announcer.drain(timeout=60.0)
+            announcer.close()
         if quiet:
             sys.stdout.write(json.dumps(result.record, separators=(",", ":")) + "\n")
         else:
@@ -485,6 +524,35 @@ def register(app: typer.Typer) -> None:
             word = "rounds" if game == "kems" else "hands"
             console.print(f"played {result.hands_played} {word}; match over: {result.match_over}")
             del score
+
+
+def _table_lang(option: str | None) -> str:
+    """``--lang``, else the locale (LANG...), else English; exit 2 for a
+    language without a catalog."""
+    from tablesense.i18n import UnknownLanguageError, resolve
+
+    try:
+        return resolve(option)
+    except UnknownLanguageError as exc:
+        raise _err(str(exc)) from None
+
+
+def _announcer(lang: str, speech: bool, volume: int, quiet_hours: str | None) -> Any:
+    """The table's voice for ``--speech`` (None without it). No espeak-ng:
+    exit 3 with how to install it; bad ``--quiet-hours``: exit 2."""
+    from tablesense.outputs.speech import Announcer, EspeakVoice, QuietHours, SpeechUnavailableError
+
+    try:
+        quiet = QuietHours.parse(quiet_hours) if quiet_hours else None
+    except ValueError as exc:
+        raise _err(str(exc)) from None
+    if not speech:
+        return None
+    try:
+        voice = EspeakVoice()
+    except SpeechUnavailableError as exc:
+        raise _err(str(exc), 3) from None
+    return Announcer(voice, lang=lang, volume=volume, quiet=quiet)
 
 
 def _describe(spec: Any) -> str:

@@ -276,6 +276,10 @@ class DemoConfig:
     """Seats people take on the table-top page (referee/sit.py); the computer plays the rest."""
     open_hands: bool = False
     """With ``sit``: the table-top page may show every piece (teaching mode)."""
+    lang: str = "en"
+    """The table's language (``--lang``): what the page, the console and the voice say."""
+    announcer: Any = None
+    """An :class:`~tablesense.outputs.speech.Announcer` (``--speech``), or None."""
     stay: bool = False
     """With the page: after the match, keep it up (showing the result) until
     ``stop`` is set (Ctrl-C), not only for a few seconds."""
@@ -345,12 +349,17 @@ def run_demo(
         seat_kinds=["human" if i in cfg.sit else "bot" for i in range(n)],
         seed=cfg.seed,
         table=geometry.name,
+        lang=cfg.lang,
     )
     if cfg.sit and (cfg.link != "virtual" or not cfg.web):
         raise ValueError("--sit needs the virtual boards and the web page")
     bus = EventBus(history_size=2000)
     if on_bus is not None:
         on_bus(bus)
+    if cfg.announcer is not None:
+        from tablesense.referee.speaking import TableVoice
+
+        TableVoice(bus, cfg.announcer, turn_pause=6.0 / max(cfg.speed, 0.05))
     if log is not None:
         from tablesense.referee.console import log_events
 
@@ -395,6 +404,8 @@ def run_demo(
         ):
             journal.resume(row.id)
             resumed_entries = journal.entries()
+            # a resumed match keeps the language it was started in
+            spec.lang = str(row.spec.get("lang") or spec.lang)
         else:
             journal.begin(spec.to_json())
     referee = Referee(
