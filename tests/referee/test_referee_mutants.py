@@ -198,11 +198,15 @@ def test_why_a_draw_is_refused_names_the_right_reason() -> None:
         h.settle()
         if play_until(ref, h, Draw, seed):
             break
+    from tablesense.referee.rules import DominoRules
+
+    rules = ref.rules
+    assert isinstance(rules, DominoRules)
     seat = ref.hand.to_play
     draw = next(m for m in ref.hand.legal_moves() if isinstance(m, Draw))
     piece = str(draw.tile)
-    assert ref.rules._why_no_draw(seat, piece) == f"{piece} is not the tile to draw now"
-    other = ref.rules._why_no_draw(1 - seat, piece)
+    assert rules._why_no_draw(seat, piece) == f"{piece} is not the tile to draw now"
+    other = rules._why_no_draw(1 - seat, piece)
     assert other != f"{piece} is not the tile to draw now"
     assert ref.rules.seat_label(seat) in other or "turn" in other
 
