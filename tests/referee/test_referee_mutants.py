@@ -251,3 +251,58 @@ def test_a_rack_of_three_with_a_board_card_is_not_a_fifth_card() -> None:
     h.to_rack(board_card, 0)
     h.settle()
     assert all(r["reason"] != "fifth_card" for r in kinds(events, "move_rejected"))
+
+
+def test_board_slots_are_numbered_from_one() -> None:
+    from test_referee_kems import kems
+
+    ref = kems()[0]
+    slots = ref.geometry.kems_slots
+    assert ref.rules.slot_label(0).lower() == f"board slot 1 ({slots[0]})"
+    assert ref.rules.slot_label(3).lower() == f"board slot 4 ({slots[3]})"
+
+
+def test_a_card_on_an_opponents_rack_is_misplaced_not_out_of_play() -> None:
+    from tablekit import kinds
+    from test_referee_kems import kems
+
+    ref, events, _stored, h = kems()
+    card = str(ref.hand.hands[0][0])
+    h.lift(card)
+    h.to_rack(card, 1)
+    h.settle()
+    rej = kinds(events, "move_rejected")
+    assert rej and rej[-1]["reason"] != "not_in_play"
+
+
+def test_a_tile_on_another_rack_is_not_a_refused_draw() -> None:
+    """Four seats, no boneyard: a tile put on another seat's rack is a
+    misplaced tile, never "a draw not allowed"."""
+    from tablekit import Hands, kinds, make_referee
+
+    ref, events, _stored = make_referee("dominoes", "pairs-pips", "dominoes-4", 1)
+    h = Hands(ref)
+    h.settle()
+    tile = str(ref.hand.hands[0][0])
+    h.lift(str(ref.hand.hands[1][0]))  # seat 1 holds one of its tiles: a free cell
+    h.lift(tile)
+    h.to_rack(tile, 1)
+    h.settle()
+    rej = kinds(events, "move_rejected")
+    assert rej and rej[-1]["reason"] != "draw_not_allowed"
+
+
+def test_two_board_cards_swapped_are_misplaced_not_out_of_play() -> None:
+    from tablekit import kinds
+    from test_referee_kems import kems
+
+    ref, events, _stored, h = kems()
+    s0, s1 = ref.geometry.kems_slots[0], ref.geometry.kems_slots[1]
+    a, b = h.cells[s0], h.cells[s1]
+    h.lift(a)
+    h.lift(b)
+    h.drop(a, s1)
+    h.drop(b, s0)
+    h.settle()
+    rej = kinds(events, "move_rejected")
+    assert rej and rej[-1]["reason"] == "misplaced"
