@@ -157,3 +157,36 @@ def test_foreign_keys_are_enforced_on_the_journal_connection(tmp_path: Path) -> 
     with Journal(tmp_path / "j.sqlite") as j:
         assert j._db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL, as documented
+
+
+def test_appends_from_another_thread(tmp_path: Path) -> None:
+    """The journal is shared by the referee's threads (one lock guards it):
+    an append from a thread other than the opener's works."""
+    import threading
+
+    with Journal(tmp_path / "j.sqlite") as j:
+        j.begin({}, match_id="m")
+        errors: list[BaseException] = []
+
+        def append() -> None:
+            try:
+                j.append({"from": "thread"})
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        t = threading.Thread(target=append)
+        t.start()
+        t.join()
+        assert errors == []
+        assert j.entries() == [{"from": "thread"}]
+
+
+def test_match_rows_are_values(tmp_path: Path) -> None:
+    import dataclasses
+
+    with Journal(tmp_path / "j.sqlite") as j:
+        j.begin({}, match_id="m")
+        row = j.match("m")
+        assert row is not None
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            row.status = "finished"  # type: ignore[misc]
