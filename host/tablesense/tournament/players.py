@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Float, ForeignKey, Integer, String, func, or_, select
+from sqlalchemy import Float, ForeignKey, Index, Integer, String, func, or_, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from .db import Base, Database, Entrant
@@ -33,6 +33,7 @@ SEARCH_LIMIT = 20
 
 class Player(Base):
     __tablename__ = "ts_players"
+    __table_args__ = (Index("ix_ts_players_name", "name"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(MAX_NAME))
     badge: Mapped[str | None] = mapped_column(String(MAX_BADGE), nullable=True, unique=True)

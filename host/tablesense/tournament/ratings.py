@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from openskill.models import PlackettLuce
-from sqlalchemy import Float, ForeignKey, Integer, String, delete, select
+from sqlalchemy import Float, ForeignKey, Index, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from . import kway
@@ -71,6 +71,7 @@ def family_of(game: str, variant: str, seats: int) -> str:
 
 class RatingChange(Base):
     __tablename__ = "ts_rating_changes"
+    __table_args__ = (Index("ix_ts_rating_changes_family_seq", "family", "seq"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     family: Mapped[str] = mapped_column(String(30))
     seq: Mapped[int] = mapped_column(Integer)
