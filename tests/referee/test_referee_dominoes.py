@@ -534,7 +534,8 @@ def test_either_partner_may_open_after_a_blocked_hand_at_the_table() -> None:
     opp_tile = next(t for t in ref.hand.hands[1] if not t.is_double)
     h.lift(str(opp_tile))
     h.show(0.2)
-    h.drop(str(opp_tile), ref.rules.line.center)
+    rules: Any = ref.rules
+    h.drop(str(opp_tile), rules.line.center)
     h.show(2.0)
     assert ref.accepted == 0
     assert kinds(events, "rejection") or kinds(events, "message")
