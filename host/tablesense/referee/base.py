@@ -289,14 +289,16 @@ class RefereeBase:
 
     def _offline_text(self, boards: Sequence[int]) -> str:
         offline = sorted(boards)
-        which = (
-            f"board {offline[0]} is"
-            if len(offline) == 1
-            else f"boards {', '.join(str(b) for b in offline)} are"
-        )
-        return (
-            f"{which} offline: play is paused; check the USB cable. "
-            f"Play resumes by itself when the board is back."
+        if len(offline) == 1:
+            return say(
+                "board {board} is offline: play is paused; check the USB cable. "
+                "Play resumes by itself when the board is back.",
+                board=offline[0],
+            )
+        return say(
+            "boards {boards} are offline: play is paused; check the USB cable. "
+            "Play resumes by itself when the boards are back.",
+            boards=", ".join(str(b) for b in offline),
         )
 
     def _standing(self) -> tuple[str, str] | None:
@@ -308,9 +310,9 @@ class RefereeBase:
         if self.paused and self.sensed is not None and self.sensed.boards_offline:
             return self._offline_text(self.sensed.boards_offline), "error"
         if self.phase == "dealing":
-            return "shuffle and deal: lay each player's pieces on their rack", "info"
+            return say("shuffle and deal: lay each player's pieces on their rack"), "info"
         if self.phase == "over" and self.match.winner is not None:
-            return f"match over: {self.team_names()[self.match.winner]} win", "info"
+            return say("match over: {team} win", team=self.team_names()[self.match.winner]), "info"
         return None
 
     def _restore(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tablesense.games.common import IllegalPlayError
+from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.base import RefereeBase
 from tablesense.referee.rules import DELAY_NOW, DominoRules, Rejection, TableMove
 from tablesense.referee.spec import RefereeError
@@ -33,15 +33,27 @@ class ButtonsMixin(RefereeBase):
             self._confirm_menu(seat, now)
             return
         if self.phase != "play" or self.hand is None:
-            word = self._hand_word()
+            kems = self.spec.game == "kems"
             if self.phase == "dealing":
-                text = f"no {word} is being played yet: first shuffle and deal (each player's pieces on their rack)"
+                text = (
+                    say("no round is being played yet: first shuffle and deal (each player's cards on their rack)")
+                    if kems
+                    else say("no hand is being played yet: first shuffle and deal (each player's pieces on their rack)")
+                )
             elif self.phase == "between":
-                text = f"the next {word} is being dealt: wait for the lights"
+                text = (
+                    say("the next round is being dealt: wait for the lights")
+                    if kems
+                    else say("the next hand is being dealt: wait for the lights")
+                )
             elif self.phase == "over":
-                text = "the match is over: start a new one to play again"
+                text = say("the match is over: start a new one to play again")
             else:
-                text = f"no {word} is being played right now: wait for the deal"
+                text = (
+                    say("no round is being played right now: wait for the deal")
+                    if kems
+                    else say("no hand is being played right now: wait for the deal")
+                )
             self._notice(Rejection("no_hand", text, (), DELAY_NOW, seat=seat))
             return
         # a move the table already shows counts before the button
@@ -69,8 +81,10 @@ class ButtonsMixin(RefereeBase):
         if button == "call":
             self.announce = (seat, now + self.timing.confirm)
             self._say(
-                f"{self.rules.seat_label(seat)} announces a double: lift it from your rack "
-                f"for a moment, then put it back",
+                say(
+                    "{seat} announces a double: lift it from your rack for a moment, then put it back",
+                    seat=self.rules.seat_label(seat),
+                ),
                 "info",
             )
             return
@@ -78,8 +92,10 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "out_of_turn",
-                    f"it is {self.rules.seat_label(hand.to_play)}'s turn, not "
-                    f"{self.rules.seat_label(seat)}'s",
+                    say(
+                        "it is {turn}'s turn, not {seat}'s",
+                        turn=self.rules.seat_label(hand.to_play), seat=self.rules.seat_label(seat),
+                    ),
                     (),
                     DELAY_NOW,
                     seat=seat,
@@ -90,7 +106,7 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "correction_pending",
-                    f"first: {self.correction.instruction}",
+                    say("first: {instruction}", instruction=self.correction.instruction),
                     self.correction.cells,
                     DELAY_NOW,
                     seat=seat,
@@ -104,7 +120,7 @@ class ButtonsMixin(RefereeBase):
             # the engine's reason names the tile that fits: for this seat only
             who = self.rules.seat_label(seat)
             kind = "pass_with_playable"
-            public = f"{who} cannot pass: a tile on {who}'s rack can be played (its cell is lit)"
+            public = say("{who} cannot pass: a tile on {who}'s rack can be played (its cell is lit)", who=who)
             cells: list[str] = []
             s = self.sensed
             for m in hand.legal_moves(seat):
@@ -119,7 +135,7 @@ class ButtonsMixin(RefereeBase):
                     break
                 if type(m).__name__ == "Draw":
                     kind = "must_draw"
-                    public = f"{who} cannot pass: draw a tile from the boneyard first"
+                    public = say("{who} cannot pass: draw a tile from the boneyard first", who=who)
                     cells = list(self.geometry.boneyard[:1])
                     break
             self._notice(
@@ -149,7 +165,10 @@ class ButtonsMixin(RefereeBase):
                 return
             self.contre = (seat, now + self.timing.contre_window)
             self._say(
-                f"{self.rules.seat_label(seat)} calls contre: press the button of the seat you name",
+                say(
+                    "{seat} calls contre: press the button of the seat you name",
+                    seat=self.rules.seat_label(seat),
+                ),
                 "info",
             )
             return
@@ -186,7 +205,9 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "no_hand",
-                    f"referee: no {self._hand_word()} is being played, nothing to undo or void",
+                    say("referee: no round is being played, nothing to undo or void")
+                    if self.spec.game == "kems"
+                    else say("referee: no hand is being played, nothing to undo or void"),
                     (),
                     DELAY_NOW,
                 )
@@ -200,7 +221,9 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "nothing_to_change",
-                    f"referee: nothing to undo yet in this {self._hand_word()}",
+                    say("referee: nothing to undo yet in this round")
+                    if self.spec.game == "kems"
+                    else say("referee: nothing to undo yet in this hand"),
                     (),
                     DELAY_NOW,
                 )
@@ -220,18 +243,20 @@ class ButtonsMixin(RefereeBase):
         )
         if nxt is None:
             self.menu = None
-            self._say("referee: cancelled", "info")
+            self._say(say("referee: cancelled"), "info")
             return
         self.menu = (nxt, self.now + self.timing.confirm)
         if nxt == "undo":
             what = self.last_move_text()
             self._say(
-                f"referee: undo the last move ({what})? press any seat button to confirm", "warning"
+                say("referee: undo the last move ({what})? press any seat button to confirm", what=what),
+                "warning",
             )
         else:
             self._say(
-                f"referee: void this {self._hand_word()} (it is dealt again)? "
-                "press any seat button to confirm",
+                say("referee: void this round (it is dealt again)? press any seat button to confirm")
+                if self.spec.game == "kems"
+                else say("referee: void this hand (it is dealt again)? press any seat button to confirm"),
                 "warning",
             )
 
@@ -241,22 +266,29 @@ class ButtonsMixin(RefereeBase):
         self.menu = None
         hand = self.hand
         if hand is None or self.phase != "play":
-            self._say("nothing to change: no hand is being played", "info")
+            self._say(say("nothing to change: no hand is being played"), "info")
             return
         if action == "undo":
             moves = getattr(hand, "moves", None)
             if moves is None:
                 moves = hand.events
             if not moves:
-                self._say(f"nothing to undo in this {self._hand_word()}", "info")
+                self._say(
+                    say("nothing to undo in this round")
+                    if self.spec.game == "kems"
+                    else say("nothing to undo in this hand"),
+                    "info",
+                )
                 return
             text = self._move_text(moves[-1])
             self.finish_at = None
             self._commit({"type": "undo", "by": seat})
             # the table still shows the undone move: do not take it again
             self._hold = self.sensed.key() if self.sensed is not None else None
-            self._emit("message", text=f"undone: {text}", level="warning")
-            self._say(f"undone: {text}; put the pieces back as the lights show", "warning")
+            self._emit("message", text=say("undone: {move}", move=text), level="warning")
+            self._say(
+                say("undone: {move}; put the pieces back as the lights show", move=text), "warning"
+            )
         else:
             try:
                 self._commit(
@@ -266,7 +298,10 @@ class ButtonsMixin(RefereeBase):
                     }
                 )
             except RefereeError as exc:
-                self._say(f"cannot void this {self._hand_word()}: {exc.__cause__ or exc}", "error")
+                self._say(
+                    say("cannot void this hand: {reason}", reason=self.engine_text(exc.__cause__ or exc)),
+                    "error",
+                )
                 return
             self._emit(
                 "hand_ended",

@@ -281,7 +281,7 @@ def register(app: typer.Typer) -> None:
         _stop_on_signals(stop)
         server = None
         gpio = None
-        _log_events(bus, console)
+        _log_events(bus, console, spec.lang)
         archive = records or (Path(jour.path).parent / "records")
         match_id = jour.match_id or "match"
         bus.add_listener(lambda ev: _archive(ev, archive, match_id, console))
@@ -290,7 +290,7 @@ def register(app: typer.Typer) -> None:
             if web:
                 from tablesense.referee.demo import serve_display
 
-                url, server = serve_display(bus, host, web_port)
+                url, server = serve_display(bus, host, web_port, lang=spec.lang)
                 if url:
                     console.print(f"display: [bold]{url}[/]")
             try:

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tablesense.games.common import say
+from tablesense.i18n import translate
 
-def log_events(bus: Any, console: Any) -> None:
-    """Print what the referee decides, one line each."""
+
+def log_events(bus: Any, console: Any, lang: str = "en") -> None:
+    """Print what the referee decides, one line each, in the table's
+    language (the events' texts already are; the console's own words too)."""
+
+    def tr(text: str) -> str:
+        return translate(text, lang)
 
     last: dict[str, Any] = {}
 
@@ -22,26 +29,38 @@ def log_events(bus: Any, console: Any) -> None:
         if ev.kind == "match_started":
             # Kems calls a deal a round
             last["word"] = "round" if d.get("game") == "kems" else "hand"
-        word = last.get("word", "hand")
+        kems = last.get("word", "hand") == "round"
         if ev.kind == "move_accepted":
             console.print(f"  [green]✓[/] {d.get('text')}", highlight=False)
         elif ev.kind == "move_rejected":
             console.print(f"  [red]✗ {d.get('instruction')}[/]", highlight=False)
         elif ev.kind == "correction_cleared":
-            console.print("  [green]table matches again[/]", highlight=False)
+            console.print(f"  [green]{tr(say('the table matches again'))}[/]", highlight=False)
         elif ev.kind == "hand_started":
-            console.print(f"[bold]{word} {d.get('hand_no')}[/]", highlight=False)
+            n = d.get("hand_no")
+            head = say("round {n}", n=n) if kems else say("hand {n}", n=n)
+            console.print(f"[bold]{tr(head)}[/]", highlight=False)
         elif ev.kind == "hand_ended":
+            from tablesense.referee.view import _OUTCOMES
+
             r = d.get("result") or {}
-            console.print(
-                f"[bold]{word} {d.get('hand_no')} over[/]: {r.get('label') or r.get('outcome')} "
-                f"points {r.get('points')} score {d.get('score')}",
-                highlight=False,
+            n = d.get("hand_no")
+            how = r.get("label") or r.get("outcome") or ""
+            line = say(
+                "{head}: {how}, points {points}, score {score}",
+                head=say("round {n} over", n=n) if kems else say("hand {n} over", n=n),
+                how=_OUTCOMES.get(how, how),
+                points=str(r.get("points")),
+                score=str(d.get("score")),
             )
+            console.print(f"[bold]{tr(line)}[/]", highlight=False)
         elif ev.kind == "match_ended":
-            console.print(
-                f"[bold]match over[/]: {winner_name(d)} win, score {d.get('score')}"
+            line = say(
+                "match over: {team} win, score {score}",
+                team=winner_name(d),
+                score=str(d.get("score")),
             )
+            console.print(f"[bold]{tr(line)}[/]", highlight=False)
         elif (
             ev.kind == "message"
             and d.get("level") in ("error", "warning")
@@ -49,7 +68,8 @@ def log_events(bus: Any, console: Any) -> None:
         ):
             console.print(f"  [yellow]{d.get('text')}[/]", highlight=False)
         elif ev.kind == "board_status":
-            console.print(f"  board {d.get('board')}: {d.get('message')}", highlight=False)
+            line = say("board {board}: {message}", board=d.get("board"), message=str(d.get("message")))
+            console.print(f"  {tr(line)}", highlight=False)
 
     bus.add_listener(show)
 
@@ -60,4 +80,4 @@ def winner_name(data: dict[str, Any]) -> str:
     winner = data.get("winner")
     if isinstance(winner, int) and 0 <= winner < len(teams):
         return str(teams[winner])
-    return "nobody" if winner is None else f"team {winner + 1}"
+    return say("nobody") if winner is None else say("team {n}", n=winner + 1)

@@ -34,7 +34,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from tablesense.games.common import IllegalPlayError
+from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.base import RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
 from tablesense.referee.journaling import JournalMixin
@@ -116,7 +116,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             self._notice(
                 Rejection(
                     "contre_cancelled",
-                    "contre cancelled: no target seat was pressed; play on",
+                    say("contre cancelled: no target seat was pressed; play on"),
                     (),
                     DELAY_NOW,
                     seat=seat,
@@ -147,7 +147,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             return
         if self.paused:
             self.paused = False
-            self._say("all boards are back: play resumes", "info")
+            self._say(say("all boards are back: play resumes"), "info")
         if self.phase == "dealing":
             self._try_table_deal(now)
             return
@@ -317,7 +317,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 record=self.match.to_record(),
                 teams=self.team_names(),
             )
-            self._say(f"match over: {self.team_names()[self.match.winner]} win", "info")
+            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner]), "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
             self.phase = "between"
             self.next_hand_at = now + self.timing.between_hands
@@ -351,7 +351,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 entry = {"type": "hand", "deal": racks, "board": slots, "stock": stock}
                 self._probe_hand(entry)
         except (ValueError, IllegalPlayError) as exc:
-            self._say(f"waiting for the deal: {self.engine_text(exc)}", "info")
+            self._say(say("waiting for the deal: {reason}", reason=self.engine_text(exc)), "info")
             return
         self._commit(entry)
         self._after_new_hand(now)
@@ -384,6 +384,10 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             return True
         self._accept(TableMove(move, layout), self.now)
         self._say(
-            f"{self.rules.seat_label(seat)} announces {move.tile}: put it back on the rack", "info"
+            say(
+                "{seat} announces {tile}: put it back on the rack",
+                seat=self.rules.seat_label(seat), tile=str(move.tile),
+            ),
+            "info",
         )
         return True

@@ -363,7 +363,7 @@ def run_demo(
     if log is not None:
         from tablesense.referee.console import log_events
 
-        log_events(bus, log)
+        log_events(bus, log, cfg.lang)
     if cfg.trace:
         import json
         import sys
@@ -493,7 +493,7 @@ def run_demo(
             raise RuntimeError("the virtual boards did not come online in 20 s")
         if cfg.web:
             url, server = serve_display(
-                bus, cfg.host, cfg.port, routers=sitting.routers() if sitting else ()
+                bus, cfg.host, cfg.port, routers=sitting.routers() if sitting else (), lang=cfg.lang
             )
         if sitting is not None and url is not None:
             sitting.url = url.rstrip("/") + "/tabletop"
@@ -562,7 +562,7 @@ def attach_leds(geometry: Any, source: Any, bus: EventBus) -> Any:
 
 
 def serve_display(
-    bus: EventBus, host: str, port: int, routers: Any = ()
+    bus: EventBus, host: str, port: int, routers: Any = (), lang: str = "en"
 ) -> tuple[str | None, Any]:
     """Serve the display page for ``bus`` (the outputs+web room's app), with
     other pages' ``routers`` (the table-top page of ``demo --sit``)."""
@@ -573,7 +573,7 @@ def serve_display(
         return None, None
     from tablesense.web.server import WebServerError
 
-    app = create_app(bus, title="tablesense demo", routers=routers)
+    app = create_app(bus, title="tablesense demo", routers=routers, lang=lang)
     try:
         server = serve_in_thread(app, host=host, port=port)
     except WebServerError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tablesense.games.common import HandResult
+from tablesense.games.common import HandResult, say
 from tablesense.referee.base import RefereeBase
 from tablesense.referee.public import public_move
 from tablesense.referee.spec import RefereeError
@@ -56,8 +56,17 @@ class JournalMixin(RefereeBase):
                 self.finish_at = now
         self.resumed = True
         self._say(
-            f"resumed from the journal: {self._hand_word()} {self.hand_no}, {self.accepted} moves so far; "
-            f"the table is being checked against it",
+            say(
+                "resumed from the journal: round {n}, {moves} moves so far; "
+                "the table is being checked against it",
+                n=self.hand_no, moves=self.accepted,
+            )
+            if self.spec.game == "kems"
+            else say(
+                "resumed from the journal: hand {n}, {moves} moves so far; "
+                "the table is being checked against it",
+                n=self.hand_no, moves=self.accepted,
+            ),
             "info",
         )
         self._view()
@@ -68,7 +77,7 @@ class JournalMixin(RefereeBase):
             return
         if self.deal_mode == "table":
             self.phase = "dealing"
-            self._say("shuffle and deal: lay each player's pieces on their rack", "info")
+            self._say(say("shuffle and deal: lay each player's pieces on their rack"), "info")
             return
         rng = self._deal_rng()
         if self.spec.game == "dominoes":
@@ -121,7 +130,10 @@ class JournalMixin(RefereeBase):
         rnd = self.hand
         if self.spec.game == "kems" and rnd is not None and rnd.is_misdeal:
             self._say(
-                f"misdeal: {self.engine_text(rnd.misdeal_reason())}; the cards are dealt again",
+                say(
+                    "misdeal: {reason}; the cards are dealt again",
+                    reason=self.engine_text(rnd.misdeal_reason()),
+                ),
                 "warning",
             )
             self._finish(now)

@@ -134,7 +134,7 @@ class ViewMixin(RefereeBase):
                 for b in self.geometry.boards
             ],
             "last_move": self.last_move,
-            "result": self.last_result,
+            "result": self._result_view(),
             "phase": self.phase,
             "paused": self.paused,
             "correction": self._public_correction(),
@@ -154,6 +154,14 @@ class ViewMixin(RefereeBase):
             if hand is not None:
                 out["stock"] = len(hand.stock)
         return out
+
+    def _result_view(self) -> dict[str, Any] | None:
+        """The last result, with ``how`` its outcome as the rule texts name it
+        (in the table's language; the page shows it beside the points)."""
+        if not self.last_result:
+            return self.last_result
+        how = self.last_result.get("label") or self.last_result.get("outcome") or ""
+        return {**self.last_result, "how": _OUTCOMES.get(how, how)}
 
     def _public_correction(self) -> dict[str, Any] | None:
         """The pending correction as everyone may read it (no hidden piece)."""
@@ -229,6 +237,7 @@ _OUTCOMES: dict[str, str] = {
     "contre": say("contre (against a Kems)"),
     "double contre": say("double contre"),
     "failed contre": say("failed contre"),
+    "void": say("voided by the referee"),
 }
 
 

@@ -98,6 +98,7 @@ def create_app(
     bus: EventBus,
     *,
     title: str = "tablesense",
+    lang: str = "en",
     routers: Iterable[APIRouter] = (),
     optional_routers: Iterable[str] | None = None,
 ) -> FastAPI:
@@ -105,6 +106,8 @@ def create_app(
 
     ``routers`` are included as given (other rooms' pages); ``optional_routers``
     (default :data:`OPTIONAL_ROUTERS`) are module names imported if present.
+    ``lang`` is the table's language: the page's fixed words come in it
+    (:mod:`tablesense.web.labels`); the referee's texts already do.
     """
     hub = DisplayHub(bus, set(), threading.Lock())
 
@@ -117,12 +120,20 @@ def create_app(
     app.state.bus = bus
     app.state.hub = hub
     app.state.title = title
+    app.state.lang = lang
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static")
 
     @app.get("/", response_class=HTMLResponse)
     async def display(request: Request) -> HTMLResponse:
-        return templates.TemplateResponse(request, "display.html", {"title": title})
+        from tablesense.web.labels import labels, labels_json
+
+        words = labels(lang)
+        return templates.TemplateResponse(
+            request,
+            "display.html",
+            {"title": title, "lang": lang, "L": words, "labels_json": labels_json(words)},
+        )
 
     @app.get("/api/view")
     async def api_view() -> JSONResponse:

@@ -238,10 +238,22 @@ def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
         except ValueError:
             who, open_view, chooser = None, False, True
         seats = top.layout()["seats"]
+        # the table's language, from the display app (web/app.py create_app)
+        from tablesense.i18n import Translator
+        from tablesense.web.labels import TABLETOP, labels, labels_json
+
+        lang = getattr(request.app.state, "lang", "en")
+        words = labels(lang, TABLETOP)
+        seat_name = Translator(lang)
+        words.update({f"name:{s['name']}": seat_name(str(s["name"])) for s in seats})
         return templates.TemplateResponse(
             request,
             "tabletop.html",
             {
+                "lang": lang,
+                "L": words,
+                "labels_json": labels_json(words),
+                "seat_names": {s["index"]: seat_name(str(s["name"])) for s in seats},
                 "title": f"table top · {top.geometry.name}",
                 "seat": "" if who is None else str(who),
                 "open_view": open_view,

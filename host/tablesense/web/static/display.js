@@ -8,7 +8,32 @@
   const $ = (sel) => document.querySelector(sel);
   const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
   const RANKS = { T: "10", J: "J", Q: "Q", K: "K", A: "A" };
-  const GAME_NAMES = { dominoes: "Dominoes", kems: "Kems" };
+  /* The page's words in the table's language, handed over by the server
+   * (tablesense/web/labels.py); English when a page has none. */
+  const L = (() => {
+    const node = document.getElementById("labels");
+    try { return node ? JSON.parse(node.textContent) : {}; } catch (_) { return {}; }
+  })();
+  const EN = {
+    team_n: "Team {n}", seat_n: "Seat {n}", the_table: "The table", hand_n: "Hand {n}",
+    round_n: "Round {n}", to_target: "to {n}", match_over: "match over", paused: "paused",
+    board_online: "board {n} online", board_offline: "board {n} OFFLINE",
+    final_line: "Hand {n}: the final line", ends: "Ends {left} · {right}", stock: "Stock {n}",
+    boneyard: "Boneyard {n}", computer: "computer", tiles: "{n} tiles", tile: "{n} tile",
+    cards: "{n} cards", card: "{n} card", no_winner: "no winner", won: "{team} won",
+    played: "{who} played {tile}", passed: "{who} passed", drew: "{who} drew a tile",
+    announced: "{who} announced {tile}", swapped: "{who} gave {give}, took {take}",
+    new_cards: "New board cards", called: "{who} called {call}", spades: "spades",
+    hearts: "hearts", diamonds: "diamonds", clubs: "clubs", of_suit: "{rank} of {suit}",
+    dominoes: "Dominoes", kems: "Kems",
+  };
+  /* t("won", {team: "Sul"}): a label with its {fields} filled. */
+  function t(key, params) {
+    const template = L[key] !== undefined ? L[key] : EN[key] !== undefined ? EN[key] : key;
+    return String(template).replace(/\{(\w+)\}/g, (m, k) =>
+      params && params[k] !== undefined && params[k] !== null ? String(params[k]) : m);
+  }
+  const GAME_NAMES = { dominoes: t("dominoes"), kems: t("kems") };
   let lastSeq = 0;
 
   function text(node, value) {
@@ -32,20 +57,20 @@
     const seats = view.seats || [];
     const scores = view.scores || [];
     if (Array.isArray(view.teams) && view.teams.length === scores.length) {
-      return view.teams.map((t, i) => (t && t.name) || "Team " + (i + 1));
+      return view.teams.map((tm, i) => (tm && tm.name) || t("team_n", { n: i + 1 }));
     }
     const byTeam = new Map();
     for (const s of seats) {
       const team = s.team === undefined || s.team === null ? s.index : s.team;
       if (!byTeam.has(team)) byTeam.set(team, []);
-      byTeam.get(team).push(s.name || "Seat " + (s.index + 1));
+      byTeam.get(team).push(s.name || t("seat_n", { n: s.index + 1 }));
     }
     if (byTeam.size === scores.length && byTeam.size !== seats.length) {
-      return scores.map((_, i) => (byTeam.get(i) || ["Team " + (i + 1)]).join(" & "));
+      return scores.map((_, i) => (byTeam.get(i) || [t("team_n", { n: i + 1 })]).join(" & "));
     }
     return scores.map((_, i) => {
       const s = seats[i];
-      return s ? s.name || "Seat " + (i + 1) : "Team " + (i + 1);
+      return s ? s.name || t("seat_n", { n: i + 1 }) : t("team_n", { n: i + 1 });
     });
   }
 
@@ -66,7 +91,8 @@
     div.appendChild(make("span", "rank", r));
     div.appendChild(make("span", "suit", SUITS[suit] || suit));
     div.appendChild(make("span", "rank bottom", r));
-    div.setAttribute("aria-label", r + " of " + ({ S: "spades", H: "hearts", D: "diamonds", C: "clubs" }[suit] || suit));
+    const suitName = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" }[suit];
+    div.setAttribute("aria-label", t("of_suit", { rank: r, suit: suitName ? t(suitName) : suit }));
     return div;
   }
 
@@ -84,7 +110,7 @@
 
   function seatName(view, seat) {
     const s = (view.seats || []).find((x) => x.index === seat);
-    return s && s.name ? s.name : seat === undefined || seat === null ? "The table" : "Seat " + (seat + 1);
+    return s && s.name ? s.name : seat === undefined || seat === null ? t("the_table") : t("seat_n", { n: seat + 1 });
   }
 
   /* The last move as a sentence: a text given by the referee, else built from
@@ -94,16 +120,13 @@
     if (typeof m === "string") return m;
     if (m.text) return m.text;
     const who = seatName(view, m.seat);
-    if (m.tile) return who + " played " + m.tile + (m.end ? " on the " + m.end : "");
-    if (m.pass) return who + " passed";
-    if (m.draw) return who + " drew a tile";
-    if (m.announce) return who + " announced " + m.announce;
-    if (m.swap) return who + " gave " + cardText(m.swap.give) + ", took " + cardText(m.swap.take);
-    if (m.refresh) return "New board cards";
-    if (m.call) {
-      const target = m.target !== undefined && m.target !== null ? " on " + seatName(view, m.target) : "";
-      return who + " called " + m.call + target;
-    }
+    if (m.tile) return t("played", { who, tile: m.tile });
+    if (m.pass) return t("passed", { who });
+    if (m.draw) return t("drew", { who });
+    if (m.announce) return t("announced", { who, tile: m.announce });
+    if (m.swap) return t("swapped", { who, give: cardText(m.swap.give), take: cardText(m.swap.take) });
+    if (m.refresh) return t("new_cards");
+    if (m.call) return t("called", { who, call: m.call });
     return "";
   }
 
@@ -113,10 +136,10 @@
     if (typeof r === "string") return r;
     if (r.text) return r.text;
     const parts = [];
-    if (r.hand_no !== undefined) parts.push((view.game === "kems" ? "Round " : "Hand ") + r.hand_no + ":");
-    if (r.winner === null || r.winner === undefined) parts.push("no winner");
-    else parts.push((labels[r.winner] || "Team " + (r.winner + 1)) + " won");
-    const how = r.label || r.outcome;
+    if (r.hand_no !== undefined) parts.push(t(view.game === "kems" ? "round_n" : "hand_n", { n: r.hand_no }) + ":");
+    if (r.winner === null || r.winner === undefined) parts.push(t("no_winner"));
+    else parts.push(t("won", { team: labels[r.winner] || t("team_n", { n: r.winner + 1 }) }));
+    const how = r.how || r.label || r.outcome;
     if (how) parts.push("(" + how + ")");
     if (Array.isArray(r.points)) {
       const pts = r.points.map((p, i) => (labels[i] || "#" + (i + 1)) + " " + (p >= 0 ? "+" : "") + num(p));
@@ -129,11 +152,11 @@
     document.body.dataset.game = view.game || "";
     text($("#game"), GAME_NAMES[view.game] || view.game || "");
     text($("#variant"), view.variant || "");
-    const handWord = view.game === "kems" ? "Round " : "Hand ";
-    text($("#hand-no"), view.hand_no ? handWord + view.hand_no : "");
-    let target = view.target ? "to " + num(view.target) : "";
-    if (view.match_over) target += (target ? " · " : "") + "match over";
-    else if (view.paused) target += (target ? " · " : "") + "paused";
+    const handWord = view.game === "kems" ? "round_n" : "hand_n";
+    text($("#hand-no"), view.hand_no ? t(handWord, { n: view.hand_no }) : "");
+    let target = view.target ? t("to_target", { n: num(view.target) }) : "";
+    if (view.match_over) target += (target ? " · " : "") + t("match_over");
+    else if (view.paused) target += (target ? " · " : "") + t("paused");
     document.body.dataset.phase = view.phase || "";
     text($("#target"), target);
 
@@ -144,7 +167,7 @@
       const s = make("span", "board", b.name || "B" + b.id);
       s.dataset.board = String(b.id);
       s.dataset.online = b.online ? "true" : "false";
-      s.title = "board " + b.id + (b.online ? " online" : " OFFLINE") + (b.message ? ": " + b.message : "");
+      s.title = t(b.online ? "board_online" : "board_offline", { n: b.id }) + (b.message ? ": " + b.message : "");
       boards.appendChild(s);
     }
     const offline = (view.boards || []).filter((b) => !b.online).length;
@@ -179,7 +202,7 @@
         // A new hand has not started its line: show how the last one ended.
         const svg = window.DominoSVG.render(prev, { ends: prev.ends });
         svg.classList.add("previous");
-        const caption = make("div", "line-caption", "Hand " + (prev.hand_no || (view.hand_no || 1) - 1) + ": the final line");
+        const caption = make("div", "line-caption", t("final_line", { n: prev.hand_no || (view.hand_no || 1) - 1 }));
         line.replaceChildren(caption, svg);
         line.dataset.previous = "true";
       } else {
@@ -188,9 +211,9 @@
       }
     }
     const ends = view.ends || {};
-    text($("#ends"), ends.left !== undefined && ends.left !== null ? "Ends " + ends.left + " · " + ends.right : "");
-    const stockName = view.game === "kems" ? "Stock" : "Boneyard";
-    text($("#stock"), typeof view.stock === "number" ? stockName + " " + view.stock : "");
+    text($("#ends"), ends.left !== undefined && ends.left !== null ? t("ends", { left: ends.left, right: ends.right }) : "");
+    const stockName = view.game === "kems" ? "stock" : "boneyard";
+    text($("#stock"), typeof view.stock === "number" ? t(stockName, { n: view.stock }) : "");
     text($("#last-move"), moveText(view, last));
     let first = true;
     for (const span of document.querySelectorAll("#table-info span")) {
@@ -217,6 +240,7 @@
     seats.replaceChildren();
     document.body.dataset.many = (view.seats || []).length > 4 ? "true" : "false";
     const unit = view.game === "kems" ? "card" : "tile";
+    const units = view.game === "kems" ? "cards" : "tiles";
     const teams = new Set((view.seats || []).map((s) => s.team).filter((t) => t !== undefined && t !== null));
     const teamed = teams.size > 0 && teams.size < (view.seats || []).length;
     for (const s of view.seats || []) {
@@ -227,12 +251,12 @@
       if (s.team !== undefined && s.team !== null) card.dataset.team = String(s.team);
       const head = make("div", "seat-head");
       head.appendChild(make("span", "turn", s.is_turn ? "▶" : ""));
-      head.appendChild(make("span", "name", s.name || "Seat " + (s.index + 1)));
-      if (s.kind === "bot" || s.kind === "computer") head.appendChild(make("span", "bot", "computer"));
+      head.appendChild(make("span", "name", s.name || t("seat_n", { n: s.index + 1 })));
+      if (s.kind === "bot" || s.kind === "computer") head.appendChild(make("span", "bot", t("computer")));
       card.appendChild(head);
       const info = make("div", "seat-info");
-      if (teamed) info.appendChild(make("span", "team", "Team " + (s.team + 1)));
-      const count = make("span", "count", s.count === undefined || s.count === null ? "" : s.count + " " + unit + (s.count === 1 ? "" : "s"));
+      if (teamed) info.appendChild(make("span", "team", t("team_n", { n: s.team + 1 })));
+      const count = make("span", "count", s.count === undefined || s.count === null ? "" : t(s.count === 1 ? unit : units, { n: s.count }));
       count.dataset.count = s.count === undefined || s.count === null ? "" : String(s.count);
       info.appendChild(count);
       card.appendChild(info);
@@ -245,7 +269,7 @@
     res.hidden = !rt;
     text(res, rt);
 
-    document.title = (GAME_NAMES[view.game] || "tablesense") + (view.hand_no ? " · hand " + view.hand_no : "");
+    document.title = (GAME_NAMES[view.game] || "tablesense") + (view.hand_no ? " · " + t(handWord, { n: view.hand_no }) : "");
     lastSeq = seq;
     document.body.dataset.seq = String(seq);
   }
@@ -285,7 +309,7 @@
     socket.onerror = () => socket.close();
   }
 
-  window.TableDisplay = { render, handle, cardNode };
+  window.TableDisplay = { render, handle, cardNode, t };
   // Other pages reuse cardNode (the table-top page): they say data-display="off".
   document.addEventListener("DOMContentLoaded", () => {
     if (document.body.dataset.display !== "off") connect();

@@ -21,9 +21,31 @@
    * page carries it. The public view (SEAT null, not OPEN) has none. */
   const KEY = (OPEN || SEAT !== null) ? (new URLSearchParams(location.search).get("key") || "") : "";
   const PUBLIC = !OPEN && SEAT === null;
+  /* The page's words in the table's language, handed over by the server
+   * (tablesense/web/labels.py); the English here only when a page has none. */
+  const WORDS = (() => {
+    const node = document.getElementById("labels");
+    try { return node ? JSON.parse(node.textContent) : {}; } catch (_) { return {}; }
+  })();
+  const EN = {
+    btn_pass: "Pass", btn_call: "Call", btn_referee: "Referee", btn_kems: "Kems!",
+    btn_contre: "Contre", failed: "that did not work", card_down: "a card face down",
+    turn_led: "turn LED", you: "you", computer: "computer", in_air: "In the air",
+    hint_kems: "Swap: lay a board card on your free rack cell, then one of yours on its slot. Four of a kind? Kems!",
+    hint_turn: "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass",
+    is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
+    open_view: "open hands", you_are: "You: {name}",
+  };
+  function t(key, params) {
+    const template = WORDS[key] !== undefined ? WORDS[key] : EN[key] !== undefined ? EN[key] : key;
+    return String(template).replace(/\{(\w+)\}/g, (m, k) =>
+      params && params[k] !== undefined && params[k] !== null ? String(params[k]) : m);
+  }
+  /* A seat's name as the table says it (North -> Norte), a player's as typed. */
+  const seatName = (name) => (WORDS["name:" + name] !== undefined ? WORDS["name:" + name] : name);
   const LABELS = {
-    dominoes: { pass: "Pass", call: "Call", referee: "Referee" },
-    kems: { pass: "Kems!", call: "Contre", referee: "Referee" },
+    dominoes: { pass: t("btn_pass"), call: t("btn_call"), referee: t("btn_referee") },
+    kems: { pass: t("btn_kems"), call: t("btn_contre"), referee: t("btn_referee") },
   };
   let layout = null;
   let cellInfo = {};   // id -> {x, y, zone, seat, pitch, vertical}
@@ -47,7 +69,7 @@
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(Object.assign(who(), data || {})),
     }).then((r) => r.json()).then((res) => {
-      if (!res.ok) oops(res.error || "that did not work");
+      if (!res.ok) oops(res.error || t("failed"));
       return res;
     });
   }
@@ -121,7 +143,7 @@
     if (game === "kems") {
       if (hidden) {
         const back = make("div", "card back");
-        back.setAttribute("aria-label", "a card face down");
+        back.setAttribute("aria-label", t("card_down"));
         wrap.appendChild(back);
       } else {
         wrap.appendChild(window.TableDisplay.cardNode(id, cell || ""));
@@ -144,7 +166,7 @@
     for (const s of layout.seats) {
       const rack = make("div", "rack");
       rack.dataset.rack = String(s.index);
-      rack.setAttribute("aria-label", s.name + "'s rack");
+      rack.setAttribute("aria-label", t("rack_of", { name: seatName(s.name) }));
       const mineRack = !OPEN && SEAT === s.index;
       for (const id of s.rack) rack.appendChild(cellNode(cellInfo[id]));
       if (mineRack) {
@@ -178,10 +200,10 @@
       const led = make("span", "turn-led");
       led.dataset.turnLed = String(s.index);
       led.dataset.lit = "false";
-      led.title = "turn LED";
+      led.title = t("turn_led");
       head.appendChild(led);
-      head.appendChild(make("span", "name", s.name));
-      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? "you" : s.person ? "" : "computer"));
+      head.appendChild(make("span", "name", seatName(s.name)));
+      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? t("you") : s.person ? "" : t("computer")));
       box.appendChild(head);
       const btns = make("div", "tt-buttons");
       for (const kind of PUBLIC ? [] : s.buttons) {  // the public view presses nothing
@@ -199,7 +221,7 @@
     const cbox = make("div", "tt-seat computer");
     cbox.id = "tt-computer";
     cbox.hidden = true;
-    cbox.appendChild(make("div", "tt-seat-head", "In the air"));
+    cbox.appendChild(make("div", "tt-seat-head", t("in_air")));
     cbox.appendChild(make("div", "air"));
     seats.appendChild(cbox);
   }
@@ -434,12 +456,12 @@
   function hint(st) {
     if (OPEN || SEAT === null) return "";
     if (layout.game === "kems") {
-      return "Swap: lay a board card on your free rack cell, then one of yours on its slot. Four of a kind? Kems!";
+      return t("hint_kems");
     }
     const turn = (st.turn || []).findIndex(Boolean);
-    if (turn === SEAT) return "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass";
+    if (turn === SEAT) return t("hint_turn");
     const who = layout.seats.find((s) => s.index === turn);
-    return who ? who.name + " is playing" : "";
+    return who ? t("is_playing", { name: seatName(who.name) }) : "";
   }
 
   function airNode(a) {
@@ -553,9 +575,9 @@
     fetch("/tabletop/api/layout").then((r) => r.json()).then((l) => {
       layout = l;
       body.dataset.game = l.game;
-      $("#game").textContent = "Table top · " + l.name;
+      $("#game").textContent = t("table_top_of", { name: l.name });
       const me = layout.seats.find((s) => s.index === SEAT);
-      $("#whoami").textContent = OPEN ? "open hands" : me ? "You: " + me.name : "";
+      $("#whoami").textContent = OPEN ? t("open_view") : me ? t("you_are", { name: seatName(me.name) }) : "";
       $("#save").hidden = !(l.open_hands && OPEN);  // the session names every tag
       if (OPEN) $("#save").href = "/tabletop/api/scenario?key=" + encodeURIComponent(KEY);
       $("#deal").hidden = l.dealer === "computer" || PUBLIC;  // the computer deals at a demo table

@@ -1,0 +1,123 @@
+"""The fixed words of the display and table-top pages, in the table's language.
+
+The pages are static files; the server hands each page its words as a JSON
+dict in the template (``<script id="labels" type="application/json">``), so
+the JavaScript never carries a sentence of its own. The words are marked
+here with ``N_`` (Babel extracts them into the catalogs) and translated per
+request with :func:`labels`. ``{n}``-style fields are filled in by the page.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tablesense.i18n import N_, Translator
+
+#: Display page (templates/display.html, static/display.js).
+DISPLAY: dict[str, str] = {
+    "waiting": N_("Waiting for a match…"),
+    "sensor_boards": N_("sensor boards"),
+    "live_connection": N_("live connection"),
+    "table": N_("table"),
+    "line_of_play": N_("line of play"),
+    "kems_board": N_("Kems board"),
+    "scores": N_("scores"),
+    "seats": N_("seats"),
+    "last_hand": N_("last hand"),
+    "needs_js": N_("This display needs JavaScript."),
+    "dominoes": N_("Dominoes"),
+    "kems": N_("Kems"),
+    "team_n": N_("Team {n}"),
+    "seat_n": N_("Seat {n}"),
+    "the_table": N_("The table"),
+    "hand_n": N_("Hand {n}"),
+    "round_n": N_("Round {n}"),
+    "to_target": N_("to {n}"),
+    "match_over": N_("match over"),
+    "paused": N_("paused"),
+    "board_online": N_("board {n} online"),
+    "board_offline": N_("board {n} OFFLINE"),
+    "final_line": N_("Hand {n}: the final line"),
+    "ends": N_("Ends {left} · {right}"),
+    "stock": N_("Stock {n}"),
+    "boneyard": N_("Boneyard {n}"),
+    "computer": N_("computer"),
+    "tiles": N_("{n} tiles"),
+    "tile": N_("{n} tile"),
+    "cards": N_("{n} cards"),
+    "card": N_("{n} card"),
+    "no_winner": N_("no winner"),
+    "won": N_("{team} won"),
+    "played": N_("{who} played {tile}"),
+    "passed": N_("{who} passed"),
+    "drew": N_("{who} drew a tile"),
+    "announced": N_("{who} announced {tile}"),
+    "swapped": N_("{who} gave {give}, took {take}"),
+    "new_cards": N_("New board cards"),
+    "called": N_("{who} called {call}"),
+    "spades": N_("spades"),
+    "hearts": N_("hearts"),
+    "diamonds": N_("diamonds"),
+    "clubs": N_("clubs"),
+    "of_suit": N_("{rank} of {suit}"),
+}
+
+#: Table-top page (templates/tabletop.html, static/tabletop.js), on top of DISPLAY.
+TABLETOP: dict[str, str] = {
+    "table_top": N_("Table top"),
+    "sit_title": N_("Sit at the virtual table"),
+    "sit_help": N_(
+        "Open the table top address printed for your seat: it carries your seat's key. "
+        "Your own rack is face up; every other rack stays face down."
+    ),
+    "seat_of": N_("{name} (seat {n})"),
+    "open_hands": N_("Open hands (teaching: every piece face up)"),
+    "open_warning": N_("Open hands: every piece is face up on this screen (teaching mode)"),
+    "line_large": N_("the line of play, large"),
+    "the_table_lc": N_("the table"),
+    "seats_buttons": N_("seats and buttons"),
+    "off_table": N_("pieces off the table"),
+    "deal": N_("Shuffle and deal"),
+    "save": N_("Save session"),
+    "your_rack": N_("your rack"),
+    "in_hand": N_("in your hand"),
+    "needs_js_tt": N_("The table top needs JavaScript."),
+    "btn_pass": N_("Pass"),
+    "btn_call": N_("Call"),
+    "btn_referee": N_("Referee"),
+    "btn_kems": N_("Kems!"),
+    "btn_contre": N_("Contre"),
+    "failed": N_("that did not work"),
+    "card_down": N_("a card face down"),
+    "turn_led": N_("turn LED"),
+    "you": N_("you"),
+    "in_air": N_("In the air"),
+    "hint_kems": N_(
+        "Swap: lay a board card on your free rack cell, then one of yours on its slot. "
+        "Four of a kind? Kems!"
+    ),
+    "hint_turn": N_(
+        "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass"
+    ),
+    "is_playing": N_("{name} is playing"),
+    "rack_of": N_("{name}'s rack"),
+    "table_top_of": N_("Table top · {name}"),
+    "open_view": N_("open hands"),
+    "you_are": N_("You: {name}"),
+}
+
+
+def labels(lang: str, *tables: dict[str, str]) -> dict[str, str]:
+    """The page's words in ``lang`` (the display's, plus ``tables``)."""
+    tr = Translator(lang)
+    out: dict[str, str] = {}
+    for table in (DISPLAY, *tables):
+        out.update({key: tr(text) for key, text in table.items()})
+    return out
+
+
+def labels_json(words: dict[str, Any]) -> str:
+    """``words`` as JSON safe inside a ``<script>`` element (no ``</script>``)."""
+    text = json.dumps(words, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
