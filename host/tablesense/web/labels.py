@@ -61,6 +61,7 @@ DISPLAY: dict[str, str] = {
     "diamonds": N_("diamonds"),
     "clubs": N_("clubs"),
     "of_suit": N_("{rank} of {suit}"),
+    "together": N_("{first} & {rest}"),
 }
 
 #: Table-top page (templates/tabletop.html, static/tabletop.js), on top of DISPLAY.

@@ -25,7 +25,7 @@
     announced: "{who} announced {tile}", swapped: "{who} gave {give}, took {take}",
     new_cards: "New board cards", called: "{who} called {call}", spades: "spades",
     hearts: "hearts", diamonds: "diamonds", clubs: "clubs", of_suit: "{rank} of {suit}",
-    dominoes: "Dominoes", kems: "Kems",
+    dominoes: "Dominoes", kems: "Kems", together: "{first} & {rest}",
   };
   /* t("won", {team: "Sul"}): a label with its {fields} filled. */
   function t(key, params) {
@@ -66,7 +66,9 @@
       byTeam.get(team).push(s.name || t("seat_n", { n: s.index + 1 }));
     }
     if (byTeam.size === scores.length && byTeam.size !== seats.length) {
-      return scores.map((_, i) => (byTeam.get(i) || [t("team_n", { n: i + 1 })]).join(" & "));
+      const together = (names) =>
+        names.length > 1 ? t("together", { first: names[0], rest: together(names.slice(1)) }) : names[0];
+      return scores.map((_, i) => together(byTeam.get(i) || [t("team_n", { n: i + 1 })]));
     }
     return scores.map((_, i) => {
       const s = seats[i];
