@@ -98,6 +98,8 @@ def test_series_winner() -> None:
     assert pg.series_winner([(1, 0)] * 3, 4) == 0
     assert pg.series_winner([(0, 5)] * 3, 5) == 1
     assert pg.series_winner([], 3) is None
+    assert pg.series_winner([(1, 0)] * 3, 3) == 0  # a game past the decision keeps the winner
+    assert pg.series_winner([(0, 1)] * 4, 5) == 1
 
 
 def test_snake_groups_and_group_rounds() -> None:
