@@ -41,7 +41,7 @@ def test_display_shows_the_demo_in_the_table_language(
             ctx = browser.new_context(viewport={"width": width, "height": height})
             page = ctx.new_page()
             errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
             page.goto(url)
             assert page.get_attribute("html", "lang") == lang
             page.wait_for_function(

@@ -62,6 +62,12 @@ DISPLAY: dict[str, str] = {
     "clubs": N_("clubs"),
     "of_suit": N_("{rank} of {suit}"),
     "together": N_("{first} & {rest}"),
+    "line_empty": N_("The line of play is empty"),
+    "tile_named": N_("tile {tile}"),
+    "tile_down": N_("a tile face down"),
+    "opening": N_("{tile} (opening)"),
+    "on_left": N_("{tile} (left)"),
+    "on_right": N_("{tile} (right)"),
 }
 
 #: Table-top page (templates/tabletop.html, static/tabletop.js), on top of DISPLAY.
@@ -106,6 +112,7 @@ TABLETOP: dict[str, str] = {
     "table_top_of": N_("Table top · {name}"),
     "open_view": N_("open hands"),
     "you_are": N_("You: {name}"),
+    "off_count": N_("{n} off the table"),
 }
 
 

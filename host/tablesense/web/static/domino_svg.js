@@ -16,6 +16,21 @@
   const HALF_ROW = 9 * U; // how far an arm runs from the centre before turning
   const GAP = 0.08 * U;  // space between neighbouring tiles
   const MAX_SCALE = 1.5;  // screen pixels per SVG unit, at most
+  /* Words in the table's language, handed over by the server in #labels
+   * (tablesense/web/labels.py); English when a page has none. */
+  const WORDS = (() => {
+    const node = document.getElementById("labels");
+    try { return node ? JSON.parse(node.textContent) : {}; } catch (_) { return {}; }
+  })();
+  const EN = {
+    line_of_play: "line of play", line_empty: "The line of play is empty", tile_named: "tile {tile}",
+    tile_down: "a tile face down", opening: "{tile} (opening)", on_left: "{tile} (left)",
+    on_right: "{tile} (right)",
+  };
+  function word(key, params) {
+    const template = WORDS[key] !== undefined ? WORDS[key] : EN[key];
+    return String(template).replace(/\{(\w+)\}/g, (m, k) => (params && k in params ? String(params[k]) : m));
+  }
 
   // Pip centres in a unit square, by count.
   const PIPS = {
@@ -106,7 +121,7 @@
       g.setAttribute("data-outer", String(meta.outer));
     }
     const title = el("title", {});
-    title.textContent = meta.tile + (meta.arm === "center" ? " (opening)" : " (" + meta.arm + ")");
+    title.textContent = word(meta.arm === "center" ? "opening" : meta.arm === "left" ? "on_left" : "on_right", { tile: meta.tile });
     g.appendChild(title);
     g.appendChild(el("rect", { x: p.x, y: p.y, width: w, height: h, rx: 0.14 * U, class: "face" }));
     if (p.vertical) {
@@ -149,12 +164,12 @@
 
   function render(line, opts) {
     opts = opts || {};
-    const svg = el("svg", { class: "line-svg", role: "img", "aria-label": "line of play" });
+    const svg = el("svg", { class: "line-svg", role: "img", "aria-label": word("line_of_play") });
     const center = orientCenter(normalise(line && line.center, true), line || {}, opts.ends);
     if (!center) {
       svg.setAttribute("viewBox", "0 0 400 80");
       const t = el("text", { x: 200, y: 45, "text-anchor": "middle", class: "empty-line" });
-      t.textContent = "The line of play is empty";
+      t.textContent = word("line_empty");
       svg.appendChild(t);
       svg.setAttribute("data-count", "0");
       svg.style.maxWidth = "36rem";
@@ -202,7 +217,7 @@
       class: "tile-svg" + (text ? "" : " back"),
       viewBox: [-pad, -pad, w + 2 * pad, h + 2 * pad].join(" "),
       role: "img",
-      "aria-label": text ? "tile " + text : "a tile face down",
+      "aria-label": text ? word("tile_named", { tile: text }) : word("tile_down"),
     });
     const nums = text ? parseTile(text) : null;
     if (!nums) {

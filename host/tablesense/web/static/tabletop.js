@@ -34,7 +34,7 @@
     hint_kems: "Swap: lay a board card on your free rack cell, then one of yours on its slot. Four of a kind? Kems!",
     hint_turn: "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
-    open_view: "open hands", you_are: "You: {name}",
+    open_view: "open hands", you_are: "You: {name}", off_count: "{n} off the table",
   };
   function t(key, params) {
     const template = WORDS[key] !== undefined ? WORDS[key] : EN[key] !== undefined ? EN[key] : key;
@@ -435,7 +435,7 @@
     for (const a of st.air || []) if (a.mine && !OPEN) hand.appendChild(airNode(a));
     const stock = $("#stock");
     stock.dataset.stock = String(st.stock);
-    stock.querySelector(".count").textContent = st.stock ? st.stock + " off the table" : "";
+    stock.querySelector(".count").textContent = st.stock ? t("off_count", { n: st.stock }) : "";
     stock.hidden = !st.stock && !(layout.game === "kems");
     stock.classList.toggle("grab", st.stock > 0 && (OPEN || (SEAT !== null && layout.dealer !== "computer")));
     // The referee's banner (the display's message).
