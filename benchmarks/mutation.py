@@ -9,11 +9,18 @@ change that needs a word in docs/testing.md.
 How: the tracked files are copied to a scratch folder (the work tree is never
 touched), cosmic-ray mutates the copy in place, and each mutant runs the given
 test folders with the copy first on PYTHONPATH. ``--sample N`` runs a seeded
-random sample of N mutants a module (the rest are marked "not sampled"), so a
-score can be had in minutes; without it every mutant runs (hours for all).
+random sample of N mutants a module, chosen by (file, operator, occurrence)
+so that a seed picks the same mutants again (the rest are marked "not
+sampled"): a score in minutes; without it every mutant runs (hours for all).
+Mutants inside never-evaluated annotations are skipped as equivalent; the
+Hypothesis profile is deterministic with no deadline; a mutant's time-out is
+four times the clean run; ``--max-seconds`` budgets a module; ``--rerun
+REPORT`` runs only the survivors of an earlier report (does a new test kill
+them?). Run it under ``nice`` on a shared machine.
 
     .venv/bin/python benchmarks/mutation.py --list
-    .venv/bin/python benchmarks/mutation.py --module proto --sample 60
+    nice -n 19 .venv/bin/python benchmarks/mutation.py --module proto --sample 40 --show-diff
+    nice -n 19 .venv/bin/python benchmarks/mutation.py --rerun benchmarks/out/mutation-report.json
     .venv/bin/python benchmarks/mutation.py            # every module, every mutant
 
 Survivors are printed as ``path:line operator`` and written, with the score,
