@@ -88,3 +88,42 @@ def test_engine_seats_are_named_not_numbered() -> None:
     assert named == "it is East's turn, not North's"
     assert translate(named, "pt-BR") == "é a vez de Leste, não de Norte"
     assert translate(named, "ms") == "giliran Timur, bukan Utara"
+
+
+class _Held:
+    """A voice that holds every sentence until released (a slow speaker)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.spoken: list[str] = []
+        self.gate = threading.Event()
+        self.speaking = threading.Event()
+
+    def speak(self, text: str, lang: str, volume: int) -> None:
+        self.speaking.set()
+        self.gate.wait(5)
+        self.spoken.append(text)
+
+
+def test_voice_says_whose_turn_after_a_pause_and_drops_a_corrected_instruction() -> None:
+    from tablesense.referee.speaking import TableVoice
+
+    bus = EventBus()
+    voice = _Held()
+    announcer = Announcer(voice, lang="pt-BR", volume=50)
+    TableVoice(bus, announcer, turn_pause=0.05)
+    bus.publish("message", text="primeiro", level="info")  # being spoken (held)
+    assert voice.speaking.wait(5)
+    bus.publish("message", text="ponha a pedra de volta", level="error")  # queued
+    bus.publish("correction_cleared", reason="the table matches again")  # corrected: dropped
+    voice.gate.set()
+    assert announcer.drain(timeout=5)
+    seats = [{"index": 0, "name": "Sul"}, {"index": 1, "name": "Leste"}]
+    bus.publish("view", hand_no=1, moves=3, to_play=1, seats=seats, correction=None)
+    import time
+
+    time.sleep(0.3)
+    assert announcer.drain(timeout=5)
+    announcer.close()
+    assert voice.spoken == ["primeiro", "Leste, sua vez"]
