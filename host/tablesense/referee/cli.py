@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 
+from tablesense.i18n import N_, Translator
 from tablesense.referee.console import log_events as _log_events
 
 DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
@@ -185,8 +186,8 @@ def register(app: typer.Typer) -> None:
                 console.print("[yellow]no match announced for this table yet: the result is reported "
                               "when the match ends[/]")
             else:
-                if seats is None and len(announced["seats"]) == n:
-                    seats = ",".join(str(x["player"]) for x in announced["seats"])
+                if (seats is None or director is not None) and len(announced["seats"]) == n:
+                    seats = ",".join(str(x["player"]) for x in sorted(announced["seats"], key=lambda x: int(x["seat"])))
                 if target is None:
                     target = float(announced["options"]["target"])
                 if variant is None:
@@ -284,7 +285,7 @@ def register(app: typer.Typer) -> None:
         _log_events(bus, console, spec.lang)
         archive = records or (Path(jour.path).parent / "records")
         match_id = jour.match_id or "match"
-        bus.add_listener(lambda ev: _archive(ev, archive, match_id, console))
+        bus.add_listener(lambda ev: _archive(ev, archive, jour.match_id or match_id, console))
         try:
             link.start()
             if web:
@@ -312,6 +313,23 @@ def register(app: typer.Typer) -> None:
                 gpio.on_button(lambda ev: _button(session, ev))
             except Exception as exc:  # no GPIO on this machine: keyboard only
                 console.print(f"[yellow]seat buttons unavailable ({exc}); use the keyboard[/]")
+            evening = None
+            if reporter is not None:  # match after match as the director announces them (referee.evening)
+                from tablesense.referee.evening import Evening, MatchMaker, TableMatches
+
+                evening = Evening(reporter, bus, console, stop, link, session, registry)
+                maker = MatchMaker(geometry, registry, jour, bus, spec.game, deal, spec.lang, seed)
+                if running is None:
+                    evening.resume()  # a confirmation still owed from before a restart
+                    if announced is None or reporter.current_match() != announced:
+                        announced = evening.wait_next()
+                        if announced is None:
+                            return
+                        referee = maker(announced)
+                        session.next_match(referee, {})
+                    reporter.show_match(announced)
+                    if not evening.check_in(announced) and stop.is_set():
+                        return
             if running is not None:
                 entries = jour.entries()
                 referee.replay(entries, session.clock())
@@ -333,8 +351,9 @@ def register(app: typer.Typer) -> None:
             if referee.phase == "over":
                 jour.close_match("finished")
                 sys.stdout.write(json.dumps(referee.record(), separators=(",", ":")) + "\n")
-                if reporter is not None and _report(reporter, referee.record(), stop, console):
-                    _confirm_at_table(reporter, link, bus, stop, console, session)
+                if evening is not None:
+                    evening.finish(referee.record())
+                    evening.run(TableMatches(maker, session, jour, stop))
         except (RefereeError, JournalError) as exc:
             raise _err(str(exc), 1) from None
         finally:
@@ -384,8 +403,8 @@ def register(app: typer.Typer) -> None:
         player: str | None = typer.Option(
             None,
             "--player",
-            help="Computer player: random, greedy, montecarlo (dominoes), tracking (kems). "
-            "Default: greedy for dominoes, tracking for kems.",
+            help="Computer player: random, greedy, montecarlo, search (dominoes); random, greedy, tracking, "
+            "reasoner (kems). Default: greedy for dominoes, tracking for kems.",
         ),
         boards: str = typer.Option(
             "virtual",
@@ -438,6 +457,7 @@ def register(app: typer.Typer) -> None:
             raise _err(f"unknown game {game!r}: use dominoes or kems")
         table_lang = _table_lang(lang)
         announcer = _announcer(table_lang, speech, volume, quiet_hours)
+        _ = Translator(table_lang)
         if link not in ("virtual", "direct"):
             raise _err("--link is virtual or direct")
         if boards not in ("virtual", "rp2040"):
@@ -485,15 +505,17 @@ def register(app: typer.Typer) -> None:
 
         def ready(url: str | None) -> None:
             if url:
-                console.print(f"display page: [bold]{url}[/]  (Ctrl-C stops the demo)")
+                console.print(_(N_("display page: {url}  (Ctrl-C stops the demo)"), url=f"[bold]{url}[/]"))
                 if not cfg.sit:
+                    command = "tablesense demo --sit 0" + (" --game kems" if game == "kems" else "")
                     console.print(
-                        "to play yourself: [bold]tablesense demo --sit 0[/] "
-                        f"{'--game kems ' if game == 'kems' else ''}"
-                        "(you take seat 0 on a table-top page; the computer plays the others)"
+                        _(
+                            N_("to play yourself: {command} (you take seat 0 on a table-top page; the computer plays the others)"),
+                            command=f"[bold]{command}[/]",
+                        )
                     )
             elif web:
-                console.print("[yellow]the display page is not available (web room missing)[/]")
+                console.print(f"[yellow]{_(N_('the display page is not available (web room missing)'))}[/]")
 
         def tabletop(sitting: Any) -> None:
             # stdout, one line each, flushed: a script (or a test) reads them
@@ -504,7 +526,10 @@ def register(app: typer.Typer) -> None:
 
         try:
             if not quiet:
-                console.print(f"demo: {game} {variant or DEFAULT_VARIANT[game]}, seed {seed}")
+                console.print(
+                    _(N_("demo: {game} {variant}, seed {seed}"), game=game,
+                      variant=variant or DEFAULT_VARIANT[game], seed=seed)
+                )
             result = run_demo(
                 cfg,
                 on_ready=ready,
@@ -521,8 +546,20 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(result.record, separators=(",", ":")) + "\n")
         else:
             score = result.record
-            word = "rounds" if game == "kems" else "hands"
-            console.print(f"played {result.hands_played} {word}; match over: {result.match_over}")
+            n = result.hands_played
+            if result.match_over:
+                line = (
+                    _.plural("played {n} round; the match is over", "played {n} rounds; the match is over", n)
+                    if game == "kems"
+                    else _.plural("played {n} hand; the match is over", "played {n} hands; the match is over", n)
+                )
+            else:
+                line = (
+                    _.plural("played {n} round; the match goes on", "played {n} rounds; the match goes on", n)
+                    if game == "kems"
+                    else _.plural("played {n} hand; the match goes on", "played {n} hands; the match goes on", n)
+                )
+            console.print(line)
             del score
 
 
