@@ -98,6 +98,16 @@ class Session:
         """Kems: after this many refreshes in a row with no swap, a seat swaps
         anyway (computer players that all wait would otherwise wait forever)."""
 
+    def next_match(self, referee: Referee, bots: Mapping[int, Any] | None = None) -> None:
+        """Drive the next match on the same table link and display (``play
+        --director`` plays match after match): the per-match state starts afresh,
+        the object stays the one the seat buttons and keyboard call."""
+        self.detach()
+        self.__init__(  # type: ignore[misc]  # same link, bus, clock and LED mode
+            referee, self.source, self.bus, bots=bots, seed=self.seed, clock=self.clock,
+            paint_leds=self.paint_leds, idle_polls=self.idle_polls,
+        )
+
     # -- inputs (any thread) ---------------------------------------------------
     def attach(self) -> None:
         """Start listening to the table source."""

@@ -166,7 +166,9 @@ class TableReporter:
         if self.bus is not None:
             level = "error" if status == "refused" else "info"
             what = "result" if kind == "result" else ("confirmation" if kind == "confirm" else "check-in")
-            text = (f"the director refused the {what}: call the director" if status == "refused"
+            why = self.reason(key) if status == "refused" else None
+            text = (why if why and kind == "checkin"  # e.g. "X plays at table 2, not at table 1"
+                    else f"the director refused the {what}: {why or 'call the director'}" if status == "refused"
                     else f"the director {status} the {what}")
             self.bus.publish("message", text=text, level=level, director=status, key=key)
         return status
@@ -213,6 +215,27 @@ class TableReporter:
             raise ReportError("no result to confirm")
         return self.table._send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
                                  "revision": r["revision"], "match": r["match"], "badges": list(badges)})
+
+    def check_in(self, m: dict[str, Any], badges: list[str], accepted: list[int]) -> str:
+        """Queue a check-in for the announced match ``m``: the badges read on the
+        table and the sides (0-based) whose seat button was pressed. The director
+        refuses a badge of a player who belongs at another table, naming it
+        (:meth:`reason`); the key is per match, so a refused check-in is forgotten
+        before the next one is sent."""
+        a = self.assignment()
+        if a is None:
+            raise ReportError("the director has not announced a match for this table")
+        key = f"checkin/{int(a['event'])}/{int(a['round'])}/{self.number}/{int(m['match'])}"
+        if self.table.journal.ack_status(key) is not None:
+            self.table.journal.forget(key)
+        return self.table._send({"kind": "checkin", "event": int(a["event"]), "round": int(a["round"]),
+                                 "table": self.number, "match": int(m["match"]),
+                                 "badges": sorted(badges), "accepted": sorted(accepted)})
+
+    def reason(self, key: str) -> str | None:
+        """Why the director refused ``key`` (its ack's reason), if it did."""
+        r = self.table.journal.get(f"reason/{key}")
+        return None if r is None else str(r)
 
     def _matches_reporting(self, revision: int) -> list[tuple[int, tuple[str, list[dict[str, Any]], int | None]]]:
         a = self.assignment() or {}

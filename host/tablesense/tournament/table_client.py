@@ -106,6 +106,13 @@ class Journal:
             )
             return cur.rowcount > 0
 
+    def forget(self, key: str) -> None:
+        """Drop an acknowledged message so the same key can be sent again with new
+        content (a check-in refused for a wrong badge, then made with the right one)."""
+        with self._lock:
+            self._db.execute("DELETE FROM outbox WHERE key=? AND acked=1", (key,))
+            self._db.execute("DELETE FROM kv WHERE k=?", (f"reason/{key}",))
+
     def ack_status(self, key: str) -> str | None:
         with self._lock:
             row = self._db.execute("SELECT ack_status FROM outbox WHERE key=? AND acked=1", (key,)).fetchone()
@@ -274,11 +281,19 @@ class HeadlessTable:
         elif (
             msg.topic == proto.ack_topic(self.number)
             and isinstance(data, dict)
+            and self._keep_reason(data)
             and self.journal.acked(str(data.get("key")), str(data.get("digest")), str(data.get("status")))
         ):
             self.say(f"table {self.number}: director {data.get('status')} {data.get('key')}"
                      + (f": {data.get('reason')}" if data.get("reason") else ""))
             self._wake.set()
+
+    def _keep_reason(self, ack: dict[str, Any]) -> bool:
+        """Keep why the director refused a message (the table shows it: "X plays at
+        table 2, not at table 1"), before the ack marks it answered. Always True."""
+        if ack.get("reason"):
+            self.journal.put(f"reason/{ack.get('key')}", str(ack.get("reason")))
+        return True
 
     def _publish_pending(self) -> None:
         """Re-send what the director has not acknowledged, backing off per message

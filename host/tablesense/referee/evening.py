@@ -1,0 +1,296 @@
+"""A table that stays up all evening: ``tablesense play --director ...``.
+
+After a match is reported and confirmed (or left to the director), the table
+waits for the director's next announcement for its number and plays it on
+the same link and display, until Ctrl-C (between matches: a clean exit) or
+the end of the event. Before each match the players check in at the table
+(their badge on the table, or their seat button); a badge of a player who
+belongs at another table is sent to the director, whose refusal names the
+right table, and the table shows it.
+
+Everything the table still owes the director is journalled in the
+reporter's outbox file: the result waits in the outbox until acknowledged,
+and :data:`PENDING` holds a result whose confirmation at the table is still
+owed, so a host restarted in between resumes waiting for that confirmation
+(badges or seat buttons) before it waits for the next match.
+
+The match itself is played by a callable (``play(announced) -> record``):
+the CLI's :class:`TableMatches` referees it on the real table; tests pass a
+refereed match on the direct table.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+PENDING = "evening/pending"
+"""Outbox key-value entry: the reported result whose confirmation is still owed."""
+
+
+def _names(m: dict[str, Any]) -> str:
+    return " v ".join(str(e["name"]) for e in m["entrants"])
+
+
+@dataclass
+class Evening:
+    """Match after match for one table; see the module docstring.
+
+    ``reporter`` is the table's :class:`~tablesense.tournament.reporter.TableReporter`,
+    ``bus`` its display, ``source`` the table link (``state()``: cell -> Tag) for
+    badges, ``buttons`` the object the seat buttons call (``press(seat, button)``,
+    the referee session), ``registry`` the tag registry (a piece is not a badge).
+    """
+
+    reporter: Any
+    bus: Any
+    console: Any
+    stop: threading.Event
+    source: Any = None
+    buttons: Any = None
+    registry: Any = None
+    poll: float = 0.2
+    played: list[int] = field(default_factory=list)
+
+    # ------------------------------------------------------------ journal
+
+    def pending(self) -> dict[str, Any] | None:
+        """The confirmation still owed from before a restart, if any."""
+        p = self.reporter.table.journal.get(PENDING)
+        return p if isinstance(p, dict) else None
+
+    def _owe(self, stage: str, key: str | None) -> None:
+        self.reporter.table.journal.put(PENDING, {"stage": stage, "key": key, "reported": self.reporter.reported})
+
+    def _settled(self) -> None:
+        self.reporter.table.journal.put(PENDING, None)
+
+    # ------------------------------------------------------------ results
+
+    def finish(self, record: dict[str, Any]) -> bool:
+        """Report the finished match, wait for the director's echo, then the
+        confirmation the event asks for. True when the match is settled (False:
+        stopped or refused; a stopped wait resumes at the next start)."""
+        from tablesense.tournament.reporter import ReportError
+
+        try:
+            key = self.reporter.report(record)
+        except ReportError as exc:
+            self.console.print(f"[red]not reported: {exc}; call the director[/]")
+            return False
+        self._owe("echo", key)
+        self.console.print("result sent to the director; waiting for its acknowledgement ...")
+        return self._settle()
+
+    def resume(self) -> bool:
+        """Finish what a restarted host still owed: True when nothing is owed now."""
+        p = self.pending()
+        if p is None:
+            return True
+        self.reporter.reported = p.get("reported")
+        m = (p.get("reported") or {}).get("match")
+        self.console.print(f"resuming: the result of match {m} is still to be "
+                           f"{'acknowledged' if p.get('stage') == 'echo' else 'confirmed'}")
+        return self._settle()
+
+    def _settle(self) -> bool:
+        from tablesense.referee.cli import _confirm_at_table
+
+        p = self.pending() or {}
+        if p.get("stage") == "echo":
+            status = self.reporter.wait_echo(str(p["key"]), stop=self.stop)
+            if status is None:
+                self.console.print("[yellow]not acknowledged yet: the result stays in the outbox and is "
+                                   "re-sent when the table starts again[/]")
+                return False
+            self.console.print(f"director: result {status}")
+            if status not in ("accepted", "duplicate"):
+                self._settled()  # refused: the director corrects it from the console
+                return False
+            self._owe("confirm", None)
+        if _confirm_at_table(self.reporter, self.source, self.bus, self.stop, self.console, self.buttons):
+            self._settled()
+            return True
+        return False
+
+    # ------------------------------------------------------------ the next match
+
+    def wait_next(self) -> dict[str, Any] | None:
+        """The director's next match for this table (None: stopped). Says what it waits for."""
+        said = False
+        while not self.stop.is_set():
+            m = self.reporter.current_match(timeout=0.0)
+            if m is not None:
+                return m
+            if not said:
+                text = f"table {self.reporter.number}: waiting for the director to announce the next match"
+                self.console.print(text + " (Ctrl-C to stop)")
+                self.bus.publish("message", text=text, level="info")
+                said = True
+            self.stop.wait(self.poll)
+        return None
+
+    def check_in(self, m: dict[str, Any]) -> bool:
+        """The players of ``m`` check in: each side lays a badge of theirs on the
+        table or presses its seat button. A badge that belongs to nobody here is
+        sent to the director at once; its refusal (e.g. "X plays at table 2, not
+        at table 1") is shown. True when the director acknowledged the check-in
+        (False: stopped, or refused)."""
+        journal = self.reporter.table.journal
+        done = f"evening/checked-in/{int(m['match'])}"
+        if journal.get(done):
+            return True
+        sides = [{str(b).lower() for b in e.get("badges") or []} for e in m["entrants"]]
+        seat_side = {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}
+        text = (f"table {self.reporter.number}, match {m['match']}: expecting {_names(m)} - "
+                "check in with your badge on the table or your seat button")
+        self.bus.publish("message", text=text, level="info", checkin=[e["name"] for e in m["entrants"]])
+        self.console.print(text)
+        presses: queue.Queue[tuple[int, str]] = queue.Queue()
+        original = getattr(self.buttons, "press", None)
+        if self.buttons is not None:
+            self.buttons.press = lambda seat, button="main": presses.put((seat, button))
+        seen: set[str] = set()
+        asked: set[str] = set()
+        accepted: set[int] = set()
+        try:
+            while True:
+                if self.stop.is_set():
+                    return False
+                seen |= self._badges()
+                for b in sorted(seen - asked - set().union(*sides)):
+                    asked.add(b)
+                    self._checkin_once(m, [b], [])
+                while not presses.empty():
+                    seat, button = presses.get_nowait()
+                    if button == "main" and seat in seat_side:
+                        accepted.add(seat_side[seat])
+                here = {i for i, side in enumerate(sides) if side & seen} | accepted
+                if len(here) == len(sides):
+                    break
+                self.stop.wait(self.poll)
+        finally:
+            if self.buttons is not None:
+                self.buttons.press = original
+        status = self._checkin_once(m, sorted(seen & set().union(*sides)), sorted(accepted))
+        if status in ("accepted", "duplicate"):
+            journal.put(done, True)
+            self.bus.publish("message", text=f"checked in: {_names(m)}", level="info")
+            return True
+        return False
+
+    def _checkin_once(self, m: dict[str, Any], badges: list[str], accepted: list[int]) -> str | None:
+        key = self.reporter.check_in(m, badges, accepted)
+        status = self.reporter.wait_echo(key, stop=self.stop)
+        if status == "refused":
+            why = self.reporter.reason(key) or "call the director"  # the display shows it (reporter.wait_echo)
+            self.console.print(f"[red]check-in refused: {why}[/]")
+        elif status is not None:
+            self.console.print(f"director: check-in {status}")
+        return status
+
+    def _badges(self) -> set[str]:
+        """Tags on the table that are not pieces of this table's set (hex UIDs)."""
+        from tablesense.table.state import Tag
+        from tablesense.table.tags import UnknownTag
+
+        state = self.source.state() if self.source is not None else None
+        out = set()
+        for r in (state or {}).values():
+            if isinstance(r, Tag) and (self.registry is None or isinstance(self.registry.piece(r.uid), UnknownTag)):
+                out.add(r.uid.hex())
+        return out
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self, play: Callable[[dict[str, Any]], dict[str, Any] | None]) -> int:
+        """Wait, check in, play, report and confirm, match after match, until
+        stopped. Returns the number of matches played in this loop."""
+        n = 0
+        while not self.stop.is_set():
+            if not self.resume() and self.stop.is_set():
+                break
+            m = self.wait_next()
+            if m is None:
+                break
+            self.reporter.show_match(m)
+            if not self.check_in(m) and self.stop.is_set():
+                break
+            record = play(m)
+            if record is None:
+                break
+            n += 1
+            self.played.append(int(m["match"]))
+            self.finish(record)
+        self.console.print(f"table {self.reporter.number}: stopped between matches ({n} played in this run)")
+        return n
+
+
+@dataclass
+class TableMatches:
+    """Plays an announced match on the real table for :meth:`Evening.run`: a new
+    referee on the same session (link, display, seat buttons), journalled as
+    ``tablesense play`` journals one match."""
+
+    maker: Callable[[dict[str, Any]], Any]
+    session: Any
+    journal: Any
+    stop: threading.Event
+    out: Callable[[str], Any] = field(default=sys.stdout.write)
+
+    def __call__(self, m: dict[str, Any]) -> dict[str, Any] | None:
+        referee = self.maker(m)
+        self.session.next_match(referee, {})
+        referee.start(self.session.clock())
+        self.session.attach()
+        self.session.run(self.stop, until=lambda s: referee.phase == "over")
+        if referee.phase != "over":
+            return None  # stopped mid-match: the journal resumes it at the next start
+        self.journal.close_match("finished")
+        record = referee.record()
+        self.out(json.dumps(record, separators=(",", ":")) + "\n")
+        return record
+
+
+@dataclass
+class MatchMaker:
+    """A new refereed match for an announcement: the seat names, variant and
+    target the director announced, on this table's geometry and tag set,
+    begun in the table's journal (what ``tablesense play`` does for one match)."""
+
+    geometry: Any
+    registry: Any
+    journal: Any
+    bus: Any
+    game: str
+    deal: str = "table"
+    lang: str = "en"
+    seed: int | None = None
+
+    def __call__(self, m: dict[str, Any]) -> Any:
+        from tablesense.referee.core import MatchSpec, Referee
+
+        n = len(self.geometry.seats)
+        plan = sorted(m.get("seats", []), key=lambda s: int(s["seat"]))
+        names = ([str(s["player"]) for s in plan] if len(plan) == n
+                 else [s.name for s in self.geometry.seats])
+        target = m.get("options", {}).get("target")
+        options: dict[str, Any] = {}
+        if target is not None:
+            options["target"] = int(target) if float(target).is_integer() else target
+        spec = MatchSpec(
+            game=self.game, variant=str(m["variant"]), options=options, seat_names=names,
+            seat_kinds=["human"] * n, seed=self.seed, table=self.geometry.name, lang=self.lang,
+        )
+        referee = Referee(spec, self.geometry, self.registry, emit=self.bus.publish, store=self.journal.append,
+                          deal="engine" if self.deal == "host" else "table")
+        if self.journal.match_id is not None and self.journal.running() is not None and not self.journal.entries():
+            # the placeholder a restarted `play` opened before the announcement came: never played
+            self.journal.close_match("abandoned")
+        self.journal.begin(spec.to_json())
+        return referee
