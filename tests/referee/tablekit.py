@@ -87,6 +87,7 @@ def make_referee(
     table: str = "dominoes-4",
     seed: int = 1,
     options: dict[str, Any] | None = None,
+    lang: str = "en",
 ) -> tuple[Referee, list[tuple[str, dict[str, Any]]], list[dict[str, Any]]]:
     """A started referee on a shipped layout, its events and its journal entries."""
     from tablesense.referee.core import MatchSpec
@@ -96,7 +97,7 @@ def make_referee(
     events: list[tuple[str, dict[str, Any]]] = []
     stored: list[dict[str, Any]] = []
     ref = Referee(
-        MatchSpec(game, variant, options=dict(options or {}), seed=seed),
+        MatchSpec(game, variant, options=dict(options or {}), seed=seed, lang=lang),
         TableGeometry.load(table),
         TagRegistry.virtual(0),
         emit=lambda kind, **data: events.append((kind, data)),

@@ -16,13 +16,13 @@ from tablesense.referee.demo import DemoConfig, run_demo
 from tablesense.referee.words import engine_sentence, redact_sentence
 
 
-def _texts(lang: str, announcer: Any = None) -> list[tuple[str, dict[str, Any]]]:
+def _texts(lang: str, announcer: Any = None, game: str = "dominoes") -> list[tuple[str, dict[str, Any]]]:
     events: list[tuple[str, dict[str, Any]]] = []
 
     def on_bus(bus: EventBus) -> None:
         bus.add_listener(lambda ev: events.append((ev.kind, ev.data)))
 
-    cfg = DemoConfig(hands=1, seed=3, web=False, link="direct", timeout=60, lang=lang,
+    cfg = DemoConfig(game=game, hands=1, seed=3, web=False, link="direct", timeout=60, lang=lang,
                      announcer=announcer)
     run_demo(cfg, on_bus=on_bus)
     return events
@@ -39,10 +39,11 @@ def _said(events: list[tuple[str, dict[str, Any]]]) -> list[str]:
     return out
 
 
-def test_pseudo_locale_demo_leaves_no_text_untranslated() -> None:
+@pytest.mark.parametrize("game", ["dominoes", "kems"])
+def test_pseudo_locale_demo_leaves_no_text_untranslated(game: str) -> None:
     """Every text the demo publishes went through the catalogs: in the
     pseudo-locale each is bracketed (⟦…⟧) from its first character."""
-    said = _said(_texts("qps"))
+    said = _said(_texts("qps", game=game))
     assert said
     bare = [t for t in said if not t.startswith("⟦")]
     assert not bare, bare[:5]
@@ -127,3 +128,40 @@ def test_voice_says_whose_turn_after_a_pause_and_drops_a_corrected_instruction()
     assert announcer.drain(timeout=5)
     announcer.close()
     assert voice.spoken == ["primeiro", "Leste, sua vez"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "expected"),
+    [
+        ("en", "it is {turn}'s turn, not {seat}'s: put {tile} back on {seat}'s rack"),
+        ("pt-BR", "é a vez de {turn}, não de {seat}: ponha {tile} de volta em suporte de {seat}"),
+        ("ms", "giliran {turn}, bukan {seat}: letak {tile} semula di rak {seat}"),
+    ],
+)
+def test_a_referee_rejection_replayed_in_each_language(lang: str, expected: str) -> None:
+    """The same out-of-turn play on a real referee, in each language (the
+    tile lies face up on the line, so everyone may read its name)."""
+    from tablekit import Hands, kinds, make_referee, perform
+
+    ref, events, _ = make_referee("dominoes", "pairs-pips", "dominoes-4", 1, lang=lang)
+    h = Hands(ref)
+    h.settle()
+    perform(h, ref.hand.legal_moves()[-1])
+    other = (ref.hand.to_play + 2) % 4
+    tile = str(ref.hand.hands[other][0])
+    h.lift(tile)
+    h.drop(tile, ref.rules.line.left[0])
+    h.settle()
+    rej = kinds(events, "move_rejected")[-1]
+    assert rej["reason"] == "out_of_turn"
+    english = ["South", "East", "North", "West"]
+    names = {
+        "en": english,
+        "pt-BR": ["Sul", "Leste", "Norte", "Oeste"],
+        "ms": ["Selatan", "Timur", "Utara", "Barat"],
+    }[lang]
+    name = {s.index: names[english.index(s.name)] for s in ref.geometry.seats}
+    want = expected.format(turn=name[ref.hand.to_play], seat=name[other], tile=tile)
+    assert rej["instruction"] == want
+    banner = [d["text"] for k, d in events if k == "message"][-1]
+    assert banner == want

@@ -31,6 +31,9 @@ def register(app: typer.Typer) -> None:
         pace: float = typer.Option(1.0, help="Seconds between two moves."),
         seed: int = typer.Option(1, help="Seed of the sample games."),
         moves: int = typer.Option(0, help="Stop after this many moves (0 = until Ctrl-C)."),
+        lang: str | None = typer.Option(
+            None, "--lang", help="The page's language: en, pt-BR or ms (default: LANG)."
+        ),
     ) -> None:
         """Serve the display page and play sample games on it (no table needed)."""
         from rich.console import Console
@@ -42,9 +45,18 @@ def register(app: typer.Typer) -> None:
         if game not in ("dominoes", "kems"):
             console.print(f"[red]unknown game {game!r}: use dominoes or kems[/red]")
             raise typer.Exit(2)
+        from tablesense.i18n import UnknownLanguageError, resolve
+
+        try:
+            page_lang = resolve(lang)
+        except UnknownLanguageError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from None
         bus = EventBus()
         try:
-            server = serve_display(bus, host, port, title=f"tablesense preview ({game})")
+            server = serve_display(
+                bus, host, port, title=f"tablesense preview ({game})", lang=page_lang
+            )
         except WebServerError as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from None
