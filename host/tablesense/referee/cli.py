@@ -293,7 +293,7 @@ def register(app: typer.Typer) -> None:
 
                 url, server = serve_display(bus, host, web_port, lang=spec.lang)
                 if url:
-                    console.print(f"display: [bold]{url}[/]")
+                    console.print(Translator(spec.lang)(N_("display: {url}"), url=f"[bold]{url}[/]"))
             try:
                 from tablesense.outputs.gpio import TableGPIO
 
@@ -333,11 +333,17 @@ def register(app: typer.Typer) -> None:
             if running is not None:
                 entries = jour.entries()
                 referee.replay(entries, session.clock())
+                score = "-".join(str(p) for p in referee.view()["scores"])
+                template = (
+                    N_("resuming match {id}: {match}, round {n}, score {score} ({entries} journal entries)")
+                    if spec.game == "kems"
+                    else N_("resuming match {id}: {match}, hand {n}, score {score} ({entries} journal entries)")
+                )
                 console.print(
-                    f"resuming match {running.id}: {_describe(spec)}, "
-                    f"{referee._hand_word()} {referee.hand_no}, score "
-                    f"{'-'.join(str(p) for p in referee.view()['scores'])} "
-                    f"({len(entries)} journal entries)",
+                    Translator(spec.lang)(
+                        template, id=running.id, match=_describe(spec), n=referee.hand_no,
+                        score=score, entries=len(entries),
+                    ),
                     highlight=False,
                 )
             else:
