@@ -203,3 +203,25 @@ def test_host_sequence_numbers_wrap_after_255() -> None:
     conn = BoardConnection("nowhere", Quiet(), LinkOptions())  # type: ignore[arg-type]
     conn._tx_seq = 254
     assert [conn._send(proto.PING) for _ in range(3)] == [254, 255, 0]
+
+
+@pytest.mark.parametrize("state", [ConnState.ONLINE, ConnState.SYNCING, ConnState.HANDSHAKE,
+                                   ConnState.MISMATCH, ConnState.STOPPED])
+def test_a_second_port_claiming_a_live_board_id_is_refused(state: ConnState) -> None:
+    """docs/link.md: two ports claiming one board id are refused, whatever the
+    first one is doing, unless it is offline (then the new port takes over)."""
+    from types import SimpleNamespace
+
+    from tablesense.sim.layouts import bench_geometry
+
+    tl = TableLink(bench_geometry(1, 8), [], options=LinkOptions(check_config=False))
+    first = SimpleNamespace(port="/dev/first", status=BoardStatus("/dev/first", 1, state, ""))
+    second = SimpleNamespace(port="/dev/second")
+    ident = BoardIdentity(board=1, uid=b"\x01" * 8, fw_version="1", cells=8, leds=0, caps=0,
+                          config_hash=b"\0\0\0\0", protocol=1)
+    tl._owner[1] = first  # type: ignore[assignment]
+    said = tl.board_identified(second, ident)  # type: ignore[arg-type]
+    assert said == "board 1 on /dev/second has the same id as the board on /dev/first: check their configs"
+    first.status = BoardStatus("/dev/first", 1, ConnState.OFFLINE, "")
+    assert tl.board_identified(second, ident) is None  # type: ignore[arg-type]
+    assert tl._owner[1] is second
