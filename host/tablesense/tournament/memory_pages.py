@@ -6,6 +6,9 @@
 - ``/players/{id}`` — a player's page: ratings per family (provisional
   shown), the rating over time as an inline SVG chart (no script, no CDN),
   the evenings played (place, rating before and after) and every match;
+- ``/replay/{match}`` — a match's stored records stepped through (dominoes:
+  the line of play; Kems: the board and the hands), or a sentence saying the
+  result was entered by hand and has no record;
 - ``/seasons``, ``/seasons/{id}`` (printable), ``/seasons/{id}.csv|.json``;
 - ``/api/players?q=`` — the search behind the director's "enter club
   players" form (names only, never badges, unless logged in);
@@ -116,8 +119,11 @@ def add_memory_pages(
 
         try:
             recs = match_records(db, match_id)
+            if not recs:
+                # A result entered by hand (or no result yet): the page says so, not an empty viewer.
+                return page(request, "replay.html", match_id=match_id, game=1, games=0, rec=None)
             if not 1 <= game <= len(recs):
-                raise RecordViewError(f"match {match_id} has no stored record {game} (a result entered by hand has none)")
+                raise RecordViewError(f"match {match_id} has no stored record {game} (it has {len(recs)})")
             view = steps(recs[game - 1])
         except RecordViewError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
@@ -237,7 +243,7 @@ def player_view(director: Director, player_id: int) -> dict[str, Any]:
                      "score": " – ".join(_num(x) for x in scores) if scores[0] is not None else "",
                      "mine": _num(scores[i]) if scores[i] is not None else "", "result": result,
                      "delta": f"{rc.mu_after - rc.mu_before:+.1f}" if rc else "",
-                     "replay": m.id if m.result_id is not None and events[m.event_id].game == "dominoes" else None})
+                     "replay": m.id if m.result_id is not None or m.confirmed else None})
     fams = []
     for fam, pts in hist.items():
         last = pts[-1].after
