@@ -219,3 +219,61 @@ def test_demo_player_help_names_every_computer_player() -> None:
     text = " ".join(done.stdout.replace("│", " ").split())
     for name in [*DOMINOES, *KEMS]:
         assert f"{name}," in text or f"{name} (" in text, name
+
+
+def test_play_director_waits_between_matches_and_stops_cleanly(broker: Any, sqlite_url: str, tmp_path: Path) -> None:
+    """The command itself: its match is reported and confirmed, so a (re)started
+    ``play --director`` says what it waits for; Ctrl-C there exits 0."""
+    d = _director(sqlite_url, "director", pairs=3, format="round-robin")
+    d.pair_next_round()
+    bridge = DirectorBridge(d, BrokerURL.parse(broker.url("director"))).start()
+    assert bridge.wait_connected(10)
+    try:
+        bridge.announce_round()
+        rep = _table(broker, tmp_path)
+        m = rep.current_match(timeout=10)
+        assert m is not None
+        assert rep.wait_echo(rep.report(_play(m)), timeout=20) == "accepted"
+        rep.close()
+        lines = _run_until(tmp_path, broker, "table 1: waiting for the director to announce the next match")
+        assert "Traceback" not in lines
+        # started again after the next round is announced: it shows who is expected at once
+        confirm_match(d, d.matches(1)[0].id, "director-test")
+        d.pair_next_round()
+        bridge.announce_round()
+        lines = _run_until(tmp_path, broker, "expecting Pair")
+        assert "Traceback" not in lines and "unfinished match" not in lines
+    finally:
+        bridge.stop()
+
+
+def _run_until(tmp_path: Path, broker: Any, wanted: str) -> str:
+    """Run ``play --director`` until it prints ``wanted``, then Ctrl-C: it must exit 0."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "COLUMNS": "250", "TABLESENSE_GPIO": "sim"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4", "--no-web", "--no-keys",
+         "--journal", str(tmp_path / "journal.sqlite"), "--director", broker.url("table-1"), "--table-no", "1",
+         "--table-key", str(tmp_path / "table-1.key"), "--announce-wait", "0.5"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    stream = proc.stderr
+    assert stream is not None
+    reader = threading.Thread(target=lambda: lines.extend(iter(stream.readline, "")), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 30
+    while not any(wanted in x for x in lines) and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert any(wanted in x for x in lines), lines
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=20)
+    reader.join(5)
+    assert proc.returncode == 0, lines
+    return "".join(lines)

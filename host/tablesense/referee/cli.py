@@ -234,6 +234,9 @@ def register(app: typer.Typer) -> None:
         bus = EventBus(history_size=2000)
         if reporter is not None:
             reporter.attach(bus)
+            from tablesense.referee.evening import drop_unplayed
+
+            drop_unplayed(jour)  # a match begun while waiting for an announcement is not resumed as such
         given = {
             "game": game,
             "variant": variant,
@@ -319,14 +322,16 @@ def register(app: typer.Typer) -> None:
 
                 evening = Evening(reporter, bus, console, stop, link, session, registry)
                 maker = MatchMaker(geometry, registry, jour, bus, spec.game, deal, spec.lang, seed)
+                if running is not None and running.entries == 0:
+                    running = None  # begun while waiting for the announcement, never played
                 if running is None:
                     evening.resume()  # a confirmation still owed from before a restart
                     if announced is None or reporter.current_match() != announced:
                         announced = evening.wait_next()
                         if announced is None:
                             return
-                        referee = maker(announced)
-                        session.next_match(referee, {})
+                    referee = maker(announced)  # the journal's unplayed match is reused when it is this one
+                    session.next_match(referee, {})
                     reporter.show_match(announced)
                     if not evening.check_in(announced) and stop.is_set():
                         return

@@ -289,8 +289,22 @@ class MatchMaker:
         )
         referee = Referee(spec, self.geometry, self.registry, emit=self.bus.publish, store=self.journal.append,
                           deal="engine" if self.deal == "host" else "table")
-        if self.journal.match_id is not None and self.journal.running() is not None and not self.journal.entries():
-            # the placeholder a restarted `play` opened before the announcement came: never played
-            self.journal.close_match("abandoned")
+        row = self.journal.running()
+        if row is not None and row.entries == 0:
+            # a match `play` opened before the announcement came, never played: this one, or abandoned
+            if row.spec == json.loads(json.dumps(spec.to_json(), sort_keys=True)):
+                self.journal.resume(row.id)
+                return referee
+            self.journal.close_match("abandoned", row.id)
         self.journal.begin(spec.to_json())
         return referee
+
+
+def drop_unplayed(journal: Any) -> None:
+    """Close a running match of the table's journal that has no entry yet as
+    ``abandoned``: ``play --director`` opens one before the announcement comes
+    (or while it waits between matches); resumed as it was, it would carry the
+    table's default names instead of the next match's, and contradict it."""
+    row = journal.running()
+    if row is not None and row.entries == 0:
+        journal.close_match("abandoned", row.id)
