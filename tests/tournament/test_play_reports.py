@@ -104,7 +104,7 @@ def test_a_refereed_match_reaches_the_director_once(broker: Any, sqlite_url: str
     stored = results[0].payload
     # the score the table announced at the end of the match ("match over: ... score [a, b]")
     over = next(t for t in said.lines if t.startswith("[bold]match over"))
-    table_score = json.loads(over.rsplit("score ", 1)[1])
+    table_score = json.loads(over.rsplit("score ", 1)[1].removesuffix("[/]"))  # the whole line is bold (issue 18)
     assert [float(x) for x in stored["score"]] == [float(x) for x in table_score]
     assert stored["records"] == [record]
     for rec in stored["records"]:
