@@ -112,16 +112,19 @@ def test_free_cells_and_led_cells() -> None:
 
 def test_groups_and_places_are_immutable_values() -> None:
     """Every copy of a layout shares its Group and Place objects (copy() is
-    shallow): they must not change in place, and they work as keys."""
+    shallow), and a diff is handed to the explanations: none of them may
+    change in place, and they work as keys."""
     import dataclasses
 
     import pytest
 
-    for value, attr in ((RACK, "label"), (Place(cell="c0"), "cell")):
+    for value, attr in ((RACK, "label"), (Place(cell="c0"), "cell"),
+                        (Misplaced("1-2", "c0", None), "at")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, attr, "x")
     assert len({Place(cell="c0"), Place(cell="c0"), Place(group=RACK)}) == 2
     assert len({RACK, Group("rack:0", "seat 0's rack", ("r0", "r1", "r2"))}) == 1
+    assert len({Misplaced("1-2", "c0", None), Misplaced("1-2", "c0", None)}) == 1
 
 
 class _Hand:
