@@ -150,7 +150,8 @@ def test_a_referee_rejection_replayed_in_each_language(lang: str, expected: str)
     other = (ref.hand.to_play + 2) % 4
     tile = str(ref.hand.hands[other][0])
     h.lift(tile)
-    h.drop(tile, ref.rules.line.left[0])
+    rules: Any = ref.rules
+    h.drop(tile, rules.line.left[0])
     h.settle()
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "out_of_turn"
