@@ -238,6 +238,7 @@ _OUTCOMES: dict[str, str] = {
     "double contre": say("double contre"),
     "failed contre": say("failed contre"),
     "void": say("voided by the referee"),
+    "misdeal": say("misdeal"),
 }
 
 
