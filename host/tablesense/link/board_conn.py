@@ -126,6 +126,17 @@ class LinkOptions:
     )
     expected_fw: str | None = None  # None: any firmware version is accepted
     check_config: bool = True
+    # A slow board (an emulated RP2040 runs slower than real time while its CPU is
+    # busy) is measured, not configured: the host times each HELLO -> IDENTITY and
+    # PING -> ACK round trip and keeps the slowest of the last ``rtt_window``
+    # seconds. The watchdog is then max(watchdog, rtt_factor x that), at most
+    # watchdog_max; the PING, snapshot and LED re-send waits are at least that
+    # round trip. A real board answers in milliseconds, so its bounds stay the
+    # documented ones (3 s watchdog) until its round trips pass watchdog/rtt_factor.
+    rtt_factor: float = 10.0
+    rtt_window: float = 30.0
+    watchdog_max: float = 30.0
+    handshake_max_wait: float = 2.0  # each unanswered HELLO doubles the wait, up to this
 
 
 @dataclass
@@ -297,6 +308,9 @@ class BoardConnection:
         self._last_rx = 0.0
         self._last_ping = 0.0
         self._broken: str | None = None
+        self._hellos: dict[int, float] = {}  # HELLO seq -> sent at (this handshake)
+        self._pings: dict[int, float] = {}  # PING seq -> sent at (unanswered)
+        self._rtts: list[tuple[float, float]] = []  # (measured at, round trip), newest last
         # LEDs (shared with caller threads, under _lock)
         self._led_wanted: tuple[RGB, ...] | None = None
         self._led_confirmed: tuple[RGB, ...] | None = None
@@ -314,6 +328,29 @@ class BoardConnection:
     @property
     def board(self) -> int | None:
         return self.identity.board if self.identity else None
+
+    @property
+    def round_trip(self) -> float:
+        """The slowest round trip (s) measured in the last ``rtt_window`` seconds (0: none)."""
+        return max((r for _t, r in self._rtts), default=0.0)
+
+    @property
+    def watchdog(self) -> float:
+        """The silence (s) after which the board is declared offline: the
+        configured watchdog, scaled up for a board whose round trips are slow."""
+        o = self.options
+        scaled = max(o.watchdog, o.rtt_factor * self.round_trip)
+        return min(scaled, max(o.watchdog, o.watchdog_max))
+
+    def _wait(self, base: float) -> float:
+        """A re-send wait: never shorter than the board's measured round trip."""
+        return max(base, self.round_trip)
+
+    def _measured(self, sent_at: float, now: float) -> None:
+        cutoff = now - self.options.rtt_window
+        rtts = [x for x in self._rtts if x[0] >= cutoff]
+        rtts.append((now, max(0.0, now - sent_at)))
+        self._rtts = rtts[-512:]
 
     def start(self) -> None:
         if self._thread is not None:
@@ -412,6 +449,7 @@ class BoardConnection:
         self._last_rx = now
         self._last_ping = now
         self._broken = None
+        self._pings.clear()
         self._begin_handshake(now)
         while not self._stop.is_set():
             frames = link.receive()
@@ -433,6 +471,7 @@ class BoardConnection:
     def _begin_handshake(self, now: float) -> None:
         self._state = ConnState.HANDSHAKE
         self._hello_tries = 0
+        self._hellos.clear()
         self._round = None
         self._set_frozen(True)
         self._send_hello(now)
@@ -442,6 +481,15 @@ class BoardConnection:
         self._hello_tries += 1
         self._hello_seq = self._send(proto.HELLO, bytes([HOST_PROTOCOL]))
         self._hello_at = now
+        self._hellos[self._hello_seq] = now
+
+    def _hello_wait(self) -> float:
+        """How long to wait for an answer to the latest HELLO: handshake_timeout,
+        doubled for each unanswered one (a slow board's answer to an earlier
+        HELLO is accepted too), at most handshake_max_wait."""
+        o = self.options
+        grown = o.handshake_timeout * 2 ** max(0, self._hello_tries - 1)
+        return max(o.handshake_timeout, min(grown, o.handshake_max_wait))
 
     def _on_identity(self, board: int, payload: bytes, seq: int, now: float) -> None:
         try:
@@ -449,8 +497,10 @@ class BoardConnection:
         except proto.ProtocolError as exc:
             log.warning("%s: bad IDENTITY (%s); asking again", self.port, exc)
             return
-        if d["ack_seq"] != self._hello_seq:
-            return  # an answer to an older HELLO: wait for ours
+        sent_at = self._hellos.get(d["ack_seq"])
+        if sent_at is None:
+            return  # an answer to a HELLO of an earlier handshake: wait for ours
+        self._measured(sent_at, now)
         ident = BoardIdentity(
             board=board,
             uid=d["uid"],
@@ -545,6 +595,9 @@ class BoardConnection:
                 self._on_part(board, payload, now, received_at)
             elif msg_type == proto.ACK:
                 ack_seq, _status = proto.decode_ack(payload)
+                ping_at = self._pings.pop(ack_seq, None)
+                if ping_at is not None:
+                    self._measured(ping_at, now)
                 self._on_ack(ack_seq)
             elif msg_type == proto.NAK:
                 ack_seq, code, message = proto.decode_nak(payload)
@@ -641,7 +694,7 @@ class BoardConnection:
     def _timers(self, now: float) -> None:
         o = self.options
         if self._state is ConnState.HANDSHAKE:
-            if now - self._hello_at >= o.handshake_timeout:
+            if now - self._hello_at >= self._hello_wait():
                 if self._hello_tries >= o.handshake_tries:
                     raise _SessionEnd(
                         f"no IDENTITY from {self.port} after {self._hello_tries} HELLOs: "
@@ -649,16 +702,22 @@ class BoardConnection:
                     )
                 self._send_hello(now)
             return
-        if now - self._last_rx > o.watchdog:
-            raise _SessionEnd(f"board {self.board} on {self.port} silent for {o.watchdog:.1f} s")
+        watchdog = self.watchdog
+        if now - self._last_rx > watchdog:
+            raise _SessionEnd(f"board {self.board} on {self.port} silent for {watchdog:.1f} s")
         # Keep-alive: when the board has been quiet for ping_interval, ping it. Its
         # answer is numbered, so a lost last event shows as a gap within one interval.
-        if now - max(self._last_ping, self._last_rx) >= o.ping_interval:
+        # A slow board is pinged at most once per round trip (no queue of PINGs).
+        if now - max(self._last_ping, self._last_rx) >= self._wait(o.ping_interval):
             self._last_ping = now
             self.stats.pings += 1
-            self._send(proto.PING)
+            seq = self._send(proto.PING)
+            if len(self._pings) > 64:  # unanswered ones (lost): keep the newest
+                for old in sorted(self._pings, key=self._pings.__getitem__)[:32]:
+                    del self._pings[old]
+            self._pings[seq] = now
         if self._round is not None:
-            self._ask_missing(now, o.snapshot_timeout)
+            self._ask_missing(now, self._wait(o.snapshot_timeout))
         elif now - self._snap_ok_at >= o.resync_interval:
             self._resync("periodic", now, urgent=False)
             with self._lock:
@@ -744,7 +803,7 @@ class BoardConnection:
         if (
             inflight is not None
             and inflight[1] == wanted
-            and now - inflight[2] < self.options.led_ack_timeout
+            and now - inflight[2] < self._wait(self.options.led_ack_timeout)
         ):
             return False  # already on its way
         if inflight is None and wanted == self._led_confirmed:
