@@ -46,6 +46,24 @@ def _variant_for(game: str, seats: int) -> str:
     return {2: "pips-two-player", 3: "brazilian-points"}.get(seats, "pairs-pips")
 
 
+def _invocation() -> str:
+    """How to run ``tablesense`` from here: its name when it is on the PATH,
+    else the path it was started by (``.venv/bin/tablesense`` after
+    ``bash scripts/demo.sh``), so a printed command can be typed as it is."""
+    import os
+    import shutil
+    import sys
+
+    exe = sys.argv[0] if sys.argv and sys.argv[0] else "tablesense"
+    if os.path.basename(exe) != "tablesense":
+        return "tablesense"
+    found = shutil.which("tablesense")
+    if found and os.path.realpath(found) == os.path.realpath(exe):
+        return "tablesense"
+    rel = os.path.relpath(exe)
+    return rel if not rel.startswith("..") else exe
+
+
 def _stop_on_signals(stop: threading.Event) -> None:
     def handler(signum: int, frame: Any) -> None:
         stop.set()
@@ -518,7 +536,7 @@ def register(app: typer.Typer) -> None:
             if url:
                 console.print(_(N_("display page: {url}  (Ctrl-C stops the demo)"), url=f"[bold]{url}[/]"))
                 if not cfg.sit:
-                    command = "tablesense demo --sit 0" + (" --game kems" if game == "kems" else "")
+                    command = f"{_invocation()} demo --sit 0" + (" --game kems" if game == "kems" else "")
                     console.print(
                         _(
                             N_("to play yourself: {command} (you take seat 0 on a table-top page; the computer plays the others)"),
