@@ -20,10 +20,12 @@ from tablesense.sim.rp2040.cli import rp2040_table
 
 
 def link_options() -> Any:
-    """Link time-outs for boards slower than real time (no false "offline")."""
+    """Link options for boards slower than real time: the defaults, since the
+    link measures each board's round trips and scales its watchdog and re-send
+    waits from them (docs/link.md, "Slow boards"): one mechanism, as for `play`."""
     from tablesense.link.board_conn import LinkOptions
 
-    return LinkOptions(handshake_timeout=1.0, snapshot_timeout=1.0, watchdog=10.0, led_ack_timeout=1.0)
+    return LinkOptions()
 
 
 def deployed_rp2040_table(geometry, seed: int, faults: FaultPlan | None,  # noqa: ANN001
