@@ -489,8 +489,9 @@ def run_demo(
     server: Any = None
     url: str | None = None
     try:
-        if link is not None and not link.wait_online(120.0 if cfg.boards == "rp2040" else 20.0):
-            raise RuntimeError("the virtual boards did not come online in 20 s")
+        online_wait = 120.0 if cfg.boards == "rp2040" else 20.0
+        if link is not None and not link.wait_online(online_wait):
+            raise RuntimeError(f"the virtual boards did not come online in {online_wait:.0f} s")
         if cfg.web:
             url, server = serve_display(
                 bus, cfg.host, cfg.port, routers=sitting.routers() if sitting else (), lang=cfg.lang
