@@ -274,13 +274,17 @@ def live_view(director: Director, live: LiveBoard | None) -> list[dict[str, Any]
     return out
 
 
-def display_page(number: int, title: str) -> str:
+def display_page(number: int, title: str, lang: str = "en") -> str:
     """The table display's own page (its template, read from the display's folder), whose
     live socket is pointed at this table's relay: the display draws what the table shows."""
     from jinja2 import Environment, select_autoescape
 
     template = (DISPLAY_STATIC.parent / "templates" / "display.html").read_text()
-    html = Environment(autoescape=select_autoescape(default=True)).from_string(template).render(title=title)
+    from tablesense.web.labels import labels, labels_json
+
+    words = labels(lang)  # the display template takes its words from the server (issue 18)
+    html = Environment(autoescape=select_autoescape(default=True)).from_string(template).render(
+        title=title, lang=lang, L=words, labels_json=labels_json(words))
     # display.js opens ws://HOST/ws; on this page that socket is table N's relay.
     shim = (
         "<script>(function(){var N=window.WebSocket;window.WebSocket=function(u,p){"

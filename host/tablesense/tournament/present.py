@@ -16,30 +16,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tablesense.i18n import N_
+
 TIEBREAK_LABELS: dict[str, str] = {
-    "games_won": "Games won",
-    "point_difference": "Point difference",
-    "points_for": "Points for",
-    "head_to_head": "Head-to-head",
-    "buchholz": "Buchholz",
-    "buchholz_cut1": "Buchholz cut 1",
-    "buchholz_median": "Median Buchholz",
-    "sonneborn_berger": "Sonneborn-Berger",
-    "lots": "Lots drawn",
-    "placement_points": "Placement points",
+    "games_won": N_("Games won"),
+    "point_difference": N_("Point difference"),
+    "points_for": N_("Points for"),
+    "head_to_head": N_("Head-to-head"),
+    "buchholz": N_("Buchholz"),
+    "buchholz_cut1": N_("Buchholz cut 1"),
+    "buchholz_median": N_("Median Buchholz"),
+    "sonneborn_berger": N_("Sonneborn-Berger"),
+    "lots": N_("Lots drawn"),
+    "placement_points": N_("Placement points"),
 }
 
 TIEBREAK_HELP: dict[str, str] = {
-    "games_won": "matches won (a draw counts ½)",
-    "point_difference": "points scored minus points conceded",
-    "points_for": "points scored",
-    "head_to_head": "games won against the entrants level with them",
-    "buchholz": "sum of the opponents' games won",
-    "buchholz_cut1": "Buchholz without the weakest opponent",
-    "buchholz_median": "Buchholz without the weakest and the strongest opponent",
-    "sonneborn_berger": "opponents' games won, weighted by the result against each",
-    "lots": "place in the drawing of lots (1 = drawn first)",
-    "placement_points": "points for the places at each table (see the guide)",
+    "games_won": N_("matches won (a draw counts ½)"),
+    "point_difference": N_("points scored minus points conceded"),
+    "points_for": N_("points scored"),
+    "head_to_head": N_("games won against the entrants level with them"),
+    "buchholz": N_("sum of the opponents' games won"),
+    "buchholz_cut1": N_("Buchholz without the weakest opponent"),
+    "buchholz_median": N_("Buchholz without the weakest and the strongest opponent"),
+    "sonneborn_berger": N_("opponents' games won, weighted by the result against each"),
+    "lots": N_("place in the drawing of lots (1 = drawn first)"),
+    "placement_points": N_("points for the places at each table (see the guide)"),
 }
 
 
@@ -77,13 +79,13 @@ def lots_places(standings: Sequence[dict[str, Any]]) -> dict[int, int]:
 
 def standings_columns(tiebreaks: Sequence[str]) -> list[tuple[str, str]]:
     """(key, human header) of a standings table: unique, tie-breaks in the event's order."""
-    cols = [("rank", "Rank"), ("name", "Entrant"), ("players", "Players"), ("played", "Played"),
-            ("wins", "Won"), ("draws", "Drawn"), ("losses", "Lost")]
+    cols = [("rank", N_("Rank")), ("name", N_("Entrant")), ("players", N_("Players")), ("played", N_("Played")),
+            ("wins", N_("Won")), ("draws", N_("Drawn")), ("losses", N_("Lost"))]
     shown = {"games_won", "wins"}
     if "games_won" not in tiebreaks:
-        cols.append(("games_won", "Games won"))
+        cols.append(("games_won", N_("Games won")))
     cols += [(f"tb:{t}", label(t)) for t in tiebreaks]
-    extra = [("points_for", "Points for"), ("points_against", "Points against"), ("point_difference", "Point difference")]
+    extra = [("points_for", N_("Points for")), ("points_against", N_("Points against")), ("point_difference", N_("Point difference"))]
     cols += [(k, h) for k, h in extra if k not in tiebreaks and k not in shown]
     return cols
 

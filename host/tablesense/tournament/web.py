@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -22,7 +23,11 @@ from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 from starlette.middleware.sessions import SessionMiddleware
+
+from tablesense.i18n import LANGUAGES, PSEUDO, Translator, UnknownLanguageError, normalize, resolve
+from tablesense.i18n import ngettext as plural_text
 
 from .export import export_event, records_archive, results_csv, standings_csv
 from .service import Director, DirectorError
@@ -37,6 +42,72 @@ SESSION_MAX_AGE = 8 * 3600
 #: ``login_delay_s``), and after this many in ``LOCKOUT_S`` the address is locked out that long.
 MAX_FAILED_LOGINS = 5
 LOCKOUT_S = 15 * 60
+
+
+def page_language(request: Any, default: str) -> str:
+    """The language of one page: ``?lang=pt-BR`` (remembered in the session so the
+    nav links keep it), else the event's language. A tag we lack is ignored, never
+    an error: a spectator's typo still gets the standings."""
+    for tag in (request.query_params.get("lang"), _session_lang(request)):
+        if tag:
+            try:
+                lang = normalize(str(tag))
+            except UnknownLanguageError:
+                continue
+            if lang in LANGUAGES or lang == PSEUDO:
+                _remember_lang(request, lang)
+                return lang
+    return default
+
+
+def _session_lang(request: Any) -> str | None:
+    try:
+        return request.session.get("lang")
+    except (AssertionError, AttributeError):  # no SessionMiddleware on this app
+        return None
+
+
+def _remember_lang(request: Any, lang: str) -> None:
+    try:
+        if request.session.get("lang") != lang:
+            request.session["lang"] = lang
+    except (AssertionError, AttributeError):
+        pass
+
+
+def install_page_language(templates: Jinja2Templates, default: str) -> None:
+    """Jinja2's i18n extension with ``_``/``ngettext`` bound to the page's
+    Translator: every template rendered through ``templates`` reads the
+    ``request`` in its context, so one environment serves all languages."""
+    env = templates.env
+    env.add_extension("jinja2.ext.i18n")
+
+    def _tr(ctx: Any) -> Translator:
+        request = ctx.get("request")
+        return Translator(page_language(request, default) if request is not None else default)
+
+    @pass_context
+    def gettext(ctx: Any, message: str) -> str:
+        tr = _tr(ctx)
+        if tr.lang != PSEUDO:
+            return tr(message)
+        # the pseudo-locale protects {fields}, not Jinja's %(fields)s: swap them round it
+        braced = re.sub(r"%\((\w+)\)s", r"{\1}", message)
+        return re.sub(r"\{(\w+)\}", r"%(\1)s", tr(braced))
+
+    @pass_context
+    def ngettext(ctx: Any, singular: str, plural: str, n: int) -> str:
+        return plural_text(singular, plural, n, _tr(ctx).lang)  # Jinja fills %(num)s
+
+    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
+
+    @pass_context
+    def page_lang(ctx: Any) -> str:
+        request = ctx.get("request")
+        return page_language(request, default) if request is not None else default
+
+    env.globals["page_lang"] = page_lang
+    env.globals["languages"] = LANGUAGES
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -65,6 +136,7 @@ def create_app(
     session_max_age: int = SESSION_MAX_AGE,
     login_delay_s: float = 0.5,
     live: Any = None,
+    lang: str | None = None,
 ) -> FastAPI:
     """The director's app for one event.
 
@@ -75,6 +147,7 @@ def create_app(
     app.add_middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), same_site="strict",
                        https_only=secure_cookies, max_age=session_max_age)
     templates = Jinja2Templates(directory=str(TEMPLATES))
+    install_page_language(templates, resolve(lang))
     sessions: dict[str, float] = {}  # session id -> expiry (monotonic)
     failures: dict[str, list[float]] = {}  # address -> times of recent wrong passwords
 
