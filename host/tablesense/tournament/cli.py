@@ -123,12 +123,20 @@ def serve(
     password_env: str = typer.Option("TABLESENSE_DIRECTOR_PASSWORD", "--password-env", help="Environment variable holding the director's password."),
     tls_cert: Path | None = typer.Option(None, "--tls-cert", help="Serve the pages over HTTPS with this certificate (PEM); cookies become Secure."),
     tls_key: Path | None = typer.Option(None, "--tls-key", help="The private key of --tls-cert (PEM)."),
+    lang: str | None = typer.Option(None, "--lang", help="The pages' language (en, pt-BR, ms); default: LANG. Spectators may switch with ?lang=."),
 ) -> None:
     """Serve live standings, pairings, exports and the director's page; ingest table results."""
     import os
 
+    from tablesense.i18n import UnknownLanguageError, resolve
+
     from .web import MIN_PASSWORD
 
+    try:
+        page_lang = resolve(lang)
+    except UnknownLanguageError as e:
+        _bad_argument(str(e))
+        raise
     if (tls_cert is None) != (tls_key is None):
         _bad_argument("--tls-cert and --tls-key go together")
     _check_broker_url(broker)
@@ -164,7 +172,7 @@ def serve(
         for line in serve_banner(director, host, port, None if no_broker else broker):
             typer.echo(line)
         app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
-                         secure_cookies=tls_cert is not None, live=relay.board if relay else None)
+                         secure_cookies=tls_cert is not None, live=relay.board if relay else None, lang=page_lang)
         try:
             uvicorn.run(app, host=host, port=port, log_level="warning",
                         ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
