@@ -68,8 +68,12 @@ def test_phone_seated_page_holds_no_other_seats_cards(kems: dict[str, Any], arti
     for p in secret:
         assert f'"{p}"' not in html, p
         assert all(f'"{p}"' not in f for f in kems["frames"]), f"{p} in a live message"
-    hidden = page.locator('[data-rack="1"] [data-piece="hidden"]').count()
-    assert hidden >= 3
+    # seat 1 (a computer) may be mid-swap, a card in the air: wait for its rack
+    wait(
+        lambda: page.locator('[data-rack="1"] [data-piece="hidden"]').count() >= 3,
+        15,
+        "seat 1's rack, face down",
+    )
     # everything a player needs is on the phone's screen
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width}px wide on a 390px phone"
