@@ -46,6 +46,19 @@ def _variant_for(game: str, seats: int) -> str:
     return {2: "pips-two-player", 3: "brazilian-points"}.get(seats, "pairs-pips")
 
 
+#: The table's language and voice, shared by ``play`` and ``demo``.
+LANG_OPTION = typer.Option(
+    None, "--lang", help="The table's language: en, pt-BR or ms (default: the Pi's locale, LANG)."
+)
+SPEECH_OPTION = typer.Option(
+    False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
+)
+VOLUME_OPTION = typer.Option(80, "--volume", min=0, max=100, help="Voice volume 0-100.")
+QUIET_HOURS_OPTION = typer.Option(
+    None, "--quiet-hours", help="No voice between these hours: HH:MM-HH:MM."
+)
+
+
 def _invocation() -> str:
     """How to run ``tablesense`` from here: its name when it is on the PATH,
     else the path it was started by (``.venv/bin/tablesense`` after
@@ -125,18 +138,10 @@ def register(app: typer.Typer) -> None:
             "--deal",
             help="table: read each deal from the racks; host: the host deals and lights where each piece goes.",
         ),
-        lang: str | None = typer.Option(
-            None,
-            "--lang",
-            help="The table's language: en, pt-BR or ms (default: the Pi's locale, LANG).",
-        ),
-        speech: bool = typer.Option(
-            False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
-        ),
-        volume: int = typer.Option(80, "--volume", min=0, max=100, help="Voice volume 0-100."),
-        quiet_hours: str | None = typer.Option(
-            None, "--quiet-hours", help="No voice between these hours: HH:MM-HH:MM."
-        ),
+        lang: str | None = LANG_OPTION,
+        speech: bool = SPEECH_OPTION,
+        volume: int = VOLUME_OPTION,
+        quiet_hours: str | None = QUIET_HOURS_OPTION,
         keys: bool = typer.Option(
             True,
             "--keys/--no-keys",
@@ -458,18 +463,10 @@ def register(app: typer.Typer) -> None:
             help='Sit down against the computer: your seat(s), e.g. "0" or "0,2"; '
             "play them by hand on the table-top page (its address is printed).",
         ),
-        lang: str | None = typer.Option(
-            None,
-            "--lang",
-            help="The table's language: en, pt-BR or ms (default: the Pi's locale, LANG).",
-        ),
-        speech: bool = typer.Option(
-            False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
-        ),
-        volume: int = typer.Option(80, "--volume", min=0, max=100, help="Voice volume 0-100."),
-        quiet_hours: str | None = typer.Option(
-            None, "--quiet-hours", help="No voice between these hours: HH:MM-HH:MM."
-        ),
+        lang: str | None = LANG_OPTION,
+        speech: bool = SPEECH_OPTION,
+        volume: int = VOLUME_OPTION,
+        quiet_hours: str | None = QUIET_HOURS_OPTION,
         open_hands: bool = typer.Option(
             False,
             "--open-hands",
