@@ -19,31 +19,62 @@ the coach cannot leak a hidden tile even to the seat it helps.
 
 Expected points are estimates from sampled worlds: a small "loss" is noise,
 so the review only lists moves that cost at least ``min_loss`` points.
+
+Every text is a :class:`~tablesense.games.common.Sentence` (English that
+remembers its template), so the referee translates it into the table's
+language when it publishes it, and names seats ("seat {seat}", 0-based here)
+the way the table does. :meth:`Mistake.sentence` can leave unnamed a tile the
+table has not seen (``shown``): the public review of a hand must not reveal a
+tile that stayed hidden in a rack.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablesense.games.dominoes import Announce, DominoHand, DominoMove, Draw, Pass, Play
+from tablesense.games.common import Sentence
+from tablesense.games.common import say as sentence
+from tablesense.games.dominoes import (
+    Announce,
+    DominoHand,
+    DominoMove,
+    Draw,
+    Pass,
+    Play,
+    move_from_json,
+    move_to_json,
+)
 from tablesense.games.dominoes_search import SearchPlayer
 
 __all__ = ["DominoCoach", "Mistake", "Suggestion", "annotate_record", "say"]
 
 
-def say(m: DominoMove) -> str:
-    """A move in plain words ("lay 3-5 on the left")."""
+def say(m: DominoMove, shown: Collection[str] | None = None) -> Sentence:
+    """A move in plain words ("lay 3-5 on the left end"); with ``shown`` (the
+    tiles the whole table has seen), a tile not among them stays unnamed."""
     if isinstance(m, Play):
-        return f"lay {m.tile}" + (f" on the {m.end}" if m.end else "")
+        if shown is not None and str(m.tile) not in shown:
+            if m.end == "left":
+                return sentence("lay a tile not shown on the left end")
+            if m.end == "right":
+                return sentence("lay a tile not shown on the right end")
+            return sentence("lay a tile not shown")
+        if m.end == "left":
+            return sentence("lay {tile} on the left end", tile=str(m.tile))
+        if m.end == "right":
+            return sentence("lay {tile} on the right end", tile=str(m.tile))
+        return sentence("lay {tile}", tile=str(m.tile))
     if isinstance(m, Draw):
-        return "draw"
+        return sentence("draw")
     if isinstance(m, Pass):
-        return "pass"
+        return sentence("pass")
     assert isinstance(m, Announce)
-    return f"announce {m.tile}"
+    if shown is not None and str(m.tile) not in shown:
+        return sentence("announce a double")
+    return sentence("announce {tile}", tile=str(m.tile))
 
 
 @dataclass(frozen=True)
@@ -52,7 +83,7 @@ class Suggestion:
 
     for_seat: int
     move: DominoMove
-    text: str
+    text: Sentence
     values: tuple[tuple[DominoMove, float], ...]
     """Every candidate with its expected points (best first)."""
 
@@ -69,21 +100,46 @@ class Mistake:
     """Expected points the side gave away with ``played``."""
 
     @property
-    def text(self) -> str:
-        return (
-            f"seat {self.seat} chose to {say(self.played)}; to {say(self.better)} "
-            f"was worth about {self.loss:.1f} points more"
+    def text(self) -> Sentence:
+        """The line in plain words, every tile named (the record's, a seat's own)."""
+        return self.sentence(None)
+
+    def sentence(self, shown: Collection[str] | None) -> Sentence:
+        """The line with only the tiles in ``shown`` named (None: all)."""
+        return sentence(
+            "seat {seat} chose to {played}; to {better} was worth about {loss} points more",
+            seat=self.seat,
+            played=say(self.played, shown),
+            better=say(self.better, shown),
+            loss=f"{self.loss:.1f}",
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The ``x-review`` entry: moves in the record's own form (``move`` is
+        the index in the hand's ``moves``), the loss, and the line in English."""
         return {
             "move": self.move_index,
             "seat": self.seat,
-            "played": say(self.played),
-            "better": say(self.better),
+            "played": move_to_json(self.played),
+            "better": move_to_json(self.better),
             "loss": round(self.loss, 2),
-            "text": self.text,
+            "text": str(self.text),
         }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Mistake:
+        """Back from :meth:`to_json` (a journal's review entry); ValueError
+        when it is not one."""
+        try:
+            return cls(
+                int(obj["move"]),
+                int(obj["seat"]),
+                move_from_json(obj["played"]),
+                move_from_json(obj["better"]),
+                float(obj["loss"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a review line: {obj!r} ({exc})") from None
 
 
 @dataclass
@@ -105,7 +161,7 @@ class DominoCoach:
         """The move the coach would make for ``seat`` (it must be its turn)."""
         best, values = self._player().evaluate(hand, seat, rng)
         ranked = tuple(sorted(values, key=lambda mv: -mv[1]))
-        return Suggestion(seat, best, f"seat {seat}: {say(best)}", ranked)
+        return Suggestion(seat, best, say(best), ranked)
 
     def review(self, hand: DominoHand, rng: random.Random) -> list[Mistake]:
         """The costliest moves of a finished (or running) hand, worst first."""
