@@ -194,11 +194,12 @@ def create(
     variant: str = typer.Option("pairs-pips", "--variant"),
     format: str = typer.Option("swiss", "--format", help="swiss, round-robin, knockout or groups."),
     option: list[str] = typer.Option([], "--option", "-o", help="KEY=VALUE (JSON value), e.g. -o target=150 -o 'tiebreaks=[\"games_won\",\"buchholz\"]'."),
+    lang: str | None = typer.Option(None, "--lang", help="The event's language (en, pt-BR, ms): its pages' default; default: director serve --lang."),
 ) -> None:
     """Create an event; prints its id."""
     with _errors():
         from .db import Database
-        from .service import Director
+        from .service import Director, DirectorError, event_language
 
         opts: dict[str, Any] = {}
         for o in option:
@@ -211,6 +212,11 @@ def create(
                 _bad_argument(f"--option {o!r}: NaN and Infinity are not values an event may have")
             except ValueError:
                 opts[k] = v
+        if lang is not None:  # a tag we have no catalog for is a wrong argument (exit 2), like serve --lang
+            try:
+                opts["lang"] = event_language(lang)
+            except DirectorError as e:
+                _bad_argument(str(e))
         d = Director.create_event(Database(db), name, game=game, variant=variant, format=format, options=opts)
         typer.echo(d.event_id)
 

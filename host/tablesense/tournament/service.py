@@ -29,6 +29,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from tablesense.games.common import say
+
 from . import kway
 from . import pairing as pr
 from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
@@ -115,7 +117,23 @@ def default_options(game: str, variant: str) -> dict[str, Any]:
         "lots_seed": "",
         "quiet_after_s": 10.0,
         "confirm": DEFAULT_CONFIRM,
+        "lang": None,  # the pages' language for this event; None: the server's (director serve --lang)
     }
+
+
+def event_language(tag: object) -> str:
+    """An event's language as stored (``pt-BR``, ``ms``, ``en``): a tag we have
+    no catalog for is refused when the event is made, not found at the first page."""
+    from tablesense.i18n import LANGUAGES, UnknownLanguageError, normalize
+
+    try:
+        lang = normalize(str(tag))
+    except UnknownLanguageError:
+        lang = ""
+    if lang not in LANGUAGES:
+        raise DirectorError(say("no translation for {tag}: choose one of {known}", tag=repr(str(tag)[:20]),
+                                known=", ".join(LANGUAGES)))
+    return lang
 
 
 class Director:
@@ -175,6 +193,8 @@ class Director:
             opts["lots_seed"] = hashlib.sha256(f"{name}:{time.time()}".encode()).hexdigest()[:16]
         if opts["best_of"] < 1 or opts["best_of"] % 2 == 0:
             raise DirectorError("best_of must be an odd number (1, 3, 5, ...)")
+        if opts["lang"] is not None:
+            opts["lang"] = event_language(opts["lang"])
         with db.session() as s:
             ev = Event(name=name, game=game, variant=variant, format=format, options=opts, status="registration")
             s.add(ev)
@@ -193,6 +213,21 @@ class Director:
     def options(self) -> dict[str, Any]:
         with self.db.session() as s:
             return dict(self.event(s).options)
+
+    def language(self) -> str | None:
+        """The event's own language (its pages' default), or None for the server's."""
+        lang = self.options().get("lang")
+        return str(lang) if lang else None
+
+    def set_language(self, lang: str | None, actor: str = "director") -> str | None:
+        """Change the event's language (None: back to the server's); audited like any change."""
+        new = event_language(lang) if lang else None
+        with self._lock, self.db.session() as s:
+            ev = self.event(s)
+            old = ev.options.get("lang")
+            ev.options = {**ev.options, "lang": new}  # a new dict: the JSON column sees the change
+            _append_audit(s, self.event_id, actor, "event-language", None, "", {"from": old, "to": new})
+        return new
 
     def audit(self, actor: str, action: str, *, match_id: int | None = None, reason: str = "", **detail: Any) -> None:
         with self._lock, self.db.session() as s:

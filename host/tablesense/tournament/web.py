@@ -44,10 +44,22 @@ MAX_FAILED_LOGINS = 5
 LOCKOUT_S = 15 * 60
 
 
-def page_language(request: Any, default: str) -> str:
+def page_language(request: Any, default: str | Callable[[], str]) -> str:
     """The language of one page: ``?lang=pt-BR`` (remembered in the session so the
-    nav links keep it), else the event's language. A tag we lack is ignored, never
-    an error: a spectator's typo still gets the standings."""
+    nav links keep it), else the event's language (``default``, a tag or a function
+    that reads it). A tag we lack is ignored, never an error: a spectator's typo
+    still gets the standings. Worked out once per request (every ``_()`` asks)."""
+    state = getattr(request, "state", None)
+    known = getattr(state, "page_lang", None) if state is not None else None
+    if isinstance(known, str):
+        return known
+    lang = _chosen_lang(request) or (default() if callable(default) else default)
+    if state is not None:
+        state.page_lang = lang
+    return lang
+
+
+def _chosen_lang(request: Any) -> str | None:
     for tag in (request.query_params.get("lang"), _session_lang(request)):
         if tag:
             try:
@@ -57,7 +69,7 @@ def page_language(request: Any, default: str) -> str:
             if lang in LANGUAGES or lang == PSEUDO:
                 _remember_lang(request, lang)
                 return lang
-    return default
+    return None
 
 
 def _session_lang(request: Any) -> str | None:
@@ -75,7 +87,7 @@ def _remember_lang(request: Any, lang: str) -> None:
         pass
 
 
-def install_page_language(templates: Jinja2Templates, default: str) -> None:
+def install_page_language(templates: Jinja2Templates, default: str | Callable[[], str]) -> None:
     """Jinja2's i18n extension with ``_``/``ngettext`` bound to the page's
     Translator: every template rendered through ``templates`` reads the
     ``request`` in its context, so one environment serves all languages."""
@@ -84,7 +96,7 @@ def install_page_language(templates: Jinja2Templates, default: str) -> None:
 
     def _tr(ctx: Any) -> Translator:
         request = ctx.get("request")
-        return Translator(page_language(request, default) if request is not None else default)
+        return Translator(page_language(request, default) if request is not None else _default(default))
 
     @pass_context
     def gettext(ctx: Any, message: str) -> str:
@@ -104,10 +116,14 @@ def install_page_language(templates: Jinja2Templates, default: str) -> None:
     @pass_context
     def page_lang(ctx: Any) -> str:
         request = ctx.get("request")
-        return page_language(request, default) if request is not None else default
+        return page_language(request, default) if request is not None else _default(default)
 
     env.globals["page_lang"] = page_lang
     env.globals["languages"] = LANGUAGES
+
+
+def _default(default: str | Callable[[], str]) -> str:
+    return default() if callable(default) else default
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -147,7 +163,13 @@ def create_app(
     app.add_middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), same_site="strict",
                        https_only=secure_cookies, max_age=session_max_age)
     templates = Jinja2Templates(directory=str(TEMPLATES))
-    install_page_language(templates, resolve(lang))
+    server_lang = resolve(lang)
+
+    def event_lang() -> str:
+        """The event's own language (``tournament create --lang``), else the server's."""
+        return director.language() or server_lang
+
+    install_page_language(templates, event_lang)
     sessions: dict[str, float] = {}  # session id -> expiry (monotonic)
     failures: dict[str, list[float]] = {}  # address -> times of recent wrong passwords
 
