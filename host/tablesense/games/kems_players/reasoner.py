@@ -1,0 +1,143 @@
+"""The ``reasoner`` Kems player."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tablesense.games.kems import Call, Card, SeatView, Swap, partner_of, team_of
+from tablesense.games.kems_players.knowledge import Knowledge, Tracker, four_probability
+from tablesense.games.kems_players.tracking import TrackingPlayer
+
+__all__ = ["ReasonerPlayer"]
+
+
+@dataclass
+class ReasonerPlayer(TrackingPlayer):
+    """The ``reasoner`` Kems player: tracking's card sense, with the calls reasoned out.
+
+    It plays the swaps of :class:`~tablesense.games.kems_players.TrackingPlayer`
+    (every card seen, the rank chosen by what is still reachable, the partner's
+    rank fed, an opponent's rank denied) and decides the calls from their value:
+
+    - **contre** when the estimated probability ``p`` that an opponent holds
+      four of a kind (:func:`~tablesense.games.kems_players.four_probability`:
+      the hidden cards weighted by how well they explain that opponent's swaps)
+      passes a third, not a half. Waiting is not free: an opponent who holds
+      four is about to be called by its partner (its sign is lit), which costs
+      one point. So a contre is worth ``p - (1 - p) = 2p - 1`` against ``-p``
+      for waiting, and pays once ``p > 1/3``. When two opponents may hold four,
+      it names the more likely one; a double contre (both opponents) scores
+      ``double_points``, which raises the value of the call.
+    - **kems, or first the double**: on its partner's sign it says kems at once
+      (the partner's four may be contred while it waits) — unless the card that
+      completes its own four is on the board right now and no opponent looks
+      close to four: then it takes that card first and says kems on its next
+      poll, and its partner (who now sees this seat's sign) answers ``double``,
+      worth ``double_points`` instead of 1.
+    - **double** after its partner's kems when its own sign says the partner
+      holds four (as every player does).
+
+    It never bluffs a sign or a call.
+    """
+
+    contre_at: float = 1 / 3
+    go_double: bool = False
+    """Go for the double when one swap away (measured weaker against
+    ``tracking``: the completing take shows, and it contres both hands)."""
+    double_risk: float = 0.3
+    """Skip the double when an opponent is this likely to hold four already."""
+    stealth: float | None = None
+    """Do not complete four with a take that would let an opponent estimate
+    four at this probability or more (it would contre before the partner
+    calls); ``None``: always complete."""
+    name: str = "reasoner"
+    _trackers: dict[int, Tracker] = field(default_factory=dict, repr=False, compare=False)
+
+    def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        if not self.go_double or view.is_over or view.awaiting_double or not view.signal:
+            return super().decide(view, rng)
+        # the partner holds four: kems now, or complete our own four first
+        know = self._trackers.setdefault(view.seat, Tracker()).update(view)
+        if self._threat(view, know) < self.double_risk:
+            swap = self._completing_swap(view)
+            if swap is not None:
+                return swap
+        return Call(view.seat, "kems")
+
+    def _threat(self, view: SeatView, know: Knowledge) -> float:
+        n = view.seats
+        me = team_of(view.seat, n)
+        return max(
+            (four_probability(know, t, self.noise) for t in range(n) if team_of(t, n) != me),
+            default=0.0,
+        )
+
+    @staticmethod
+    def _completing_swap(view: SeatView) -> Swap | None:
+        """The swap that gives this seat four of a kind now, if the board has it."""
+        counts = Counter(c.rank for c in view.hand)
+        rank, top = counts.most_common(1)[0]
+        if top != 3:
+            return None
+        need = [c for c in view.board if c.rank == rank]
+        odd = [c for c in view.hand if c.rank != rank]
+        if not need or len(odd) != 1:
+            return None
+        return Swap(view.seat, odd[0], need[0])
+
+    def _play(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
+        seat = view.seat
+        know = self._trackers.setdefault(seat, Tracker()).update(view)
+        n = view.seats
+        me = team_of(seat, n)
+        best_t, best_v = None, 0.0
+        for t in range(n):
+            if team_of(t, n) == me:
+                continue
+            p = four_probability(know, t, self.noise)
+            if p < self.contre_at:
+                continue
+            # a double contre scores more when the target's partner holds four too
+            q = four_probability(know, partner_of(t, n), self.noise)
+            value = p * (1 + (view.options.double_points - 1) * q)
+            if value > best_v:
+                best_t, best_v = t, value
+        if best_t is not None:
+            return Call(seat, "contre", best_t)
+        if len({c.rank for c in view.hand}) == 1:
+            return None
+        swap = self._swap(view, know, [t for t in range(n) if team_of(t, n) != me], rng)
+        if (
+            swap is not None
+            and self.stealth is not None
+            and swap.give.rank != swap.take.rank
+            and all(c.rank == swap.take.rank for c in view.hand if c != swap.give)
+            and self.exposure(view, know, swap) >= self.stealth
+        ):
+            return None
+        return swap
+
+    def exposure(self, view: SeatView, know: Knowledge, swap: Swap) -> float:
+        """What an opponent would estimate (:func:`four_probability`) for this
+        seat holding four after ``swap``: its taken cards are public, its
+        dealt cards are not."""
+        seat = view.seat
+        public: set[Card] = set()
+        for e in view.events:
+            if isinstance(e, Swap) and e.seat == seat and e.give != e.take:
+                public.discard(e.give)
+                public.add(e.take)
+        public.discard(swap.give)
+        public.add(swap.take)
+        after = [swap.take if c == swap.give else c for c in view.hand]
+        hidden = {c for c in after if c not in public}
+        held = [set(h) for h in know.held]
+        held[seat] = public
+        history = [list(h) for h in know.history]
+        history[seat] = history[seat] + [(swap.give, swap.take)]
+        observer = Knowledge(
+            seat, view.seats, held, set(know.in_stock), set(know.out), know.unseen | hidden, history
+        )
+        return four_probability(observer, seat, self.noise)
