@@ -12,6 +12,10 @@ from pathlib import Path
 
 import typer
 
+from tablesense.games.common import message_of, say
+from tablesense.i18n import NC_
+from tablesense.i18n.cli import LANG_OPTION, _
+
 tags_app = typer.Typer(name="tags", help="The tag registry: enrol, export, import, check.", no_args_is_help=True,
                        add_completion=False)
 
@@ -19,8 +23,26 @@ tags_app = typer.Typer(name="tags", help="The tag registry: enrol, export, impor
 def _err(message: str, status: int) -> typer.Exit:
     from rich.console import Console
 
-    Console(stderr=True, highlight=False).print(f"[red]{message}[/]")
+    # a Sentence is translated here; other text arrives in the command's language already
+    text = _(message) if hasattr(message, "template") else message
+    Console(stderr=True, highlight=False).print(f"[red]{text}[/]")
     return typer.Exit(status)
+
+
+#: The checks ``diag`` runs (``diag.core``), as the human table names them;
+#: ``--json`` keeps these English names (and English details) for scripts.
+CHECK_NAMES = (
+    NC_("diag check", "port"), NC_("diag check", "link"), NC_("diag check", "handshake"),
+    NC_("diag check", "firmware version"), NC_("diag check", "protocol"), NC_("diag check", "config"),
+    NC_("diag check", "readers"), NC_("diag check", "cells"), NC_("diag check", "link errors"),
+    NC_("diag check", "leds"), NC_("diag check", "sweep"), NC_("diag check", "runtime"),
+    NC_("diag check", "seat gpio"),
+)
+
+
+def _check_name(name: str) -> str:
+    """A check's name in the command's language (a seat pin's is a Sentence)."""
+    return _(name) if hasattr(name, "template") else _.context("diag check", name)
 
 
 def _load_geometry(table: str | None):  # noqa: ANN202
@@ -31,7 +53,7 @@ def _load_geometry(table: str | None):  # noqa: ANN202
     try:
         return TableGeometry.load(table)
     except (GeometryError, OSError) as exc:
-        raise _err(str(exc), 2) from None
+        raise _err(message_of(exc), 2) from None
 
 
 def _table_ports(geometry, ports: list[str]) -> list[str]:  # noqa: ANN001
@@ -41,7 +63,7 @@ def _table_ports(geometry, ports: list[str]) -> list[str]:  # noqa: ANN001
 
     found = [c.path for c in candidate_ports()]
     if not found:
-        raise _err("no boards found (USB 2E8A:0005): plug them in, or give --port PATH", 1)
+        raise _err(say("no boards found (USB 2E8A:0005): plug them in, or give --port PATH"), 1)
     return found
 
 
@@ -58,6 +80,7 @@ def diag_command(
     no_runtime: bool = typer.Option(
         False, "--no-runtime",
         help="Do not ask the board's MicroPython (raw REPL) for its machine, version, free memory and sweep times."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Diagnose boards: identity, uptime, readers, cells, LEDs, link; exit 1 on a failure."""
     from rich.console import Console
@@ -69,13 +92,13 @@ def diag_command(
 
     geometry = _load_geometry(table)
     if not port and geometry is None:
-        raise _err("say which board: --port PATH, or --table FILE for all of a table's boards", 2)
+        raise _err(say("say which board: --port PATH, or --table FILE for all of a table's boards"), 2)
     ports = _table_ports(geometry, port)
     console = Console(stderr=as_json, highlight=False)
     reports = []
     for p in ports:
         if not as_json:
-            console.print(f"[bold]{p}[/]: diagnosing…")
+            console.print(f"[bold]{p}[/]: " + _("diagnosing…"))
         rep = diagnose_board(p, geometry=geometry, pings=pings, led_test=not no_leds)
         reports.append(rep)
         if not no_runtime and rep.identity is not None:
@@ -92,17 +115,20 @@ def diag_command(
             try:
                 with BoardClient(rep.port) as client:
                     sweeps[rep.port] = run_sweep(
-                        client, cells, lambda cell, ch: console.print(f"Put the test tag on [bold]{cell}[/] (lit blue)"),
+                        client, cells,
+                        lambda cell, ch: console.print(_("Put the test tag on {cell} (lit blue)", cell=f"[bold]{cell}[/]")),
                         on_done=lambda r: console.print(
-                            f"  {r.cell}: " + ("not detected" if not r.detected else f"{r.good}/{r.reads} good reads")))
+                            f"  {r.cell}: " + (_("not detected") if not r.detected
+                                               else _("{good}/{reads} good reads", good=r.good, reads=r.reads))))
             except BoardError as exc:
-                rep.add("sweep", False, str(exc), "Check the cable and run the sweep again.")
+                rep.add("sweep", False, message_of(exc), say("Check the cable and run the sweep again."))
                 continue
             worst = [r for r in sweeps[rep.port] if not r.detected or (r.reliability or 0) < 0.95]
             rep.cells = sweeps[rep.port]
-            rep.add("sweep", not worst, f"{len(sweeps[rep.port]) - len(worst)}/{len(sweeps[rep.port])} cells read "
-                                        "the test tag at least 95 % of the time",
-                    "Cells below 95 %: check their antenna cable and that no metal or second tag is near them.")
+            rep.add("sweep", not worst,
+                    say("{good}/{cells} cells read the test tag at least 95 % of the time",
+                        good=len(sweeps[rep.port]) - len(worst), cells=len(sweeps[rep.port])),
+                    say("Cells below 95 %: check their antenna cable and that no metal or second tag is near them."))
     if heatmap is not None:
         from tablesense.diag import heatmap as hm
 
@@ -112,8 +138,8 @@ def diag_command(
     gpio_checks = []
     if gpio:
         if geometry is None:
-            raise _err("--gpio needs --table FILE (which pins)", 2)
-        ask = (lambda label: console.print(f"Press {label}")) if interactive else None
+            raise _err(say("--gpio needs --table FILE (which pins)"), 2)
+        ask = (lambda label: console.print(_("Press {label}", label=_(label)))) if interactive else None
         gpio_checks = check_seat_gpio(geometry, ask=ask)
     ok = all(r.ok for r in reports) and all(c.ok is not False for c in gpio_checks)
     if as_json:
@@ -121,31 +147,37 @@ def diag_command(
                                "gpio": [c.to_json() for c in gpio_checks]}, indent=2))
         raise typer.Exit(0 if ok else 1)
     for rep in reports:
-        t = Table(title=f"{rep.port}" + (f" — board {rep.identity.board}" if rep.identity else ""))
-        t.add_column("check")
-        t.add_column("result")
-        t.add_column("detail / fix")
+        t = Table(title=f"{rep.port}" + (" — " + _("board {board}", board=rep.identity.board) if rep.identity else ""))
+        t.add_column(_("check"))
+        t.add_column(_("result"))
+        t.add_column(_("detail / fix"))
         for c in rep.checks:
-            mark = "[green]ok[/]" if c.ok else "[red]FAIL[/]" if c.ok is False else "[dim]-[/]"
-            t.add_row(c.name, mark, c.detail + (f"\n[bold]Fix:[/] {c.fix}" if c.fix else ""))
+            mark = _mark(c.ok, "[dim]-[/]")
+            t.add_row(_check_name(c.name), mark,
+                      _(c.detail) + ("\n[bold]" + _("Fix:") + f"[/] {_(c.fix)}" if c.fix else ""))
         if rep.uptime_s is not None:
-            t.add_row("uptime", "", f"{rep.uptime_s:.1f} s")
+            t.add_row(_("uptime"), "", f"{rep.uptime_s:.1f} s")
         console.print(t)
         if rep.port in sweeps:
-            ct = Table(title="per-cell reliability")
-            for col in ("cell", "channel", "good/reads", "errors", "reliability"):
+            ct = Table(title=_("per-cell reliability"))
+            for col in (_("cell"), _("channel"), _("good/reads"), _("errors"), _("reliability")):
                 ct.add_column(col)
             for r in sweeps[rep.port]:
-                rel = "not detected" if not r.detected else f"{(r.reliability or 0) * 100:.0f} %"
+                rel = _("not detected") if not r.detected else f"{(r.reliability or 0) * 100:.0f} %"
                 ct.add_row(r.cell, str(r.channel), f"{r.good}/{r.reads}", str(r.errors), rel)
             console.print(ct)
     for c in gpio_checks:
-        mark = "[green]ok[/]" if c.ok else "[red]FAIL[/]" if c.ok is False else "-"
-        console.print(f"{mark} {c.name}: {c.detail}" + (f" — {c.fix}" if c.fix else ""))
+        console.print(f"{_mark(c.ok, '-')} {_check_name(c.name)}: {_(c.detail)}" + (f" — {_(c.fix)}" if c.fix else ""))
     if heatmap is not None:
-        console.print(f"heatmap written to {heatmap}")
-    console.print("[green]all checks passed[/]" if ok else "[red]some checks failed: see the fixes above[/]")
+        console.print(_("heatmap written to {file}", file=heatmap))
+    console.print("[green]" + _("all checks passed") + "[/]" if ok
+                  else "[red]" + _("some checks failed: see the fixes above") + "[/]")
     raise typer.Exit(0 if ok else 1)
+
+
+def _mark(ok: bool | None, skipped: str) -> str:
+    """A check's verdict: ok, FAIL, or the mark of a check that could not run."""
+    return "[green]" + _("ok") + "[/]" if ok else "[red]" + _("FAIL") + "[/]" if ok is False else skipped
 
 
 def _runtime(rep) -> None:  # noqa: ANN001 - a BoardReport
@@ -157,13 +189,14 @@ def _runtime(rep) -> None:  # noqa: ANN001 - a BoardReport
     rep.micropython = rt.micropython
     rep.runtime = rt.to_json()
     if rt.error is not None:
-        rep.add("runtime", None, f"the board's MicroPython did not answer at the raw REPL: {rt.error}")
+        rep.add("runtime", None, say("the board's MicroPython did not answer at the raw REPL: {error}", error=rt.error))
         return
     sweep = rt.sweeps[0] if rt.sweeps else {}
     rep.add("runtime", True,
-            f"{rt.machine}, MicroPython {rt.micropython}; {rt.mem_free_boot} bytes free after boot, "
-            f"{sweep.get('mem_free_sweeping')} while sweeping; a sweep of {sweep.get('cells')} cells takes "
-            f"{sweep.get('sweep_ms')} ms measured by the board")
+            say("{machine}, MicroPython {version}; {free} bytes free after boot, {sweeping} while sweeping; "
+                "a sweep of {cells} cells takes {ms} ms measured by the board",
+                machine=rt.machine, version=rt.micropython, free=rt.mem_free_boot,
+                sweeping=sweep.get("mem_free_sweeping"), cells=sweep.get("cells"), ms=sweep.get("sweep_ms")))
 
 
 # --- tags -----------------------------------------------------------------------
@@ -177,14 +210,14 @@ def _load_registry(path: Path, create: bool):  # noqa: ANN202
         # the virtual table's tags (`play --tags virtual`, `sim boards`): virtual or virtual:SEED
         seed = name.partition(":")[2] or "0"
         if not seed.isdigit():
-            raise _err(f"--registry virtual:SEED takes a number, not {seed!r}", 2)
+            raise _err(say("--registry virtual:SEED takes a number, not {seed}", seed=repr(seed)), 2)
         return TagRegistry.virtual(int(seed))
     if create and not path.exists():
         return TagRegistry()
     try:
         return TagRegistry.load(path)
     except TagRegistryError as exc:
-        raise _err(str(exc), 2) from None
+        raise _err(message_of(exc), 2) from None
 
 
 @tags_app.command("enroll")
@@ -196,6 +229,7 @@ def tags_enroll(
     cell: str | None = typer.Option(None, "--cell", help="Enrolment cell id (default: the line's centre or first cell)."),
     names: str | None = typer.Option(None, "--names", help="With --set badges: 'Alice,Bob,...'."),
     reads: int = typer.Option(4, "--reads", help="Consecutive identical reads that confirm a UID."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Enrol a set: the table asks for each piece in turn and reads its tag."""
     from rich.console import Console
@@ -210,13 +244,13 @@ def tags_enroll(
     try:
         pieces = set_members(set_, reg, names.split(",") if names else None)
     except ValueError as exc:
-        raise _err(str(exc), 2) from None
+        raise _err(message_of(exc), 2) from None
     if not pieces:
-        console.print(f"[green]{set_} is complete in {registry}[/]")
+        console.print("[green]" + _("{set} is complete in {registry}", set=set_, registry=registry) + "[/]")
         return
     cell_id = cell or (geometry.line.center if geometry.line is not None else sorted(geometry.cells)[0])
     if cell_id not in geometry.cells:
-        raise _err(f"the table has no cell {cell_id!r}", 2)
+        raise _err(say("the table has no cell {cell}", cell=repr(cell_id)), 2)
     c = geometry.cells[cell_id]
     if port is None:
         for p in _table_ports(geometry, []):
@@ -225,15 +259,17 @@ def tags_enroll(
                 port = p
                 break
         if port is None:
-            raise _err(f"no connected board is board {c.board} (which owns {cell_id}); give --port", 1)
+            raise _err(say("no connected board is board {board} (which owns {cell}); give --port",
+                           board=c.board, cell=cell_id), 1)
     try:
         with BoardClient(port) as client:
             steps = Enroller(client, reg, registry, c.channel, c.led, confirm_reads=reads,
-                             say=lambda s: console.print(s)).run(pieces)
+                             say=lambda s: console.print(_(s))).run(pieces)
     except (EnrollError, BoardError) as exc:
-        raise _err(f"enrolment stopped: {exc}. What was enrolled so far is saved in {registry}.", 1) from None
+        raise _err(say("enrolment stopped: {error}. What was enrolled so far is saved in {registry}.",
+                       error=message_of(exc), registry=str(registry)), 1) from None
     done = sum(1 for s in steps if s.outcome == "enrolled")
-    console.print(f"[green]{done} piece(s) enrolled[/] into {registry}")
+    console.print(_("{done} piece(s) enrolled into {registry}", done=f"[green]{done}[/]", registry=registry))
 
 
 @tags_app.command("export")
@@ -242,6 +278,7 @@ def tags_export(
         ..., "--registry", help="Registry JSON file, or 'virtual' ('virtual:SEED') for the virtual table's tags."
     ),
     out: Path | None = typer.Option(None, "--out", help="File (.json or .csv); default: stdout JSON."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Write the registry as JSON (the file format) or CSV (uid,piece)."""
     reg = _load_registry(registry, create=False)
@@ -260,6 +297,7 @@ def tags_export(
 def tags_import(
     source: Path = typer.Argument(..., help="A registry JSON file, or a CSV of uid,piece."),
     registry: Path = typer.Option(..., "--registry"),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Merge tags into the registry; refuses (changing nothing) on any conflict."""
     from tablesense.table.tags import TagRegistry, TagRegistryError
@@ -271,14 +309,14 @@ def tags_import(
             for n, line in enumerate(source.read_text().splitlines(), start=1):
                 if not line.strip() or line.lower().startswith("uid,"):
                     continue
-                uid, _, piece = line.partition(",")
+                uid, _comma, piece = line.partition(",")
                 if not piece:
-                    raise TagRegistryError(f"{source}:{n}: expected uid,piece")
+                    raise TagRegistryError(say("{file}:{line}: expected uid,piece", file=str(source), line=n))
                 pairs.append((uid.strip(), piece.strip()))
         else:
             pairs = [(uid.hex(), str(p)) for uid, p in TagRegistry.load(source)]
     except (TagRegistryError, OSError) as exc:
-        raise _err(str(exc), 2) from None
+        raise _err(message_of(exc), 2) from None
     merged = TagRegistry(dict(reg.to_json()["tags"]))  # type: ignore[arg-type]
     problems = []
     added = 0
@@ -289,27 +327,28 @@ def tags_import(
             merged.add(uid, piece)
             added += 1
         except (TagRegistryError, ValueError) as exc:
-            problems.append(str(exc))
+            problems.append(_(message_of(exc)))
     if problems:
-        raise _err("nothing imported:\n  " + "\n  ".join(problems), 1)
+        raise _err(_("nothing imported:") + "\n  " + "\n  ".join(problems), 1)
     merged.save(registry)
-    typer.echo(f"{added} tag(s) imported into {registry}")
+    typer.echo(_("{added} tag(s) imported into {registry}", added=added, registry=registry))
 
 
 @tags_app.command("check")
 def tags_check(
     registry: Path = typer.Option(..., "--registry"),
     set_: str = typer.Option("tiles", "--set", help="tiles, cards32 or cards52."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Exit 0 when the set is complete, 1 listing what is missing."""
     reg = _load_registry(registry, create=False)
     if set_ not in ("tiles", "cards32", "cards52"):
-        raise _err(f"unknown set {set_!r}: use tiles, cards32 or cards52", 2)
+        raise _err(say("unknown set {set}: use tiles, cards32 or cards52", set=repr(set_)), 2)
     missing = reg.missing(set_)  # type: ignore[arg-type]
     if missing:
-        typer.echo(f"{len(missing)} missing from {set_}: {', '.join(missing)}")
+        typer.echo(_("{n} missing from {set}: {pieces}", n=len(missing), set=set_, pieces=", ".join(missing)))
         raise typer.Exit(1)
-    typer.echo(f"{set_} complete ({len(reg)} tags in the registry)")
+    typer.echo(_("{set} complete ({n} tags in the registry)", set=set_, n=len(reg)))
 
 
 def register(app: typer.Typer) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from tablesense.firmware import proto
 from tablesense.flash.client import BoardClient, BoardError, Identity
+from tablesense.games.common import Sentence, message_of, say
 
 #: MFRC522 VersionReg values of working chips (NXP v1.0, v2.0, and a common clone).
 GOOD_READER_VERSIONS = {0x91: "MFRC522 v1.0", 0x92: "MFRC522 v2.0", 0x88: "FM17522 clone", 0x12: "clone"}
@@ -109,6 +110,23 @@ class BoardReport:
         }
 
 
+def _pin_label(kind: str, seat: int, name: str) -> Sentence:
+    """A seat pin's check, the seat counted as people count it (from 1)."""
+    if kind == "turn LED":
+        return say("seat {seat} ({name}) turn LED", seat=seat + 1, name=name)
+    if kind == "call button":
+        return say("seat {seat} ({name}) call button", seat=seat + 1, name=name)
+    return say("seat {seat} ({name}) button", seat=seat + 1, name=name)
+
+
+def _listed(items: list[Sentence], more: bool) -> Sentence:
+    """Sentences one after another (``a; b; ...``), still translatable item by item."""
+    out = items[0]
+    for item in items[1:]:
+        out = say("{first}; {then}", first=out, then=item)
+    return say("{first}; ...", first=out) if more else out
+
+
 def _percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
@@ -139,13 +157,13 @@ def diagnose_board(
         client = client_factory(port)
         client.open()
     except BoardError as exc:
-        report.add("port", False, str(exc), "Plug the board in, and stop any program that holds the port.")
+        report.add("port", False, message_of(exc), say("Plug the board in, and stop any program that holds the port."))
         return report
     try:
         _diagnose(client, report, geometry, pings, led_test, led_pause, expected_version)
     except BoardError as exc:
-        report.add("link", False, f"the board stopped answering: {exc}",
-                   "Check the USB cable and the board's power; then run diag again.")
+        report.add("link", False, say("the board stopped answering: {error}", error=message_of(exc)),
+                   say("Check the USB cable and the board's power; then run diag again."))
     finally:
         client.close()
     return report
@@ -158,12 +176,15 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
     try:
         ident = client.hello(timeout=0.6, retries=2)
     except BoardError as exc:
-        report.add("handshake", False, str(exc),
-                   f"Install the firmware: `tablesense flash --port {port}` (add --table FILE to give it its config).")
+        report.add("handshake", False, message_of(exc),
+                   say("Install the firmware: `tablesense flash --port {port}` (add --table FILE to give it its config).",
+                       port=port))
         return
     report.identity = ident
-    report.add("handshake", True, f"board {ident.board}, firmware {ident.fw_version}, protocol {ident.protocol}, "
-                                  f"unique id {ident.uid.hex()}, {ident.cells} cells, {ident.leds} LEDs")
+    report.add("handshake", True, say("board {board}, firmware {version}, protocol {protocol}, "
+                                      "unique id {uid}, {cells} cells, {leds} LEDs",
+                                      board=ident.board, version=ident.fw_version, protocol=ident.protocol,
+                                      uid=ident.uid.hex(), cells=ident.cells, leds=ident.leds))
     if expected_version is None:
         from tablesense.flash.deploy import firmware_version
 
@@ -173,11 +194,14 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
             expected_version = None
     if expected_version is not None:
         same = ident.fw_version == expected_version
-        report.add("firmware version", same, f"board runs {ident.fw_version}, this host ships {expected_version}",
-                   f"Update it: `tablesense flash --port {port}`.")
+        report.add("firmware version", same,
+                   say("board runs {version}, this host ships {expected}", version=ident.fw_version,
+                       expected=expected_version),
+                   say("Update it: `tablesense flash --port {port}`.", port=port))
     if ident.protocol != proto.VERSION:
-        report.add("protocol", False, f"board speaks protocol {ident.protocol}, host {proto.VERSION}",
-                   f"Update the firmware: `tablesense flash --port {port}`.")
+        report.add("protocol", False,
+                   say("board speaks protocol {protocol}, host {host}", protocol=ident.protocol, host=proto.VERSION),
+                   say("Update the firmware: `tablesense flash --port {port}`.", port=port))
     cells_geo = []
     if geometry is not None:
         try:
@@ -185,13 +209,16 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
         except (KeyError, ValueError):
             board_geo = None
         if board_geo is None:
-            report.add("config", False, f"the table has no board {ident.board}",
-                       f"Give the board its place: `tablesense flash --port {port} --table FILE --board ID`.")
+            report.add("config", False, say("the table has no board {board}", board=ident.board),
+                       say("Give the board its place: `tablesense flash --port {port} --table FILE --board ID`.",
+                           port=port))
         else:
             want = expected_config_hash(geometry.board_config(ident.board))
             ok = want == ident.config_hash
-            report.add("config", ok, f"config {ident.config_hash.hex()}, table expects {want.hex()}",
-                       f"Write the table's config: `tablesense flash --port {port} --table FILE`.")
+            report.add("config", ok,
+                       say("config {config}, table expects {expected}", config=ident.config_hash.hex(),
+                           expected=want.hex()),
+                       say("Write the table's config: `tablesense flash --port {port} --table FILE`.", port=port))
             cells_geo = sorted((c for c in geometry.cells.values() if c.board == ident.board), key=lambda c: c.channel)
     # uptime and counters
     stats, cell_errors = client.stats_request()
@@ -206,30 +233,33 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
             bad.append(ch)
     if bad:
         dead = ", ".join(str(b) for b in bad[:8]) + ("..." if len(bad) > 8 else "")
-        report.add("readers", False, f"{len(bad)} of {len(readers)} readers fail the self-test (channels {dead})",
-                   "Check those readers' SPI wiring, chip-select lines and 3.3 V supply; a version of 0x00 or 0xff "
-                   "means the chip does not answer at all.")
+        report.add("readers", False,
+                   say("{bad} of {readers} readers fail the self-test (channels {channels})", bad=len(bad),
+                       readers=len(readers), channels=dead),
+                   say("Check those readers' SPI wiring, chip-select lines and 3.3 V supply; a version of 0x00 "
+                       "or 0xff means the chip does not answer at all."))
     else:
-        report.add("readers", True, f"all {len(readers)} readers answer and have their antenna on")
+        report.add("readers", True, say("all {readers} readers answer and have their antenna on", readers=len(readers)))
     # cells: current state and error counters
     snap = client.snapshot()
     names = {c.channel: c.id for c in cells_geo}
     sweeps = max(1, stats.get("sweeps", 0))
-    failing = []
+    failing: list[Sentence] = []
     for ch, state in enumerate(snap):
         errs = cell_errors[ch] if ch < len(cell_errors) else 0
         res = CellResult(names.get(ch, f"ch{ch}"), ch, errors=errs)
         report.cells.append(res)
         if isinstance(state, int) and state >= 0:
-            failing.append(f"{res.cell} reads error {state}")
+            failing.append(say("{cell} reads error {code}", cell=res.cell, code=state))
         elif errs / sweeps > CELL_ERROR_LIMIT:
-            failing.append(f"{res.cell} failed {errs} of {sweeps} reads")
+            failing.append(say("{cell} failed {errors} of {sweeps} reads", cell=res.cell, errors=errs, sweeps=sweeps))
     if failing:
-        report.add("cells", False, "; ".join(failing[:6]) + ("; ..." if len(failing) > 6 else ""),
-                   "A cell with read errors has two tags on it, a tag moving, or a damaged antenna: clear it, "
-                   "then run `tablesense diag --sweep` to measure it.")
+        report.add("cells", False, _listed(failing[:6], more=len(failing) > 6),
+                   say("A cell with read errors has two tags on it, a tag moving, or a damaged antenna: clear it, "
+                       "then run `tablesense diag --sweep` to measure it."))
     else:
-        report.add("cells", True, f"{len(snap)} cells read cleanly ({stats.get('sweeps', 0)} sweeps)")
+        report.add("cells", True, say("{cells} cells read cleanly ({sweeps} sweeps)", cells=len(snap),
+                                      sweeps=stats.get("sweeps", 0)))
     # LEDs
     if led_test:
         _led_check(client, report, ident, geometry, led_pause)
@@ -271,16 +301,19 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
         "rtt_limit_ms": round(rtt_limit, 1),
     }
     link_ok = lost == 0 and _percentile(rtts, 0.99) <= rtt_limit and host_errors == 0
-    slow = (f"; the board's clock runs at {speed:.2f}x real time (an emulated board): limit {rtt_limit:.0f} ms"
+    slow = (say("; the board's clock runs at {speed}x real time (an emulated board): limit {limit} ms",
+                speed=f"{speed:.2f}", limit=f"{rtt_limit:.0f}")
             if rtt_limit != RTT_LIMIT_MS else "")
     report.add("link", link_ok,
-               f"{pings - lost}/{pings} pings, p50 {report.link['rtt_ms_p50']} ms, p99 {report.link['rtt_ms_p99']} ms, "
-               f"CRC errors board {report.link['board_crc_errors']} host {host_errors}{slow}",
-               "Use a short, good USB cable directly on the Pi (no unpowered hub), and keep it away from the "
-               "LED strip's power wires.")
+               say("{answered}/{pings} pings, p50 {p50} ms, p99 {p99} ms, CRC errors board {board} host {host}{slow}",
+                   answered=pings - lost, pings=pings, p50=report.link["rtt_ms_p50"], p99=report.link["rtt_ms_p99"],
+                   board=report.link["board_crc_errors"], host=host_errors, slow=slow),
+               say("Use a short, good USB cable directly on the Pi (no unpowered hub), and keep it away from the "
+                   "LED strip's power wires."))
     if stats2.get("crc_errors", 0) or stats2.get("framing_errors", 0):
-        report.add("link errors", None, f"the board has seen {stats2.get('crc_errors', 0)} CRC and "
-                                        f"{stats2.get('framing_errors', 0)} framing errors since it started")
+        report.add("link errors", None,
+                   say("the board has seen {crc} CRC and {framing} framing errors since it started",
+                       crc=stats2.get("crc_errors", 0), framing=stats2.get("framing_errors", 0)))
 
 
 def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geometry, pause: float) -> None:  # noqa: ANN001
@@ -292,10 +325,10 @@ def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geomet
             want_leds = None
     if not ident.caps & proto.CAP_LEDS or ident.leds == 0:
         if want_leds:
-            report.add("leds", False, f"the board reports no LED strip; the table expects {want_leds} LEDs",
-                       "Check led_pin and leds in the board config (flash with --table), and the strip's data wire.")
+            report.add("leds", False, say("the board reports no LED strip; the table expects {leds} LEDs", leds=want_leds),
+                       say("Check led_pin and leds in the board config (flash with --table), and the strip's data wire."))
         else:
-            report.add("leds", None, "this board has no LEDs")
+            report.add("leds", None, say("this board has no LEDs"))
         return
     n = ident.leds
     pattern = [(64, 0, 0), (0, 64, 0), (0, 0, 64), (64, 64, 64)]
@@ -304,10 +337,10 @@ def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geomet
             client.leds([color] * n)
             time.sleep(pause)
         client.leds([(0, 0, 0)] * n)
-        report.add("leds", True, f"test pattern red, green, blue, white on {n} LEDs accepted")
+        report.add("leds", True, say("test pattern red, green, blue, white on {leds} LEDs accepted", leds=n))
     except BoardError as exc:
-        report.add("leds", False, f"the board refused the LED frames: {exc}",
-                   "Check the strip's 5 V supply and data wire, and led_pin in the board config.")
+        report.add("leds", False, say("the board refused the LED frames: {error}", error=message_of(exc)),
+                   say("Check the strip's 5 V supply and data wire, and led_pin in the board config."))
 
 
 # --- the guided sweep -------------------------------------------------------------
@@ -386,21 +419,22 @@ def check_seat_gpio(geometry, backend=None, ask: Callable[[str], None] | None = 
     try:
         from tablesense.outputs.gpio import LED, Button, GPIOError, make_backend
     except ImportError:
-        return [Check("seat gpio", None, "the outputs room's GPIO layer is not installed")]
+        return [Check("seat gpio", None, say("the outputs room's GPIO layer is not installed"))]
     checks: list[Check] = []
     try:
         be = backend if backend is not None else make_backend()
     except GPIOError as exc:
-        return [Check("seat gpio", False, str(exc), "Install RPi.GPIO (rpi-lgpio on a Pi 5) or set TABLESENSE_GPIO=sim.")]
+        return [Check("seat gpio", False, message_of(exc),
+                      say("Install RPi.GPIO (rpi-lgpio on a Pi 5) or set TABLESENSE_GPIO=sim."))]
     pins: list[tuple[str, int, str]] = []
     for seat in geometry.seats:
         for kind, pin in (("turn LED", seat.turn_led_pin), ("button", seat.button_pin),
                           ("call button", getattr(seat, "call_button_pin", None))):
-            if pin is not None:
-                pins.append((f"seat {seat.index} ({seat.name}) {kind}", pin, kind))
+            if pin is not None:  # seats as people count them, from 1
+                pins.append((_pin_label(kind, seat.index, seat.name), pin, kind))
     ref = getattr(geometry, "referee_button_pin", None)
     if ref is not None:
-        pins.append(("referee button", ref, "button"))
+        pins.append((say("referee button"), ref, "button"))
     for label, pin, kind in pins:
         try:
             if kind == "turn LED":
@@ -409,21 +443,27 @@ def check_seat_gpio(geometry, backend=None, ask: Callable[[str], None] | None = 
                     lit = led.is_lit
                     led.off()
                     ok = lit and not led.is_lit
-                checks.append(Check(label, ok, f"GPIO{pin} switched on and off",
-                                    None if ok else f"GPIO{pin} does not follow: check the LED's resistor and wiring"))
+                checks.append(Check(label, ok, say("GPIO{pin} switched on and off", pin=pin),
+                                    None if ok else say("GPIO{pin} does not follow: check the LED's resistor and wiring",
+                                                        pin=pin)))
             else:
                 with Button(be, pin) as btn:
                     if btn.is_pressed:
-                        checks.append(Check(label, False, f"GPIO{pin} reads pressed at rest",
-                                            f"The button on GPIO{pin} is stuck or its wire touches ground: free it."))
+                        checks.append(Check(label, False, say("GPIO{pin} reads pressed at rest", pin=pin),
+                                            say("The button on GPIO{pin} is stuck or its wire touches ground: free it.",
+                                                pin=pin)))
                         continue
                     if ask is None:
-                        checks.append(Check(label, True, f"GPIO{pin} reads released at rest"))
+                        checks.append(Check(label, True, say("GPIO{pin} reads released at rest", pin=pin)))
                         continue
                     ask(label)
                     pressed = btn.wait_for_press(press_timeout)
-                    checks.append(Check(label, pressed, f"GPIO{pin} {'pressed' if pressed else 'no press seen'}",
-                                        None if pressed else f"Check the button on GPIO{pin}: it should connect the pin to ground."))
+                    checks.append(Check(label, pressed,
+                                        say("GPIO{pin} pressed", pin=pin) if pressed
+                                        else say("GPIO{pin} no press seen", pin=pin),
+                                        None if pressed else say("Check the button on GPIO{pin}: it should connect "
+                                                                 "the pin to ground.", pin=pin)))
         except GPIOError as exc:
-            checks.append(Check(label, False, str(exc), "Stop the program holding the pin (tablesense play) and retry."))
+            checks.append(Check(label, False, message_of(exc),
+                                say("Stop the program holding the pin (tablesense play) and retry.")))
     return checks

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tablesense.flash.client import BoardClient, BoardError
+from tablesense.games.common import Sentence, message_of, say
 from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
 
 BLUE, GREEN, RED, OFF = (0, 0, 96), (0, 96, 0), (96, 0, 0), (0, 0, 0)
@@ -38,19 +39,19 @@ def set_members(kind: str, registry: TagRegistry, names: list[str] | None = None
     """The pieces still to enrol, in the order they are asked for."""
     if kind == "badges":
         if not names:
-            raise ValueError("--set badges needs --names 'Alice,Bob,...'")
+            raise ValueError(say("--set badges needs --names 'Alice,Bob,...'"))
         return [f"badge:{n.strip()}" for n in names if n.strip() and f"badge:{n.strip()}" not in registry]
     if kind not in ("tiles", "cards32", "cards52"):
-        raise ValueError(f"unknown set {kind!r}: use tiles, cards32, cards52 or badges")
+        raise ValueError(say("unknown set {set}: use tiles, cards32, cards52 or badges", set=repr(kind)))
     return list(registry.missing(kind))  # type: ignore[arg-type]
 
 
-def foreign_reason(uid: bytes) -> str | None:
+def foreign_reason(uid: bytes) -> Sentence | None:
     """Why a tag cannot be one of our pieces, or None."""
     if len(uid) == 4 and uid[0] == 0x08:
-        return "it has a random UID (it changes on every read); use NTAG or MIFARE tags with fixed UIDs"
+        return say("it has a random UID (it changes on every read); use NTAG or MIFARE tags with fixed UIDs")
     if len(uid) not in (4, 7, 10):
-        return f"its UID has {len(uid)} bytes; ISO 14443 A tags have 4, 7 or 10"
+        return say("its UID has {n} bytes; ISO 14443 A tags have 4, 7 or 10", n=len(uid))
     return None
 
 
@@ -68,7 +69,7 @@ class Enroller:
         confirm_reads: int = 4,
         interval: float = 0.05,
         timeout: float = 60.0,
-        say: Callable[[str], None] = print,
+        say: Callable[[str], None] = print,  # given Sentences: the caller prints them in its language
     ) -> None:
         self.client = client
         self.registry = registry
@@ -108,7 +109,7 @@ class Enroller:
                 same = 0
                 last = None
             time.sleep(self.interval)
-        raise EnrollError(f"no tag settled on the enrolment cell within {self.timeout:.0f} s")
+        raise EnrollError(say("no tag settled on the enrolment cell within {seconds} s", seconds=f"{self.timeout:.0f}"))
 
     def _wait_empty(self) -> None:
         deadline = time.monotonic() + self.timeout
@@ -116,13 +117,13 @@ class Enroller:
             if self._cell() is None:
                 return
             time.sleep(self.interval)
-        raise EnrollError("the tag was not taken off the enrolment cell")
+        raise EnrollError(say("the tag was not taken off the enrolment cell"))
 
     def run(self, pieces: list[str]) -> list[EnrollStep]:
         try:
             ident = self.client.hello(timeout=0.6, retries=2)
         except BoardError as exc:
-            raise EnrollError(str(exc)) from None
+            raise EnrollError(message_of(exc)) from None
         self._n_leds = ident.leds if ident.caps & 1 else 0
         steps: list[EnrollStep] = []
         queue = list(pieces)
@@ -130,18 +131,19 @@ class Enroller:
             while queue:
                 piece = Piece.parse(queue[0])
                 if self._cell() is not None:
-                    self.say("Take the tag off the enrolment cell first.")
+                    self.say(say("Take the tag off the enrolment cell first."))
                     self._wait_empty()
                 self._light(BLUE)
-                self.say(f"Place {piece} on the enrolment cell ({len(queue)} to go).")
+                self.say(say("Place {piece} on the enrolment cell ({left} to go).", piece=str(piece), left=len(queue)))
                 uid = self._wait_settled_tag()
                 reason = foreign_reason(uid)
                 known = self.registry.piece(uid)
                 if reason is None and isinstance(known, Piece):
-                    reason = f"this tag is already enrolled as {known}"
+                    reason = say("this tag is already enrolled as {piece}", piece=str(known))
                 if reason is not None:
                     self._light(RED)
-                    msg = f"Refused tag {uid.hex()}: {reason}. Take it off and place {piece}."
+                    msg = say("Refused tag {uid}: {reason}. Take it off and place {piece}.", uid=uid.hex(),
+                              reason=reason, piece=str(piece))
                     self.say(msg)
                     steps.append(EnrollStep(str(piece), uid, "refused", msg))
                     self._wait_empty()
@@ -151,18 +153,18 @@ class Enroller:
                 except TagRegistryError as exc:
                     self._light(RED)
                     steps.append(EnrollStep(str(piece), uid, "refused", str(exc)))
-                    self.say(f"Refused: {exc}")
+                    self.say(say("Refused: {error}", error=message_of(exc)))
                     self._wait_empty()
                     continue
                 if self.path is not None:
                     self.registry.save(self.path)
                 self._light(GREEN)
-                self.say(f"{piece} = {uid.hex()} enrolled. Take it off.")
+                self.say(say("{piece} = {uid} enrolled. Take it off.", piece=str(piece), uid=uid.hex()))
                 steps.append(EnrollStep(str(piece), uid, "enrolled", "ok"))
                 queue.pop(0)
                 self._wait_empty()
         except BoardError as exc:
-            raise EnrollError(f"the board stopped answering: {exc}") from None
+            raise EnrollError(say("the board stopped answering: {error}", error=message_of(exc))) from None
         finally:
             self._light(OFF)
         return steps

@@ -14,6 +14,10 @@ from pathlib import Path
 
 import typer
 
+from tablesense.games.common import message_of, say
+from tablesense.i18n import NC_
+from tablesense.i18n.cli import LANG_OPTION, _
+
 boards_app = typer.Typer(name="boards", help="The sensor boards the host can see.", no_args_is_help=True,
                          add_completion=False)
 
@@ -23,6 +27,7 @@ def boards_list(
     port: list[str] = typer.Option([], "--port", "-p", help="Also look at this port (a virtual board's /dev/pts/N)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
     no_handshake: bool = typer.Option(False, "--no-handshake", help="Do not talk to the boards (USB identity only)."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Every board: USB identity, serial, port, state, firmware version and config hash."""
     from rich.console import Console
@@ -36,10 +41,10 @@ def boards_list(
         return
     console = Console()
     if not boards:
-        console.print("No boards found. Plug a board in (hold BOOTSEL for a new one), or pass --port for a virtual board.")
+        console.print(_("No boards found. Plug a board in (hold BOOTSEL for a new one), or pass --port for a virtual board."))
         return
-    t = Table(title="Boards")
-    for col in ("state", "port", "USB id", "serial", "board", "firmware", "config"):
+    t = Table(title=_("Boards"))
+    for col in (_("state"), _("port"), _("USB id"), _("serial"), _("board"), _("firmware"), _("config")):
         t.add_column(col)
     for b in boards:
         ident = b.identity
@@ -72,6 +77,7 @@ def flash_command(
     source_only: bool = typer.Option(False, "--no-compile", help="Ship .py sources instead of mpy-cross output."),
     force: bool = typer.Option(False, "--force", help="Take the REPL path even if the board says it is up to date."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Install MicroPython (optional) and deploy the firmware app + board config.
 
@@ -89,14 +95,16 @@ def flash_command(
     if micropython is not None:
         image = _load_uf2(micropython, chip)
         if check:
-            err.print(f"{micropython}: {image.blocks} blocks for {_family(image.family)}, "
-                      f"0x{image.start:08x}..0x{image.end:08x} ({image.size // 1024} KiB, {len(image.sectors())} sectors)")
+            err.print(_("{file}: {blocks} blocks for {family}, {start}..{end} ({kib} KiB, {sectors} sectors)",
+                        file=micropython, blocks=image.blocks, family=_family(image.family),
+                        start=f"0x{image.start:08x}", end=f"0x{image.end:08x}", kib=image.size // 1024,
+                        sectors=len(image.sectors())))
             return
         _install_micropython(micropython, image, chip, port[0] if port else None, err)
         if not port and not all_boards:
             return
     elif check:
-        raise _fail("--check needs --micropython FILE.uf2", 2)
+        raise _fail(_("--check needs --micropython FILE.uf2"), 2)
     warning = check_mpremote_version()
     if warning:
         err.print(f"[yellow]{warning}[/]")
@@ -110,9 +118,9 @@ def flash_command(
         except (GeometryError, OSError) as exc:
             raise _fail(str(exc), 2) from None
     if all_boards and geometry is None:
-        raise _fail("--all needs --table FILE (which boards, and their configs)", 2)
+        raise _fail(_("--all needs --table FILE (which boards, and their configs)"), 2)
     if not port and not all_boards:
-        raise _fail("say which board: --port PATH (see `tablesense boards list`), or --all --table FILE", 2)
+        raise _fail(_("say which board: --port PATH (see `tablesense boards list`), or --all --table FILE"), 2)
     try:
         base = dp.build_payload(firmware or dp.FIRMWARE_DIR, compile=not source_only,
                                 fallback_config=dp.bench_config())
@@ -127,9 +135,10 @@ def flash_command(
         try:
             targets = _assign(geometry, port if port else None, board)
         except ValueError as exc:
-            raise _fail(str(exc), 2) from None
+            raise _fail(_(message_of(exc)), 2) from None
         for p, bid in targets:
-            jobs.append((p, base.with_config(geometry.board_config(bid)), f"board {bid} ({geometry.board(bid).name})"))
+            jobs.append((p, base.with_config(geometry.board_config(bid)),
+                         _("board {board} ({name})", board=bid, name=geometry.board(bid).name)))
 
     results: dict[str, object] = {}
     failures: dict[str, str] = {}
@@ -144,16 +153,29 @@ def flash_command(
             if isinstance(r, dict):
                 ident = r.get("identity") or {}
                 if r["action"] == "up-to-date":
-                    console.print(f"[green]{label}[/]: up to date (firmware {ident.get('fw_version')}, "
-                                  f"config {ident.get('config_hash')}) in {r['seconds']:.2f} s")
+                    console.print(f"[green]{label}[/]: " + _(
+                        "up to date (firmware {version}, config {config}) in {seconds} s",
+                        version=ident.get("fw_version"), config=ident.get("config_hash"),
+                        seconds=f"{r['seconds']:.2f}"))
                 else:
-                    console.print(f"[green]{label}[/]: deployed firmware {ident.get('fw_version')} "
-                                  f"(config {ident.get('config_hash')}); uploaded {len(r['uploaded'])} file(s), "
-                                  f"{len(r['unchanged'])} unchanged, {r['seconds']:.1f} s")
+                    console.print(f"[green]{label}[/]: " + _(
+                        "deployed firmware {version} (config {config}); uploaded {uploaded} file(s), "
+                        "{unchanged} unchanged, {seconds} s",
+                        version=ident.get("fw_version"), config=ident.get("config_hash"),
+                        uploaded=len(r["uploaded"]), unchanged=len(r["unchanged"]), seconds=f"{r['seconds']:.1f}"))
         for p, msg in failures.items():
             err.print(f"[red]{p}: {msg}[/]")
     if failures:
         raise typer.Exit(1)
+
+
+#: The stages a deploy reports (``deploy.deploy(progress=...)``) and PICOBOOT's
+#: steps, as the progress bars show them in the command's language.
+STAGES = (
+    NC_("deploy stage", "handshake"), NC_("deploy stage", "up to date"), NC_("deploy stage", "raw REPL"),
+    NC_("deploy stage", "upload"), NC_("deploy stage", "install"), NC_("deploy stage", "reset"),
+    NC_("deploy stage", "done"), NC_("deploy stage", "write"), NC_("deploy stage", "verify"),
+)
 
 
 def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> None:  # noqa: ANN001
@@ -166,7 +188,7 @@ def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> 
     progress = Progress(TextColumn("{task.description:<28}"), BarColumn(), TextColumn("{task.fields[stage]:<12}"),
                         TimeElapsedColumn(), console=Console(stderr=True), disable=quiet, transient=False)
     with progress:
-        tasks = {p: progress.add_task(label, total=1.0, stage="waiting") for p, _pl, label in jobs}
+        tasks = {p: progress.add_task(label, total=1.0, stage=_("waiting")) for p, _pl, label in jobs}
 
         def one(p: str, payload) -> None:  # noqa: ANN001
             def tell(what: str, done: int, total: int) -> None:
@@ -179,17 +201,17 @@ def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> 
                     frac = 1.0
                 else:
                     frac = 0.05
-                progress.update(tasks[p], completed=frac, stage=what)
+                progress.update(tasks[p], completed=frac, stage=_.context("deploy stage", what))
 
             try:
                 results[p] = deploy(p, payload, progress=tell, force=force).to_json()
-                progress.update(tasks[p], completed=1.0, stage="done")
+                progress.update(tasks[p], completed=1.0, stage=_.context("deploy stage", "done"))
             except DeployError as exc:
-                failures[p] = str(exc)
-                progress.update(tasks[p], stage="FAILED")
+                failures[p] = _(message_of(exc))
+                progress.update(tasks[p], stage=_("FAILED"))
             except Exception as exc:  # noqa: BLE001 - one board must not take the others down
-                failures[p] = f"unexpected error: {exc!r}"
-                progress.update(tasks[p], stage="FAILED")
+                failures[p] = _("unexpected error: {error}", error=repr(exc))
+                progress.update(tasks[p], stage=_("FAILED"))
 
         threads = [threading.Thread(target=one, args=(p, pl), daemon=True) for p, pl, _l in jobs]
         for t in threads:
@@ -210,14 +232,14 @@ def _assign(geometry, ports: list[str] | None, board: int | None) -> list[tuple[
         ports = [c.path for c in cands]
         serials = {c.path: c.serial_number for c in cands}
         if not ports:
-            raise ValueError("no MicroPython boards (USB 2E8A:0005) found; plug them in or give --port")
+            raise ValueError(say("no MicroPython boards (USB 2E8A:0005) found; plug them in or give --port"))
     else:
         serials = {}
     if board is not None:
         if len(ports) != 1:
-            raise ValueError("--board goes with exactly one --port")
+            raise ValueError(say("--board goes with exactly one --port"))
         if board not in ids:
-            raise ValueError(f"the table has no board {board} (it has {ids})")
+            raise ValueError(say("the table has no board {board} (it has {ids})", board=board, ids=ids))
         return [(ports[0], board)]
     out: dict[str, int] = {}
     free = list(ids)
@@ -237,7 +259,7 @@ def _assign(geometry, ports: list[str] | None, board: int | None) -> list[tuple[
             unknown.append(p)
     for p in unknown:
         if not free:
-            raise ValueError(f"{p}: the table has no board left for it (boards {ids} are taken)")
+            raise ValueError(say("{port}: the table has no board left for it (boards {ids} are taken)", port=p, ids=ids))
         out[p] = free.pop(0)
     return sorted(out.items(), key=lambda kv: kv[1])
 
@@ -266,7 +288,8 @@ def _micropython_image(given: Path | None, install: bool, has_target: bool, err)
         images.check(images.MICROPYTHON_UF2, images.MICROPYTHON_UF2_SHA256)
     except (OSError, ValueError) as exc:
         raise _fail(str(exc), 1) from None
-    err.print(f"MicroPython image: the bundled v{images.MICROPYTHON_VERSION} ({images.MICROPYTHON_UF2.name})")
+    err.print(_("MicroPython image: the bundled v{version} ({file})", version=images.MICROPYTHON_VERSION,
+                file=images.MICROPYTHON_UF2.name))
     return images.MICROPYTHON_UF2
 
 
@@ -282,7 +305,7 @@ def _load_uf2(path: Path, chip: str):  # noqa: ANN202
 def _family(family: int | None) -> str:
     from tablesense.flash.uf2 import family_name
 
-    return "no family" if family is None else family_name(family)
+    return _("no family") if family is None else family_name(family)
 
 
 def _install_micropython(path: Path, image, chip: str, port: str | None, err) -> None:  # noqa: ANN001
@@ -307,19 +330,22 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
             usb = PyUsbIO(dev)
         except PicobootError as exc:
             usb = None
-            err.print(f"[yellow]PICOBOOT not usable ({exc}); trying the boot volume[/]")
+            err.print("[yellow]" + _("PICOBOOT not usable ({error}); trying the boot volume", error=exc) + "[/]")
         except Exception as exc:  # noqa: BLE001 - pyusb permission errors
             usb = None
-            err.print(f"[yellow]cannot open the USB device ({exc}); trying the boot volume "
-                      "(install hardware/udev rules for USB access)[/]")
+            err.print("[yellow]" + _("cannot open the USB device ({error}); trying the boot volume "
+                                     "(install hardware/udev rules for USB access)", error=exc) + "[/]")
         if usb is not None:
             try:
                 pb = Picoboot(usb, chip=chip)
-                pb.flash_image(image, progress=lambda what, d, t: err.print(f"{what} {d}/{t}", end="\r"))
+                pb.flash_image(image, progress=lambda what, d, t: err.print(
+                    f"{_.context('deploy stage', what)} {d}/{t}", end="\r"))
                 if image.in_ram:
-                    err.print(f"\n{path.name} loaded to RAM ({image.size // 1024} KiB, verified) and started")
+                    err.print("\n" + _("{file} loaded to RAM ({kib} KiB, verified) and started",
+                                        file=path.name, kib=image.size // 1024))
                 else:
-                    err.print(f"\nMicroPython written ({len(image.sectors())} sectors, verified); the board reboots")
+                    err.print("\n" + _("MicroPython written ({sectors} sectors, verified); the board reboots",
+                                        sectors=len(image.sectors())))
                 return
             except PicobootError as exc:
                 raise _fail(str(exc)) from None
@@ -328,11 +354,12 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
     if volumes:
         try:
             copy_uf2(path, volumes[0])
-            err.print(f"MicroPython copied to {volumes[0]}; the board reboots")
+            err.print(_("MicroPython copied to {volume}; the board reboots", volume=volumes[0]))
             return
         except MassStorageError as exc:
             raise _fail(str(exc)) from None
-    raise _fail("no board in BOOTSEL mode: unplug the board, hold its BOOTSEL button, plug it in, and run this again")
+    raise _fail(_("no board in BOOTSEL mode: unplug the board, hold its BOOTSEL button, plug it in, "
+                  "and run this again"))
 
 
 def _to_bootsel(port: str, err) -> None:  # noqa: ANN001
@@ -344,7 +371,7 @@ def _to_bootsel(port: str, err) -> None:  # noqa: ANN001
         with BoardClient(port, timeout=0.5) as c:
             c.hello(retries=1)
             c.bootloader()
-            err.print(f"{port}: entering BOOTSEL (firmware command)")
+            err.print(_("{port}: entering BOOTSEL (firmware command)", port=port))
             return
     except BoardError:
         pass
@@ -353,7 +380,7 @@ def _to_bootsel(port: str, err) -> None:  # noqa: ANN001
             s.exec("import machine\nmachine.bootloader()", timeout=1)
     except ReplError:
         pass  # the board drops off USB as it obeys; any error here is expected
-    err.print(f"{port}: asked MicroPython to enter BOOTSEL")
+    err.print(_("{port}: asked MicroPython to enter BOOTSEL", port=port))
 
 
 def register(app: typer.Typer) -> None:
