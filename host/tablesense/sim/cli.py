@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 import typer
 
+from tablesense.i18n.cli import LANG_OPTION, _
+
 sim_app = typer.Typer(
     name="sim",
     help="The virtual table: virtual sensor boards on pseudo-terminals.",
@@ -116,6 +118,7 @@ def boards_command(
     save_session: Path | None = typer.Option(
         None, "--save-session", help="On exit, write the table top's moves to this scenario file (.json)."
     ),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Start the virtual boards of a table and run until interrupted.
 
@@ -164,7 +167,7 @@ def boards_command(
 
     def on_path(board: int, path: str) -> None:
         if started.is_set():  # a replug: the board is back under a new path
-            err.print(f"board {board} plugged in again: {path}")
+            err.print(_("board {board} plugged in again: {path}", board=board, path=path))
 
     vt = VirtualTable(
         geometry,
@@ -220,19 +223,16 @@ def boards_command(
         except WebServerError as exc:
             if web_port == 0:
                 raise
-            err.print(f"[yellow]{exc}; using any free port[/]")
+            err.print("[yellow]" + _("{error}; using any free port", error=exc) + "[/]")
             top_server = serve_tabletop(top, host, 0, keys)
-        for line in keys.lines(top_server.url):
+        for line in keys.lines(top_server.url, [seat.name for seat in geometry.seats]):
             err.print(line, markup=False, highlight=False, soft_wrap=True)
         ports = " ".join(f"--port {p}" for p in (vt.stable_paths() or vt.device_paths()).values())
-        err.print(
-            f"  referee it: tablesense play --table {geometry.name} {ports} "
-            f"--seat-header {header.path}" + (f" --seed {seed}" if seed else "")
-        )
-        err.print(
-            f"  (the tags are the virtual set of seed {seed}: "
-            f"`tablesense tags export --registry virtual:{seed}`)"
-        )
+        err.print("  " + _("referee it: {command}", command=(
+            f"tablesense play --table {geometry.name} {ports} --seat-header {header.path}"
+            + (f" --seed {seed}" if seed else ""))))
+        err.print("  " + _("(the tags are the virtual set of seed {seed}: {command})", seed=seed,
+                           command=f"`tablesense tags export --registry virtual:{seed}`"))
 
     cleanup: list[Any] = []
 
@@ -247,7 +247,7 @@ def boards_command(
             import json
 
             save_session.write_text(json.dumps(top.scenario(), indent=1) + "\n")
-            err.print(f"session saved as a scenario: {save_session}")
+            err.print(_("session saved as a scenario: {file}", file=save_session))
 
     status = _serve(
         vt,
@@ -257,9 +257,8 @@ def boards_command(
         script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
         exit_after_script=exit_after_scenario,
         started=started,
-        describe=lambda b: (
-            f"board {b} ({geometry.board(b).name}, {geometry.board(b).channels} cells)"
-        ),
+        describe=lambda b: _("board {board} ({name}, {cells} cells)", board=b, name=geometry.board(b).name,
+                             cells=geometry.board(b).channels),
         stable=vt.stable_paths,
     )
     raise typer.Exit(status)
@@ -270,9 +269,9 @@ def _play(script, vt, stop: threading.Event, err) -> None:  # noqa: ANN001 - typ
 
     try:
         script.run(vt, stop, on_step=lambda s: err.print(f"[dim]{s.describe()}[/]"))
-        err.print("scenario done")
+        err.print(_("scenario done"))
     except WorldError as exc:
-        err.print(f"[red]scenario stopped: {exc}[/]")
+        err.print("[red]" + _("scenario stopped: {error}", error=exc) + "[/]")
 
 
 def _serve(
@@ -282,7 +281,7 @@ def _serve(
     script_runner=None,  # noqa: ANN001
     exit_after_script: bool = False,
     started: threading.Event | None = None,
-    describe=lambda b: f"board {b}",  # noqa: ANN001
+    describe=lambda b: _("board {board}", board=b),  # noqa: ANN001
     stable=lambda: {},  # noqa: ANN001
     on_started=None,  # noqa: ANN001
     on_stop=None,  # noqa: ANN001
@@ -299,19 +298,19 @@ def _serve(
         try:
             paths = served.start()
         except OSError as exc:
-            err.print(f"[red]cannot start the virtual boards: {exc}[/]")
+            err.print("[red]" + _("cannot start the virtual boards: {error}", error=exc) + "[/]")
             return 1
         links = stable()
         for board in sorted(paths):
             sys.stdout.write(paths[board] + "\n")
             sys.stdout.flush()
-            extra = f" (stable name {links[board]})" if board in links else ""
+            extra = " " + _("(stable name {name})", name=links[board]) if board in links else ""
             err.print(f"{describe(board)}: {paths[board]}{extra}")
         if started is not None:
             started.set()
         if on_started is not None:
             on_started()
-        err.print("[green]virtual boards running[/]; Ctrl-C to stop")
+        err.print(_("{running}; Ctrl-C to stop", running="[green]" + _("virtual boards running") + "[/]"))
         if script_runner is not None:
             t = threading.Thread(
                 target=lambda: (script_runner(stop), exit_after_script and stop.set()), daemon=True
@@ -326,7 +325,7 @@ def _serve(
         served.stop()
         for s, h in old.items():
             signal.signal(s, h)
-        err.print("virtual boards stopped")
+        err.print(_("virtual boards stopped"))
 
 
 def register(app: typer.Typer) -> None:

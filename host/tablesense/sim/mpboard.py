@@ -214,13 +214,15 @@ def boards_command(count: int, micropython: bool) -> int:
 
     from rich.console import Console
 
+    from tablesense.i18n.cli import _  # the language of `sim boards --lang`
+
     err = Console(stderr=True, highlight=False)
     if not micropython:
-        err.print("[red]give --table FILE (virtual sensor boards) or --micropython --count N[/]")
+        err.print("[red]" + _("give --table FILE (virtual sensor boards) or --micropython --count N") + "[/]")
         return 2
     reason = available()
     if reason is not None:
-        err.print(f"[red]cannot start virtual MicroPython boards: {reason}[/]")
+        err.print("[red]" + _("cannot start virtual MicroPython boards: {reason}", reason=reason) + "[/]")
         return 1
     try:
         served = MicroPythonBoards(count)
@@ -233,21 +235,23 @@ def boards_command(count: int, micropython: bool) -> int:
         try:
             paths = served.start()
         except (OSError, MicroPythonBoardError) as exc:
-            err.print(f"[red]cannot start the virtual boards: {exc}[/]")
+            err.print("[red]" + _("cannot start the virtual boards: {error}", error=exc) + "[/]")
             return 1
         for i in sorted(paths):
             sys.stdout.write(paths[i] + "\n")
             sys.stdout.flush()
-            err.print(f"MicroPython board {i} (unique id {served.boards[i - 1].uid.hex()}): {paths[i]}")
-        err.print("[green]virtual MicroPython boards running[/]; deploy with `tablesense flash --port PATH`; Ctrl-C to stop")
+            err.print(_("MicroPython board {board} (unique id {uid}): {path}", board=i,
+                        uid=served.boards[i - 1].uid.hex(), path=paths[i]))
+        err.print(_("{running}; deploy with `tablesense flash --port PATH`; Ctrl-C to stop",
+                    running="[green]" + _("virtual MicroPython boards running") + "[/]"))
         while not stop.wait(0.5):
             for b in served.boards:
                 if not b.running:
-                    err.print(f"[red]a virtual board stopped unexpectedly:[/]\n{b.log_text()[-2000:]}")
+                    err.print("[red]" + _("a virtual board stopped unexpectedly:") + f"[/]\n{b.log_text()[-2000:]}")
                     return 1
         return 0
     finally:
         served.stop()
         for s, h in old.items():
             signal.signal(s, h)
-        err.print("virtual boards stopped")
+        err.print(_("virtual boards stopped"))

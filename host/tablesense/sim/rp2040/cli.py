@@ -75,21 +75,23 @@ def rp2040_boards(
     """Run emulated boards until a signal; returns the exit status (2: bad input)."""
     from rich.console import Console
 
+    from tablesense.i18n.cli import _  # the language of `sim boards --lang`
+
     err = Console(stderr=True, highlight=False)
     reason = available()
     if reason is not None:
-        err.print(f"[red]cannot start emulated RP2040 boards: {reason}[/]")
+        err.print("[red]" + _("cannot start emulated RP2040 boards: {reason}", reason=reason) + "[/]")
         return 1
     where = state_dir or default_state_dir()
     if table is None:
         if count < 1:
-            err.print("[red]--count must be at least 1[/]")
+            err.print("[red]" + _("--count must be at least 1") + "[/]")
             return 2
         bench = Rp2040Bench(count, seed=seed, state_dir=where, fresh=fresh, link_dir=link_dir)
-        err.print(f"emulated RP2040 boards (rp2040js, MicroPython v1.27.0); flash kept in {where}")
+        err.print(_("emulated RP2040 boards (rp2040js, MicroPython v1.27.0); flash kept in {folder}", folder=where))
         try:
-            return serve(bench, err, describe=lambda b: f"board {b} (bench, USB serial "
-                                                        f"{bench.boards[b].serial})",
+            return serve(bench, err, describe=lambda b: _("board {board} (bench, USB serial {serial})", board=b,
+                                                          serial=bench.boards[b].serial),
                          stable=bench.stable_paths)
         except Rp2040Error as exc:
             err.print(f"[red]{exc}[/]")
@@ -109,18 +111,20 @@ def rp2040_boards(
 
     def on_path(board: int, path: str) -> None:
         if started.is_set():
-            err.print(f"board {board} plugged in again: {path}")
+            err.print(_("board {board} plugged in again: {path}", board=board, path=path))
 
     vt = rp2040_table(geometry, seed=seed, faults=plan, state_dir=where, fresh=fresh, link_dir=link_dir,
                       on_path=on_path)
-    err.print(f"emulated RP2040 boards of {geometry.name} (rp2040js, MicroPython v1.27.0); flash kept in {where}")
+    err.print(_("emulated RP2040 boards of {table} (rp2040js, MicroPython v1.27.0); flash kept in {folder}",
+                table=geometry.name, folder=where))
     try:
         return serve(
             vt, err,
             script_runner=(lambda stop: play(script, vt, stop, err)) if script else None,
             exit_after_script=exit_after_scenario, started=started,
-            describe=lambda b: (f"board {b} ({geometry.board(b).name}, {geometry.board(b).channels} cells, "
-                                f"USB serial {cast(Rp2040Board, vt.boards[b]).serial})"),
+            describe=lambda b: _("board {board} ({name}, {cells} cells, USB serial {serial})", board=b,
+                                 name=geometry.board(b).name, cells=geometry.board(b).channels,
+                                 serial=cast(Rp2040Board, vt.boards[b]).serial),
             stable=vt.stable_paths,
         )
     except Rp2040Error as exc:
