@@ -23,11 +23,14 @@ from typing import Any
 
 from sqlalchemy import select
 
+from tablesense.games.common import Sentence, message_of, say
+
 from . import kway
 from . import pairing as pr
 from .db import Entrant, Match, Round
 from .live import LiveBoard
 from .service import Director, DirectorError, _append_audit
+from .words import STATUS
 
 OPEN_STATUSES = ("reported", "disputed")
 
@@ -53,12 +56,15 @@ def confirm_match(director: Director, match_id: int, actor: str = "director") ->
     with director._lock, director.db.session() as s:
         m = s.get(Match, match_id)
         if m is None or m.event_id != director.event_id:
-            raise DirectorError(f"no match {match_id} in this event")
+            raise DirectorError(say("no match {id} in this event", id=match_id))
         if m.confirmed:
-            raise DirectorError(f"match {match_id} is already confirmed")
+            raise DirectorError(say("match {id} is already confirmed", id=match_id))
         if m.status not in OPEN_STATUSES:
-            where = f" at table {m.table_no}" if m.table_no else ""
-            raise DirectorError(f"match {match_id}{where} has no result to confirm yet (it is {m.status})")
+            status = say(STATUS.get(m.status, m.status))
+            if m.table_no:
+                raise DirectorError(say("match {id} at table {table} has no result to confirm yet (it is {status})",
+                                        id=match_id, table=m.table_no, status=status))
+            raise DirectorError(say("match {id} has no result to confirm yet (it is {status})", id=match_id, status=status))
         was = m.status
         m.confirmed = True
         m.status = "confirmed"
@@ -97,13 +103,18 @@ def pair_status(director: Director) -> PairStatus:
             disputed = sum(1 for m in open_ms if m.status == "disputed")
             parts = []
             if waiting:
-                parts.append(f"{waiting} still playing")
+                parts.append(say("{n} still playing", n=waiting))
             if reported:
-                parts.append(f"{reported} reported but not confirmed")
+                parts.append(say("{n} reported but not confirmed", n=reported))
             if disputed:
-                parts.append(f"{disputed} disputed")
-            at = f" (table{'s' if len(tables) > 1 else ''} {', '.join(map(str, tables))})" if tables else ""
-            return PairStatus(False, f"round {cur} is not finished: {'; '.join(parts)}{at}", nxt)
+                parts.append(say("{n} disputed", n=disputed))
+            # the parts joined by "; ", each translated on its own (a template of fields only)
+            state = Sentence("; ".join(f"{{p{i}}}" for i in range(len(parts))), {f"p{i}": p for i, p in enumerate(parts)})
+            if not tables:
+                return PairStatus(False, say("round {n} is not finished: {state}", n=cur, state=state), nxt)
+            listed = ", ".join(map(str, tables))
+            where = say("table {list}", list=listed) if len(tables) == 1 else say("tables {list}", list=listed)
+            return PairStatus(False, say("round {n} is not finished: {state} ({where})", n=cur, state=state, where=where), nxt)
     over = _over_reason(director, cur)
     if over:
         return PairStatus(False, over, nxt, over=True)
@@ -113,8 +124,8 @@ def pair_status(director: Director) -> PairStatus:
         else:
             director._plan_round(nxt)
     except DirectorError as exc:
-        return PairStatus(False, str(exc), nxt)
-    return PairStatus(True, f"round {nxt} can be paired", nxt)
+        return PairStatus(False, message_of(exc), nxt)
+    return PairStatus(True, say("round {n} can be paired", n=nxt), nxt)
 
 
 def _over_reason(director: Director, cur: int) -> str:
@@ -128,13 +139,13 @@ def _over_reason(director: Director, cur: int) -> str:
                if e.status != "withdrawn"]
         stages = {r.number: r.stage for r in s.scalars(select(Round).where(Round.event_id == director.event_id))}
     if fmt == "swiss" and cur >= int(opts["rounds"]):
-        return f"the event is over: all {opts['rounds']} Swiss rounds are played"
+        return say("the event is over: all {n} Swiss rounds are played", n=opts["rounds"])
     if fmt == "round-robin" and cur >= len(pr.berger_rounds(ids)):
-        return "the event is over: every round of the round robin is played"
+        return say("the event is over: every round of the round robin is played")
     if fmt in ("knockout", "groups") and stages.get(cur) == "knockout":
         last = [m for m in director.matches(cur) if m.kind == "match" or m.kind == "pairing-bye"]
         if len(last) == 1 and last[0].winner_id is not None:
-            return "the event is over: the knockout final is decided"
+            return say("the event is over: the knockout final is decided")
     return ""
 
 

@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -111,11 +112,11 @@ def _strip(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("x-")}
 
 
-def standings_csv(director: Director) -> str:
-    """The standings as people read them: unique human headers, lots as a place (``present``)."""
+def standings_csv(director: Director, tr: Callable[[str], str] = lambda s: s) -> str:
+    """The standings as people read them: unique human headers (in ``tr``'s language), lots as a place (``present``)."""
     from .present import standings_csv_text
 
-    return standings_csv_text(export_event(director, audit=False), _cell)
+    return standings_csv_text(export_event(director, audit=False), _cell, tr)
 
 
 def results_csv(director: Director) -> str:

@@ -41,6 +41,9 @@ from fastapi.responses import (
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from tablesense.games.common import say
+from tablesense.i18n import Translator
+
 from . import console as cons
 from .live import LiveBoard
 from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
@@ -64,11 +67,13 @@ def add_club_pages(
     on_change: Callable[[], None] | None = None,
     live_interval_s: float = 0.5,
     live: LiveBoard | None = None,
+    tr_of: Callable[[Request], Translator] = lambda _request: Translator("en"),
 ) -> None:
     """Add the club pages and the live console to the director's ``app``.
 
     ``live``: the tables' relayed progress (``live.LiveRelay``), shown on the
-    console and on ``/live`` for spectators."""
+    console and on ``/live`` for spectators. ``tr_of``: the page's language of a
+    request (what the console's live feed says in words: why a round cannot be paired)."""
     if DISPLAY_STATIC.is_dir():
         app.mount("/display-static", StaticFiles(directory=str(DISPLAY_STATIC)), name="display-static")
         # the display's own page (spectators' /live/table/N) asks for its files under /static
@@ -108,11 +113,12 @@ def add_club_pages(
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.get("/live/table/{number}", response_class=HTMLResponse)
-    def live_table(number: int) -> Response:
+    def live_table(request: Request, number: int) -> Response:
         """One table as its own display shows it: the display's page and renderer, fed from the relay."""
         with director.db.session() as s:
             name = director.event(s).name
-        return HTMLResponse(display_page(number, f"Table {number} · {name}"))
+        tr = tr_of(request)
+        return HTMLResponse(display_page(number, tr("Table {n}", n=number) + f" · {name}", tr.lang))
 
     @app.websocket("/live/table/{number}/ws")
     async def live_table_ws(socket: WebSocket, number: int) -> None:
@@ -157,6 +163,7 @@ def add_club_pages(
     @app.get("/director/live")
     async def live_console(request: Request) -> Response:
         need_login(request)
+        tr = tr_of(request)
 
         async def stream() -> AsyncIterator[str]:
             last = ""
@@ -165,6 +172,7 @@ def add_club_pages(
             while not await request.is_disconnected():
                 state = await run_in_threadpool(lambda: cons.console_state(director, live=live))
                 state.pop("now", None)
+                state["pair"]["reason"] = tr(state["pair"]["reason"])  # words for the director, in the page's language
                 body = json.dumps(_stable(state), sort_keys=True)
                 if body != last:
                     last = body
@@ -184,17 +192,17 @@ def add_club_pages(
             m = cons.confirm_match(director, match, "director-web")
             if on_change is not None:
                 on_change()
-            return f"match {m.id} at table {m.table_no} confirmed"
+            return say("match {id} at table {table} confirmed", id=m.id, table=m.table_no)
         return act(request, csrf, run)
 
     @app.post("/director/announce")
     def announce(request: Request, csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
             if on_change is None:
-                raise DirectorError("no broker: this server was started with --no-broker")
+                raise DirectorError(say("no broker: this server was started with --no-broker"))
             on_change()
             director.audit("director-web", "round-announced", round=director.current_round_no())
-            return f"round {director.current_round_no()} announced again to every table"
+            return say("round {n} announced again to every table", n=director.current_round_no())
         return act(request, csrf, run)
 
     @app.post("/director/confirm-all")
@@ -204,8 +212,8 @@ def add_club_pages(
             if on_change is not None and done:
                 on_change()
             if not done:
-                return "no reported result to confirm"
-            return f"{len(done)} result{'s' if len(done) != 1 else ''} confirmed"
+                return say("no reported result to confirm")
+            return say("results confirmed: {n}", n=len(done))
         return act(request, csrf, run)
 
 

@@ -120,17 +120,19 @@ def _diff(a: Any, b: Any) -> float | None:
     return float(a) - float(b)
 
 
-def standings_csv_text(data: dict[str, Any], cell: Callable[[Any], Any] = lambda v: v) -> str:
+def standings_csv_text(data: dict[str, Any], cell: Callable[[Any], Any] = lambda v: v,
+                       tr: Callable[[str], str] = lambda s: s) -> str:
     """The standings as CSV: one header row of unique human names, plain numbers (lots as a place).
 
-    ``cell`` guards text cells (the exporter passes its formula-injection guard)."""
+    ``cell`` guards text cells (the exporter passes its formula-injection guard); ``tr``
+    translates the headers (people open this file in a spreadsheet: their language)."""
     import csv
     import io
 
     cols, rows = standings_rows(data, text=False)
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["Entrant id", *[h for _k, h in cols]])
+    w.writerow([tr(N_("Entrant id")), *[tr(h) for _k, h in cols]])
     for r in rows:
         w.writerow([r["entrant"], *[cell(_plain(r[k])) for k, _h in cols]])
     return out.getvalue()

@@ -26,11 +26,21 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from starlette.middleware.sessions import SessionMiddleware
 
-from tablesense.i18n import LANGUAGES, PSEUDO, Translator, UnknownLanguageError, normalize, resolve
+from tablesense.games.common import message_of, say
+from tablesense.i18n import (
+    LANGUAGES,
+    N_,
+    PSEUDO,
+    Translator,
+    UnknownLanguageError,
+    normalize,
+    resolve,
+)
 from tablesense.i18n import ngettext as plural_text
 
 from .export import export_event, records_archive, results_csv, standings_csv
 from .service import Director, DirectorError
+from .words import word
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -101,11 +111,13 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
     @pass_context
     def gettext(ctx: Any, message: str) -> str:
         tr = _tr(ctx)
-        if tr.lang != PSEUDO:
+        if tr.lang != PSEUDO or hasattr(message, "template"):
             return tr(message)
         # the pseudo-locale protects {fields}, not Jinja's %(fields)s: swap them round it
+        # (only those: a {field} the page's script fills stays braced)
+        fields = set(re.findall(r"%\((\w+)\)s", message))
         braced = re.sub(r"%\((\w+)\)s", r"{\1}", message)
-        return re.sub(r"\{(\w+)\}", r"%(\1)s", tr(braced))
+        return re.sub(r"\{(\w+)\}", lambda m: f"%({m[1]})s" if m[1] in fields else m[0], tr(braced))
 
     @pass_context
     def ngettext(ctx: Any, singular: str, plural: str, n: int) -> str:
@@ -118,8 +130,20 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
         request = ctx.get("request")
         return page_language(request, default) if request is not None else _default(default)
 
+    @pass_context
+    def human(ctx: Any, kind: str, key: object) -> str:
+        """A machine name (a status, a format) as the page's language says it (words.py)."""
+        return word(_tr(ctx), kind, key)
+
+    @pass_context
+    def tr_any(ctx: Any, message: object) -> str:
+        """A message made elsewhere (a :class:`Sentence`, a marked constant) in the page's language."""
+        return _tr(ctx)(message)
+
     env.globals["page_lang"] = page_lang
     env.globals["languages"] = LANGUAGES
+    env.globals["human"] = human
+    env.globals["tr"] = tr_any
 
 
 def _default(default: str | Callable[[], str]) -> str:
@@ -170,6 +194,10 @@ def create_app(
         return director.language() or server_lang
 
     install_page_language(templates, event_lang)
+
+    def tr_of(request: Request) -> Translator:
+        """The page's Translator: ``?lang=``, the session's choice, the event's, the server's."""
+        return Translator(page_language(request, event_lang))
     sessions: dict[str, float] = {}  # session id -> expiry (monotonic)
     failures: dict[str, list[float]] = {}  # address -> times of recent wrong passwords
 
@@ -232,8 +260,9 @@ def create_app(
         return JSONResponse(export_event(director), headers={"Content-Disposition": "attachment; filename=event.json"})
 
     @app.get("/standings.csv")
-    def export_standings() -> Response:
-        return Response(standings_csv(director), media_type="text/csv", headers={"Content-Disposition": "attachment; filename=standings.csv"})
+    def export_standings(request: Request) -> Response:
+        # people open this one in a spreadsheet: headers in the page's language (results.csv is for programs)
+        return Response(standings_csv(director, tr_of(request)), media_type="text/csv", headers={"Content-Disposition": "attachment; filename=standings.csv"})
 
     @app.get("/results.csv")
     def export_results() -> Response:
@@ -260,13 +289,16 @@ def create_app(
             await run_in_threadpool(director.audit_limited, f"web:{addr}", "login-locked", "too many wrong passwords")
             return templates.TemplateResponse(request, "login.html", {
                 "request": request, "logged_in": False,
-                "error": f"too many wrong passwords from this address: try again in {wait_min} minute(s)"}, status_code=429)
+                "error": tr_of(request).plural("too many wrong passwords from this address: try again in {n} minute",
+                                               "too many wrong passwords from this address: try again in {n} minutes",
+                                               wait_min)}, status_code=429)
         ok = len(password) <= 1024 and await run_in_threadpool(check_password, password, password_hash)
         if not ok:
             recent.append(now)
             await run_in_threadpool(director.audit_limited, f"web:{addr}", "login-failed", "wrong password")
             await asyncio.sleep(min(login_delay_s * 2 ** (len(recent) - 1), 8.0))
-            return templates.TemplateResponse(request, "login.html", {"request": request, "error": "wrong password", "logged_in": False}, status_code=401)
+            return templates.TemplateResponse(request, "login.html", {"request": request, "error": tr_of(request)(N_("wrong password")),
+                                                                      "logged_in": False}, status_code=401)
         failures.pop(addr, None)
         sid = secrets.token_urlsafe(24)
         sessions[sid] = now + session_max_age
@@ -285,6 +317,7 @@ def create_app(
     def manage(request: Request, message: str = "", error: str = "") -> Response:
         need_login(request)
         c = ctx(request, refresh=0, message=message, error=error, csrf=request.session.get("csrf", ""),
+                event_lang=director.language(), server_lang=server_lang,
                 tables=director.tables(), quiet=set(director.quiet_tables()),
                 current=director.current_round_no(), complete=director.round_complete(), now=time.time(),
                 last_seen=director.last_seen)
@@ -296,19 +329,23 @@ def create_app(
         director.audit_limited(f"web:{addr}", "form-refused", reason[:200], path=request.url.path)
 
     def act(request: Request, token: str, fn: Callable[[], str]) -> RedirectResponse:
+        """Run a form's action; its message (a :class:`Sentence`) or refusal comes back on the
+        console in the page's language (the audit log keeps the English)."""
         need_login(request)
         check_csrf(request, token)
         from sqlalchemy.exc import SQLAlchemyError
 
+        tr = tr_of(request)
         try:
             msg = fn()
         except (DirectorError, ValueError, OverflowError) as exc:
             refused(request, str(exc))
-            return RedirectResponse(f"/director?error={_q(str(exc))}", status_code=303)
+            return RedirectResponse(f"/director?error={_q(tr(message_of(exc)))}", status_code=303)
         except SQLAlchemyError as exc:  # never a 500: the form again, with what went wrong
-            refused(request, str(exc).splitlines()[0])
-            return RedirectResponse(f"/director?error={_q('the database refused it: ' + str(exc).splitlines()[0])}", status_code=303)
-        return RedirectResponse(f"/director?message={_q(msg)}", status_code=303)
+            why = str(exc).splitlines()[0]
+            refused(request, why)
+            return RedirectResponse(f"/director?error={_q(tr(say('the database refused it: {why}', why=why)))}", status_code=303)
+        return RedirectResponse(f"/director?message={_q(tr(msg))}", status_code=303)
 
     @app.post("/director/pair")
     def pair(request: Request, csrf: str = Form("")) -> RedirectResponse:
@@ -316,7 +353,7 @@ def create_app(
             n = director.pair_next_round("director-web")
             if on_round_paired is not None:
                 on_round_paired()
-            return f"round {n} paired and announced to the tables"
+            return say("round {n} paired and announced to the tables", n=n)
         return act(request, csrf, run)
 
     @app.post("/director/correct")
@@ -326,7 +363,7 @@ def create_app(
             w = _form_int(winner, "winner") if winner.strip() else None
             mid = _form_int(match, "match")
             director.correct(mid, (_form_score(score_a), _form_score(score_b)), w, reason, "director-web")
-            return f"match {mid} corrected"
+            return say("match {id} corrected", id=mid)
         return act(request, csrf, run)
 
     @app.post("/director/register")
@@ -334,27 +371,38 @@ def create_app(
                  seed: str = Form("0"), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
             eid = director.register(name, _split(members), _split(badges), _form_int(seed or "0", "seed", lo=-MAX_FORM_INT))
-            return f"{name} registered as entrant {eid}"
+            return say("{name} registered as entrant {id}", name=name, id=eid)
         return act(request, csrf, run)
 
     @app.post("/director/checkin")
     def checkin(request: Request, entrant: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
             director.check_in(_form_int(entrant, "entrant"), "director-web")
-            return f"entrant {entrant} checked in"
+            return say("entrant {id} checked in", id=entrant)
         return act(request, csrf, run)
 
     @app.post("/director/withdraw")
     def withdraw(request: Request, entrant: str = Form(""), reason: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
             director.withdraw(_form_int(entrant, "entrant"), reason, "director-web")
-            return f"entrant {entrant} withdrawn"
+            return say("entrant {id} withdrawn", id=entrant)
+        return act(request, csrf, run)
+
+    @app.post("/director/language")
+    def language(request: Request, lang: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
+        """The event's language (its pages' default); empty: the server's (``serve --lang``)."""
+        def run() -> str:
+            new = director.set_language(lang.strip() or None, "director-web")
+            request.session.pop("lang", None)  # the director sees the choice at once
+            request.state.page_lang = new or server_lang
+            return say("the event's pages are now in {language}", language=LANGUAGES[new or server_lang])
         return act(request, csrf, run)
 
     # The projector, the paged audit log, the live console and its confirm actions.
     from .pages import add_club_pages
 
-    add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired, live=live)
+    add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired, live=live,
+                   tr_of=tr_of)
     # The club's memory: players, ratings, seasons (memory_pages.py, issue 20).
     from .memory_pages import add_memory_pages
 
@@ -369,11 +417,16 @@ def _split(text: str) -> list[str]:
 MAX_FORM_INT = 2**31 - 1
 
 
+#: The form fields a number is typed in, as the refusal names them.
+FORM_FIELDS = {"winner": N_("the winner"), "match": N_("the match"), "entrant": N_("the entrant"), "seed": N_("the seed")}
+
+
 def _form_int(text: str, what: str, lo: int = 1) -> int:
     """A whole number typed in a form, within what the database can hold."""
     t = text.strip()
     if not (t.lstrip("-").isdigit() and len(t) <= 11) or not lo <= int(t) <= MAX_FORM_INT:
-        raise DirectorError(f"{what} must be a whole number from {lo} to {MAX_FORM_INT}, not {t[:20]!r}")
+        raise DirectorError(say("{what} must be a whole number from {lo} to {hi}, not {value}",
+                                what=say(FORM_FIELDS.get(what, what)), lo=lo, hi=MAX_FORM_INT, value=repr(t[:20])))
     return int(t)
 
 
@@ -387,7 +440,7 @@ def _form_score(text: str) -> float:
     except ValueError:
         v = math.nan
     if not math.isfinite(v) or v < 0:
-        raise DirectorError(f"a score is a number of points such as 150 or 97.5, not {t[:20]!r}")
+        raise DirectorError(say("a score is a number of points such as 150 or 97.5, not {value}", value=repr(t[:20])))
     return v
 
 

@@ -1,0 +1,77 @@
+"""The words of the director's pages that stand for a machine name.
+
+The data keeps machine names (``status: "reported"``, ``format: "swiss"``)
+because exports and the console's live feed are read by programs; a page
+shows them through :func:`word`, which finds the human word in the page's
+language. One table here, so a status reads the same on the console, the
+live tables, the projector and a player's page.
+
+Statuses are marked with a context (``NC_("status", …)``): "playing" or
+"free" as a table's state is not the same word in Portuguese as elsewhere.
+"""
+
+from __future__ import annotations
+
+from tablesense.i18n import N_, NC_, Translator
+
+#: A match's status, a table's state, an entrant's status, a player's result.
+STATUS: dict[str, str] = {
+    "pending": NC_("status", "pending"),
+    "reported": NC_("status", "reported"),
+    "disputed": NC_("status", "disputed"),
+    "confirmed": NC_("status", "confirmed"),
+    "playing": NC_("status", "playing"),
+    "waiting": NC_("status", "waiting to start"),
+    "offline": NC_("status", "offline"),
+    "free": NC_("status", "free"),
+    "registered": NC_("status", "registered"),
+    "checked_in": NC_("status", "checked in"),
+    "withdrawn": NC_("status", "withdrawn"),
+    "won": NC_("status", "won"),
+    "lost": NC_("status", "lost"),
+    "draw": NC_("status", "draw"),
+}
+
+GAMES: dict[str, str] = {"dominoes": N_("Dominoes"), "kems": N_("Kems")}
+
+#: The variants as people name them (the record format's names stay in exports).
+VARIANTS: dict[str, str] = {
+    "pairs-pips": N_("pairs, scored in pips"),
+    "pips-two-player": N_("two players, scored in pips"),
+    "brazilian-points": N_("Brazilian club rules, match points"),
+    "classic": N_("classic"),
+}
+
+FORMATS: dict[str, str] = {
+    "swiss": N_("Swiss"),
+    "round-robin": N_("round robin"),
+    "knockout": N_("knockout"),
+    "groups": N_("groups"),
+}
+
+#: How results are confirmed (event option ``confirm``), as the console says it.
+CONFIRM: dict[str, str] = {
+    "badges": N_("Results are confirmed by a badge tap of each side at the table."),
+    "buttons": N_("Results are confirmed by each side's seat button at the table."),
+    "director": N_("Results are confirmed here, by the director."),
+}
+
+#: The ratings' game families (``ratings.FAMILY_LABELS`` keeps the English for the CLI).
+FAMILIES: dict[str, str] = {
+    "dominoes-pairs": N_("Dominoes, pairs"),
+    "dominoes-individual": N_("Dominoes, individual"),
+    "kems": N_("Kems"),
+}
+
+_TABLES = {"status": STATUS, "game": GAMES, "variant": VARIANTS, "format": FORMATS, "confirm": CONFIRM,
+           "family": FAMILIES}
+
+
+def word(tr: Translator, kind: str, key: object) -> str:
+    """The human word for machine name ``key`` of ``kind`` in ``tr``'s language
+    (an unknown name shows as itself, never an error: a page still draws)."""
+    table = _TABLES[kind]
+    text = table.get(str(key))
+    if text is None:
+        return str(key).replace("_", " ")
+    return tr.context("status", text) if kind == "status" else tr(text)
