@@ -5,6 +5,7 @@ view (HTTP and WebSocket) and presses no other seat's button."""
 
 from __future__ import annotations
 
+import html as htmllib
 import json
 import re
 import subprocess
@@ -66,7 +67,7 @@ def shown(view: dict[str, Any]) -> set[str]:
 
 def test_demo_sit_prints_one_table_top_line_per_seat_and_serves_them(browser: Any) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tablesense.cli", "demo", "--sit", "0,2", "--open-hands",
+        [sys.executable, "-m", "tablesense.cli", "demo", "--sit", "1,north", "--open-hands",
          "--port", "0", "--speed", "4"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )
@@ -75,6 +76,7 @@ def test_demo_sit_prints_one_table_top_line_per_seat_and_serves_them(browser: An
         lines = [proc.stdout.readline().strip() for _ in range(3)]
         assert [ln.split("?")[1].split("&")[0] for ln in lines] == ["seat=0", "seat=2", "open=1"]
         assert all(ln.startswith("table top: http://127.0.0.1:") for ln in lines)
+        assert lines[0].endswith("(South)") and lines[1].endswith("(North)")  # seats by name
         url0, url2, url_open = (ln.split()[2] for ln in lines)
         key0, key2, key_open = (query(u)["key"] for u in (url0, url2, url_open))
         assert len({key0, key2, key_open}) == 3 and all(len(k) >= 20 for k in (key0, key2, key_open))
@@ -109,10 +111,11 @@ def test_demo_sit_prints_one_table_top_line_per_seat_and_serves_them(browser: An
         for bad in ({"seat": "2", "key": key0}, {"seat": "2", "key": key_open},
                     {"seat": "2", "key": key2[:-1] + ("A" if key2[-1] != "A" else "B")}, {"seat": "2"}):
             status, text = fetch(state + urllib.parse.urlencode(bad))
-            assert status == 403 and "wrong or missing key for seat 2" in text, (bad, status, text)
+            assert status == 403 and "wrong or missing key for North's seat" in text, (bad, status, text)
             assert not any(p in text for p in rack2)
             status, html = fetch(base + "/tabletop?" + urllib.parse.urlencode(bad))
-            assert status == 403 and 'data-seat=""' in html and "wrong or missing key for seat 2" in html
+            assert status == 403 and 'data-seat=""' in html
+            assert "wrong or missing key for North's seat" in htmllib.unescape(html)
             assert ws_first(base, bad) == (403, None)
         assert fetch(state + "open=1&key=" + key0)[0] == 403
         assert ws_first(base, {"open": "1", "key": key2}) == (403, None)
@@ -144,7 +147,7 @@ def test_demo_sit_prints_one_table_top_line_per_seat_and_serves_them(browser: An
         assert resp is not None and resp.status == 403
         page.wait_for_selector('#table[data-ready="true"]')
         page.wait_for_function("Number(document.body.dataset.version) > 0")
-        assert page.locator("#refused").inner_text().startswith("wrong or missing key for seat 2")
+        assert page.locator("#refused").inner_text().startswith("wrong or missing key for North's seat")
         faces = set(page.eval_on_selector_all("[data-piece]", "ns => ns.map(n => n.dataset.piece)"))
         assert faces and not faces & rack2
         assert page.locator('[data-rack] [data-piece]:not([data-piece="hidden"])').count() == 0
@@ -163,9 +166,16 @@ def test_demo_sit_prints_one_table_top_line_per_seat_and_serves_them(browser: An
 def test_demo_sit_refuses_bad_seats() -> None:
     r = CliRunner().invoke(app, ["demo", "--sit", "7", "--port", "0"])
     assert r.exit_code == 2 and "there is no seat 7" in r.output
-    r = CliRunner().invoke(app, ["demo", "--sit", "0,1,2,3", "--port", "0"])
+    # players count seats from 1: a 0 gets its own sentence, naming the seats
+    r = CliRunner().invoke(app, ["demo", "--sit", "0", "--port", "0"])
+    assert r.exit_code == 2 and "seats count from 1" in r.output and "1 = South" in r.output
+    r = CliRunner().invoke(app, ["demo", "--sit", "1,2,3,4", "--port", "0"])
     assert r.exit_code == 2 and "no seat to the computer" in r.output
-    r = CliRunner().invoke(app, ["demo", "--sit", "0", "--no-web"])
+    r = CliRunner().invoke(app, ["demo", "--sit", "south,1", "--port", "0"])
+    assert r.exit_code == 2 and "South is named twice" in r.output
+    r = CliRunner().invoke(app, ["demo", "--sit", "northeast", "--port", "0"])
+    assert r.exit_code == 2 and "not 'northeast'" in r.output
+    r = CliRunner().invoke(app, ["demo", "--sit", "1", "--no-web"])
     assert r.exit_code == 2 and "--sit needs the page" in r.output
     r = CliRunner().invoke(app, ["demo", "--open-hands", "--no-web", "--hands", "1"])
     assert r.exit_code == 2 and "--open-hands goes with --sit" in r.output
@@ -193,7 +203,7 @@ def test_sim_boards_table_top_deal_button_and_dealing_from_the_stock(browser: An
         page = ctx.new_page()
         page.goto(url)
         page.wait_for_selector('#table[data-ready="true"]')
-        assert page.locator('[data-stock="32"]').count() == 1  # the whole deck, off the table
+        page.wait_for_selector('[data-stock="32"]')  # the whole deck, off the table (its first drawing may lag)
         # one card laid by hand from the stock onto the rack: face up for its owner
         drag_to(page, "#stock", '[data-cell="seat0-1"]')
         page.wait_for_selector('[data-cell="seat0-1"] [data-piece]:not([data-piece="hidden"])')

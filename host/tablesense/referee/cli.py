@@ -460,8 +460,8 @@ def register(app: typer.Typer) -> None:
         sit: str | None = typer.Option(
             None,
             "--sit",
-            help='Sit down against the computer: your seat(s), e.g. "0" or "0,2"; '
-            "play them by hand on the table-top page (its address is printed).",
+            help='Sit down against the computer: your seat(s) by number from 1 or by name, e.g. "1", '
+            '"1,3" or "south"; play them by hand on the table-top page (its address is printed).',
         ),
         lang: str | None = LANG_OPTION,
         speech: bool = SPEECH_OPTION,
@@ -518,7 +518,7 @@ def register(app: typer.Typer) -> None:
 
             try:
                 layout = TableGeometry.load(demo_table(cfg, demo_variant(cfg)))
-                cfg.sit = parse_seats(sit, len(layout.seats))
+                cfg.sit = parse_seats(sit, [seat.name for seat in layout.seats])
             except ValueError as exc:
                 raise _err(str(exc)) from None
             if not web or link != "virtual":
@@ -533,10 +533,10 @@ def register(app: typer.Typer) -> None:
             if url:
                 console.print(_(N_("display page: {url}  (Ctrl-C stops the demo)"), url=f"[bold]{url}[/]"))
                 if not cfg.sit:
-                    command = f"{_invocation()} demo --sit 0" + (" --game kems" if game == "kems" else "")
+                    command = f"{_invocation()} demo --sit 1" + (" --game kems" if game == "kems" else "")
                     console.print(
                         _(
-                            N_("to play yourself: {command} (you take seat 0 on a table-top page; the computer plays the others)"),
+                            N_("to play yourself: {command} (you take the first seat on a table-top page; the computer plays the others)"),
                             command=f"[bold]{command}[/]",
                         )
                     )

@@ -20,6 +20,7 @@ import contextlib
 import json
 import socket
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from tablesense.outputs.events import EventBus, TableEvent
@@ -41,24 +42,41 @@ from tablesense.table.tags import TagRegistry
 KEMS_IDLE_POLLS_WITH_PEOPLE = 60
 
 
-def parse_seats(text: str, seats: int) -> tuple[int, ...]:
-    """``"0"`` or ``"0,2"`` -> seat numbers; a clear error for anything else."""
+def parse_seats(text: str, names: Sequence[str]) -> tuple[int, ...]:
+    """``--sit`` as a player says it -> the seats' indexes in the table's order.
+
+    A seat is named as the table names it (``south``, ``seat 2``; any case,
+    spaces and hyphens ignored) or by its number counted from 1 in the
+    table's order, as players count ("1" is the first seat): never the
+    0-based index a game record writes, which is why a ``0`` gets its own
+    sentence. Several seats are separated by commas."""
+    def key(word: str) -> str:
+        return "".join(ch for ch in word.lower() if ch.isalnum())
+
+    by_name = {key(name): i for i, name in enumerate(names)}
+    listed = ", ".join(f"{i + 1} = {name}" for i, name in enumerate(names))
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        if not part.isdigit():
-            raise ValueError(f"--sit takes seat numbers like 0 or 0,2, not {part!r}")
-        n = int(part)
-        if not 0 <= n < seats:
-            raise ValueError(f"there is no seat {n} at this table (seats 0..{seats - 1})")
-        if n in out:
-            raise ValueError(f"seat {n} is named twice in --sit")
-        out.append(n)
+        if part.isdigit():
+            n = int(part)
+            if n == 0:
+                raise ValueError(f"seats count from 1 at this table ({listed}): there is no seat 0")
+            if n > len(names):
+                raise ValueError(f"there is no seat {n} at this table ({listed})")
+            seat = n - 1
+        elif key(part) in by_name:
+            seat = by_name[key(part)]
+        else:
+            raise ValueError(f"--sit takes seats by name or number ({listed}), not {part!r}")
+        if seat in out:
+            raise ValueError(f"{names[seat]} is named twice in --sit")
+        out.append(seat)
     if not out:
-        raise ValueError("--sit needs at least one seat number")
-    if len(out) == seats:
+        raise ValueError(f"--sit needs at least one seat ({listed})")
+    if len(out) == len(names):
         raise ValueError("--sit leaves no seat to the computer: use `tablesense play` with `sim boards`")
     return tuple(out)
 
@@ -262,7 +280,7 @@ class SitDown:
         """The ``table top: URL`` lines to print: one per seat, then open hands."""
         if self.url is None or self.keys is None:
             return []
-        return [str(line) for line in self.keys.lines(self.url)]
+        return [str(line) for line in self.keys.lines(self.url, [seat.name for seat in self.top.geometry.seats])]
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

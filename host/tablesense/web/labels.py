@@ -78,7 +78,6 @@ TABLETOP: dict[str, str] = {
         "Open the table top address printed for your seat: it carries your seat's key. "
         "Your own rack is face up; every other rack stays face down."
     ),
-    "seat_of": N_("{name} (seat {n})"),
     "open_hands": N_("Open hands (teaching: every piece face up)"),
     "open_warning": N_("Open hands: every piece is face up on this screen (teaching mode)"),
     "line_large": N_("the line of play, large"),

@@ -34,7 +34,7 @@ import secrets
 import threading
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
@@ -116,9 +116,13 @@ class TableKeys:
         key = self.seats.get(seat) if seat is not None else None
         return tabletop_url(base, seat, key=key)
 
-    def lines(self, base: str) -> list[str]:
-        """One ``table top: URL`` line per seat, then the open-hands one."""
-        out = [f"table top: {self.url(base, n)}" for n in self.seats]
+    def lines(self, base: str, names: Sequence[str] = ()) -> list[str]:
+        """One ``table top: URL`` line per seat (followed by the seat's name
+        when ``names`` gives the table's), then the open-hands one."""
+        out = [
+            f"table top: {self.url(base, n)}" + (f"  ({names[n]})" if n < len(names) else "")
+            for n in self.seats
+        ]
         if self.open is not None:
             out.append(f"table top: {self.url(base, open_hands=True)}  (open hands)")
         return out
@@ -166,12 +170,18 @@ class DisplayFollower:
         self._thread.join(3)
 
 
-def seat_refused(seat: int) -> str:
-    """The 403 sentence for a seat asked for without its key (troubleshooting)."""
+def seat_refused(name: str) -> str:
+    """The 403 sentence for a seat (by its name) asked for without its key
+    (troubleshooting); a name, because people do not count seats from 0."""
     return (
-        f"wrong or missing key for seat {seat}: open the \"table top:\" address printed "
-        f"for seat {seat} (it ends in &key=...); without it you see the public view only"
+        f"wrong or missing key for {name}'s seat: open the \"table top:\" address printed "
+        f"for {name} (it ends in &key=...); without it you see the public view only"
     )
+
+
+def _seat_name(top: Any, seat: int) -> str:
+    seats = top.geometry.seats
+    return str(seats[seat].name) if 0 <= seat < len(seats) else f"seat {seat + 1}"
 
 
 OPEN_REFUSED = (
@@ -199,9 +209,9 @@ def _who(
     except ValueError:
         raise ValueError(f"seat must be a number, not {seat!r}") from None
     if n not in top.seats:
-        raise ValueError(f"seat {n} is not open to a person at this table")
+        raise ValueError(f"{_seat_name(top, n)}'s seat is not open to a person at this table")
     if not keys.seat_ok(n, key):
-        raise KeyRefused(seat_refused(n))
+        raise KeyRefused(seat_refused(_seat_name(top, n)))
     return n, False
 
 
@@ -338,7 +348,8 @@ def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
             hand = hand_for(data)
             seat = int(data.get("button_seat", data.get("seat", -1)))
             if hand != "open" and hand != f"seat:{seat}":
-                raise KeyRefused(f"that is seat {seat}'s button: only seat {seat}'s key presses it")
+                name = _seat_name(top, seat)
+                raise KeyRefused(f"that is {name}'s button: only {name}'s key presses it")
             await asyncio.to_thread(top.press, seat, str(data.get("kind")))
         except (*errors, TypeError) as exc:
             return fail(exc)
