@@ -30,7 +30,7 @@ from tablesense.table.geometry import TableGeometry
 
 @contextmanager
 def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
-    """`demo --sit 0` in a thread; yields its table top, display and page URLs."""
+    """`demo --sit 1` (South, seat index 0) in a thread; yields its table top, display and page URLs."""
     cfg = DemoConfig(port=0, **{"sit": (0,), **kw})
     got: dict[str, Any] = {}
     ready = threading.Event()
@@ -57,7 +57,7 @@ def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
     assert ready.wait(60), "the demo did not start"
     if "error" in got:
         raise got["error"]
-    # the address `demo --sit 0` prints for seat 0 (with the seat's key)
+    # the address `demo --sit 1` prints for seat index 0 (with the seat's key)
     got["page"] = got["sit"].lines()[0].split()[2]
     assert "seat=0&key=" in got["page"]
     try:

@@ -1,5 +1,5 @@
 """The table-top page on a phone-sized window, by touch: a person at seat 0 of
-`demo --game kems --sit 0` swaps a card with the board and calls, against
+`demo --game kems --sit 1` swaps a card with the board and calls, against
 three computer players; the seated page's DOM holds no other seat's card."""
 
 from __future__ import annotations
