@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from tablesense.firmware import proto
 from tablesense.flash.client import BoardClient, BoardError, Identity
-from tablesense.games.common import Sentence, message_of, say
+from tablesense.games.common import Sentence, listed, message_of, say
 
 #: MFRC522 VersionReg values of working chips (NXP v1.0, v2.0, and a common clone).
 GOOD_READER_VERSIONS = {0x91: "MFRC522 v1.0", 0x92: "MFRC522 v2.0", 0x88: "FM17522 clone", 0x12: "clone"}
@@ -117,14 +117,6 @@ def _pin_label(kind: str, seat: int, name: str) -> Sentence:
     if kind == "call button":
         return say("seat {seat} ({name}) call button", seat=seat + 1, name=name)
     return say("seat {seat} ({name}) button", seat=seat + 1, name=name)
-
-
-def _listed(items: list[Sentence], more: bool) -> Sentence:
-    """Sentences one after another (``a; b; ...``), still translatable item by item."""
-    out = items[0]
-    for item in items[1:]:
-        out = say("{first}; {then}", first=out, then=item)
-    return say("{first}; ...", first=out) if more else out
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -254,7 +246,7 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
         elif errs / sweeps > CELL_ERROR_LIMIT:
             failing.append(say("{cell} failed {errors} of {sweeps} reads", cell=res.cell, errors=errs, sweeps=sweeps))
     if failing:
-        report.add("cells", False, _listed(failing[:6], more=len(failing) > 6),
+        report.add("cells", False, listed(failing[:6], more=len(failing) > 6),
                    say("A cell with read errors has two tags on it, a tag moving, or a damaged antenna: clear it, "
                        "then run `tablesense diag --sweep` to measure it."))
     else:

@@ -52,6 +52,15 @@ def say(template: str, **params: Any) -> Sentence:
     return Sentence(template, params)
 
 
+def listed(items: list[Sentence], more: bool = False) -> Sentence:
+    """Sentences one after another (``a; b; ...`` with ``more``), each still
+    translated on its own: a joined list of plain strings would be English only."""
+    out = items[0]
+    for item in items[1:]:
+        out = say("{first}; {then}", first=out, then=item)
+    return say("{first}; ...", first=out) if more else out
+
+
 def message_of(exc: BaseException) -> str:
     """An error's message as it was raised: a :class:`Sentence` stays one
     (``str(exc)`` would flatten it to English only)."""
