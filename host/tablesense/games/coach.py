@@ -49,7 +49,7 @@ from tablesense.games.dominoes import (
 )
 from tablesense.games.dominoes_search import SearchPlayer
 
-__all__ = ["DominoCoach", "Mistake", "Suggestion", "annotate_record", "say"]
+__all__ = ["DominoCoach", "KemsAdvice", "KemsCoach", "Mistake", "Suggestion", "annotate_record", "say"]
 
 
 def say(m: DominoMove, shown: Collection[str] | None = None) -> Sentence:
@@ -155,7 +155,11 @@ class DominoCoach:
     min_loss: float = 0.5
 
     def _player(self) -> SearchPlayer:
-        return SearchPlayer(worlds=self.worlds, budget_ms=None)
+        # the coach speaks of points per hand: where the search player can
+        # also value moves by the chance to win the match, it is asked for
+        # the hand's points (a review in "percent of a match" says little)
+        extra: dict[str, Any] = {"objective": "hand"} if hasattr(SearchPlayer, "objective") else {}
+        return SearchPlayer(worlds=self.worlds, budget_ms=None, **extra)
 
     def suggest(self, hand: DominoHand, seat: int, rng: random.Random) -> Suggestion:
         """The move the coach would make for ``seat`` (it must be its turn)."""
@@ -188,6 +192,59 @@ class DominoCoach:
             replay.apply(m)
         found.sort(key=lambda x: -x.loss)
         return found[: self.top]
+
+
+@dataclass(frozen=True)
+class KemsAdvice:
+    """A private Kems hint for ``for_seat``: a swap (``give`` from the
+    seat's hand, ``take`` from the board), a call, or wait (``action`` None)."""
+
+    for_seat: int
+    action: Any
+    text: Sentence
+
+    @property
+    def give(self) -> str | None:
+        return str(self.action.give) if hasattr(self.action, "give") else None
+
+    @property
+    def take(self) -> str | None:
+        return str(self.action.take) if hasattr(self.action, "take") else None
+
+
+@dataclass
+class KemsCoach:
+    """The Kems coach: what the ``player`` (by name, ``reasoner`` by
+    default: the strongest measured) would do now in the seat's place.
+
+    It asks the Kems players' public API only (``make_player(name)``,
+    ``choose(round, seat, rng)``), and a player reads only
+    ``round.view(seat)``: the seat's own cards, the board, the public
+    history and its partner's sign, so the hint knows what the seat knows."""
+
+    player: str = "reasoner"
+
+    def suggest(self, rnd: Any, seat: int, rng: random.Random) -> KemsAdvice:
+        from tablesense.games.kems_players import make_player
+
+        action = make_player(self.player).choose(rnd, seat, rng)
+        return KemsAdvice(seat, action, kems_words(action))
+
+
+def kems_words(action: Any) -> Sentence:
+    """A Kems action in plain words ("give 7H, take 7S"; None: wait)."""
+    if action is None:
+        return sentence("keep your cards for now: nothing on the board helps you")
+    if hasattr(action, "give"):
+        return sentence("give {give}, take {take}", give=str(action.give), take=str(action.take))
+    kind = getattr(action, "kind", "")
+    if kind == "kems":
+        return sentence("call Kems: your partner shows four of a kind")
+    if kind == "double":
+        return sentence("call Double Kems: you hold four of a kind too")
+    if kind == "contre":
+        return sentence("call contre on seat {target}", target=action.target)
+    return sentence("{action}", action=str(action))
 
 
 def _same(a: DominoMove, b: DominoMove) -> bool:

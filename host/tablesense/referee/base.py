@@ -125,6 +125,12 @@ class RefereeBase:
         """Replayed from the journal and the table not yet seen to agree."""
         self._shown: set[str] = set()
         """Kems: the cards that lay face up on the board during this round."""
+        self.coach: Any = None
+        """The coach (:mod:`.coaching`): None while it is off."""
+        self.reviews: dict[int, list[Any]] = {}
+        """Finished hand index -> the coach's review (its costliest moves)."""
+        self.review_hand: tuple[int, int] | None = None
+        """The last review shown: (finished hand index, hand number)."""
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -345,7 +351,28 @@ class RefereeBase:
     def _rack_counts(self) -> list[int] | None:  # view.py
         raise NotImplementedError
 
+    def record(self, limit: int | None = None) -> dict[str, Any]:  # view.py
+        raise NotImplementedError
+
+    def _review_view(self) -> dict[str, Any] | None:  # coaching.py
+        raise NotImplementedError
+
+    def _review_finished(self) -> None:  # coaching.py
+        raise NotImplementedError
+
     def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
+        raise NotImplementedError
+
+    def _evaluate_now(self, now: float) -> None:  # buttons.py
+        raise NotImplementedError
+
+    def _coach_press(self, seat: int, now: float) -> None:  # coaching.py
+        raise NotImplementedError
+
+    def _apply_review(self, entry: dict[str, Any]) -> None:  # coaching.py
+        raise NotImplementedError
+
+    def coached_record(self, record: dict[str, Any]) -> dict[str, Any]:  # coaching.py
         raise NotImplementedError
 
     def _next_hand(self, now: float) -> None:  # journaling.py

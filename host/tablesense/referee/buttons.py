@@ -22,12 +22,18 @@ class ButtonsMixin(RefereeBase):
 
     def press(self, seat: int, button: str = "main", now: float | None = None) -> None:
         """A seat button: ``main`` (dominoes: pass; Kems: Kems / double / the
-        target of a contre) or ``call`` (dominoes: announce a double; Kems:
-        contre, then the target seat's button)."""
+        target of a contre), ``call`` (dominoes: announce a double; Kems:
+        contre, then the target seat's button) or ``coach`` (a long press of
+        the seat button, or the seat's page: the coach's suggestion for that
+        seat, :mod:`.coaching`)."""
         if now is not None:
             self.now = now
         now = self.now
         if not 0 <= seat < len(self.spec.seat_names):
+            return
+        if button == "coach":
+            # a long press asks the coach; it never confirms the referee's menu
+            self._coach_press(seat, now)
             return
         if self.menu is not None:
             self._confirm_menu(seat, now)
@@ -308,7 +314,7 @@ class ButtonsMixin(RefereeBase):
                 hand_no=self.hand_no,
                 result=self.last_result,
                 score=[_num(p) for p in self.match.score],
-                record=self.match.to_record(),
+                record=self.record(),
             )
             self._next_hand(now)
         self._view()

@@ -37,6 +37,7 @@ from typing import Any
 from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.base import RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
+from tablesense.referee.coaching import CoachMixin
 from tablesense.referee.journaling import JournalMixin
 from tablesense.referee.layout import Layout, Sensed
 from tablesense.referee.public import public_move
@@ -60,13 +61,14 @@ __all__ = [
 ]
 
 
-class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
+class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
     """Referees one match on one table; see the module docstring.
 
     The parts: :class:`~tablesense.referee.journaling.JournalMixin` (start,
     replay, entries), :class:`~tablesense.referee.buttons.ButtonsMixin`,
-    :class:`~tablesense.referee.view.ViewMixin` (the public display state);
-    here, the judging of table snapshots.
+    :class:`~tablesense.referee.coaching.CoachMixin` (suggestions on request,
+    the review after a hand), :class:`~tablesense.referee.view.ViewMixin`
+    (the public display state); here, the judging of table snapshots.
     """
 
     # ------------------------------------------------------------------ inputs
@@ -295,14 +297,18 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
     def _finish(self, now: float) -> None:
         self.finish_at = None
         self._commit({"type": "finish"})
+        self._review_finished()
         result = self.last_result or {}
+        # the coach's review of this hand, public (it names only tiles shown)
+        review = self._review_view() if self.coach is not None else None
         self._emit(
             "hand_ended",
             hand_no=self.hand_no,
             result=result,
             score=[_num(p) for p in self.match.score],
-            record=self.match.to_record(),
+            record=self.record(),
             counts=self._rack_counts(),
+            **({"review": review} if review is not None else {}),
         )
         self._say(_result_text(result, self.team_names(), self._hand_word()), "info")
         # the finished hand's whole line (the winning tile too) reaches the
@@ -314,7 +320,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 "match_ended",
                 winner=self.match.winner,
                 score=[_num(p) for p in self.match.score],
-                record=self.match.to_record(),
+                record=self.record(),
                 teams=self.team_names(),
             )
             self._say(say("match over: {team} win", team=self.team_names()[self.match.winner]), "info")

@@ -1,5 +1,6 @@
 """The referee's journal side: a match is a list of entries (``match``,
-``hand``, ``move``, ``reorder``, ``undo``, ``void``, ``finish``), each made
+``hand``, ``move``, ``reorder``, ``undo``, ``void``, ``finish``, and the
+coach's ``review`` of a finished hand), each made
 durable before it changes anything (:meth:`JournalMixin._commit`), and the
 same entries rebuild the same game state (:meth:`JournalMixin.replay`),
 which is how a crashed match resumes.
@@ -177,6 +178,9 @@ class JournalMixin(RefereeBase):
             else:
                 result = self.match.finish_round()
             self._after_finish(result)
+        elif kind == "review":
+            self._apply_review(entry)
+            return
         else:
             raise RefereeError(f"unknown journal entry type {kind!r}")
         if self.spec.game == "kems" and self.hand is not None:

@@ -24,7 +24,7 @@ class ViewMixin(RefereeBase):
 
     def record(self, limit: int | None = None) -> dict[str, Any]:
         """The match's game record (finished hands; the first ``limit``)."""
-        rec = self.match.to_record()
+        rec = self.coached_record(self.match.to_record())
         if limit is not None:
             rec["hands"] = rec["hands"][:limit]
         return rec
@@ -141,6 +141,7 @@ class ViewMixin(RefereeBase):
             "match_over": self.match.is_over,
             "winner": self.match.winner,
             "moves": self.accepted,
+            "review": self._review_view(),
         }
         if spec.game == "dominoes":
             out["line"] = self._line_view()
