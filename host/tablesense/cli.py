@@ -12,6 +12,8 @@ import importlib
 
 import typer
 
+from tablesense.i18n.cli import LANG_OPTION
+
 app = typer.Typer(
     name="tablesense",
     help="Smart game table: referee, virtual table, tournaments, board tools.",
@@ -54,8 +56,14 @@ def _root(
         is_eager=True,
         callback=_print_version,
     ),
+    lang: str = LANG_OPTION,
 ) -> None:
-    del version
+    """Smart game table: referee, virtual table, tournaments, board tools.
+
+    ``--lang`` here chooses the language of whichever command follows (each
+    command also takes its own ``--lang``); default: the locale (LANG).
+    """
+    del version, lang
 
 
 def main() -> None:

@@ -1,7 +1,9 @@
 """The language of a command's messages: one ``--lang`` option for every command.
 
 Every ``tablesense`` command that prints something a person reads takes
-``--lang en|pt-BR|ms`` (default: the locale, ``LANG``), defined once here as
+``--lang en|pt-BR|ms`` (default: the locale, ``LANG``); so does ``tablesense``
+itself (``tablesense --lang ms tournament pair``), for every command below it.
+The option is defined once here as
 :data:`LANG_OPTION` so the option reads, resolves and fails the same way
 everywhere: an unknown tag stops the command before it does anything, with
 ``error: no translation for 'de': choose one of en, pt-BR, ms`` and exit
@@ -27,6 +29,9 @@ import typer
 from tablesense.i18n import Translator, UnknownLanguageError, resolve
 
 _active = "en"
+#: Where an explicit ``--lang`` is remembered for the commands below it
+#: (Click shares ``meta`` along a command line's contexts).
+_META = "tablesense.lang"
 
 
 def active() -> str:
@@ -47,6 +52,9 @@ def _on_lang(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     and put the previous language back when the command ends."""
     del param
     previous = _active
+    chosen = ctx.meta.get(_META)
+    if value is None and chosen is not None:  # `tablesense --lang ms COMMAND`: the root's choice holds
+        return str(chosen)
     try:
         lang = resolve(value)
     except UnknownLanguageError as exc:
@@ -56,6 +64,8 @@ def _on_lang(ctx: click.Context, param: click.Parameter, value: str | None) -> s
         Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     activate(lang)
+    if value is not None:
+        ctx.meta[_META] = lang
     ctx.call_on_close(lambda: activate(previous))
     return lang
 

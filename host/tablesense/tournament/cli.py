@@ -16,6 +16,9 @@ from typing import Any
 
 import typer
 
+from tablesense.games.common import message_of, say
+from tablesense.i18n.cli import LANG_OPTION, _
+
 DEFAULT_DB = "sqlite:///tablesense-events.db"
 
 director_app = typer.Typer(help="The tournament director: web pages and the MQTT bridge.", no_args_is_help=True)
@@ -35,10 +38,14 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str, code: int = 1) -> None:
+    """``error: ...`` on stderr and exit ``code``. A Sentence is translated
+    into the command's language here; other text arrives translated (or is
+    a developer's English, e.g. a database driver's)."""
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    text = _(message) if hasattr(message, "template") else message
+    Console(stderr=True).print(f"[red]{escape(_('error:'))}[/red] {escape(text)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -54,7 +61,7 @@ def _check_broker_url(url: str) -> None:
     try:
         BrokerURL.parse(url)
     except ValueError as exc:
-        _bad_argument(str(exc))
+        _bad_argument(message_of(exc))
 
 
 def _parse_score(text: str) -> tuple[float, float]:
@@ -64,8 +71,8 @@ def _parse_score(text: str) -> tuple[float, float]:
 
     m = re.fullmatch(r"\s*(\d{1,7}(?:\.\d{1,3})?)\s*-\s*(\d{1,7}(?:\.\d{1,3})?)\s*", text)
     if m is None:
-        _bad_argument(f"--score {text[:30]!r} is not a score: write the two sides' points in pairing order "
-                      "as A-B, e.g. --score 150-97 or --score 2.5-1.5")
+        _bad_argument(say("--score {score} is not a score: write the two sides' points in pairing order "
+                          "as A-B, e.g. --score 150-97 or --score 2.5-1.5", score=repr(text[:30])))
     assert m is not None
     a, b = float(m.group(1)), float(m.group(2))
     assert math.isfinite(a) and math.isfinite(b)
@@ -90,7 +97,8 @@ def _errors() -> Iterator[None]:
     except typer.Exit:
         raise
     except (ValueError, RuntimeError, OSError, SQLAlchemyError) as exc:
-        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        msg = message_of(exc)
+        _fail(msg if hasattr(msg, "template") else (str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
 
 
 def _open(db_url: str, event: int | None) -> Any:
@@ -104,7 +112,7 @@ def _open(db_url: str, event: int | None) -> Any:
         with db.session() as s:
             event = s.scalar(select(func.max(Event.id)))
         if event is None:
-            _fail(f"no event in {db_url}; create one with `tablesense tournament create`")
+            _fail(say("no event in {db}; create one with `tablesense tournament create`", db=db_url))
     assert event is not None
     return Director(db, event)
 
@@ -129,6 +137,7 @@ def serve(
     import os
 
     from tablesense.i18n import UnknownLanguageError, resolve
+    from tablesense.i18n.cli import activate
 
     from .web import MIN_PASSWORD
 
@@ -137,16 +146,19 @@ def serve(
     except UnknownLanguageError as e:
         _bad_argument(str(e))
         raise
+    activate(page_lang)  # what serve prints speaks the pages' default language too
     if (tls_cert is None) != (tls_key is None):
-        _bad_argument("--tls-cert and --tls-key go together")
+        _bad_argument(say("--tls-cert and --tls-key go together"))
     _check_broker_url(broker)
     with _errors():
         password = os.environ.get(password_env, "")
         if not password:
-            _fail(f"set the director's password in ${password_env} (the management page needs a login)")
+            _fail(say("set the director's password in {variable} (the management page needs a login)",
+                      variable="$" + password_env))
         if len(password) < MIN_PASSWORD:
-            _fail(f"the director's password in ${password_env} is {len(password)} characters long; "
-                  f"use at least {MIN_PASSWORD} (the management page is on the club's network)")
+            _fail(say("the director's password in {variable} is {n} characters long; use at least {min} "
+                      "(the management page is on the club's network)",
+                      variable="$" + password_env, n=len(password), min=MIN_PASSWORD))
         import uvicorn
 
         from .bridge import BrokerURL, DirectorBridge
@@ -158,11 +170,11 @@ def serve(
         if not no_broker:
             bridge = DirectorBridge(
                 director, BrokerURL.parse(broker),
-                on_ack=lambda t, a: typer.echo(ack_line(t, a.key, a.status, a.reason)),
+                on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))),
             ).start()
             if not bridge.wait_connected(10):
                 bridge.stop()
-                _fail(f"cannot connect to the broker at {broker}")
+                _fail(say("cannot connect to the broker at {broker}", broker=broker))
             bridge.announce_round()
         relay = None
         if not no_broker:  # the tables' live progress (console, /live): its own connection, never results
@@ -170,7 +182,7 @@ def serve(
 
             relay = LiveRelay(BrokerURL.parse(broker)).start()
         for line in serve_banner(director, host, port, None if no_broker else broker):
-            typer.echo(line)
+            typer.echo(_(line))
         app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
                          secure_cookies=tls_cert is not None, live=relay.board if relay else None, lang=page_lang)
         try:
@@ -204,12 +216,13 @@ def create(
         opts: dict[str, Any] = {}
         for o in option:
             if "=" not in o:
-                _bad_argument(f"--option {o!r} is not KEY=VALUE")
+                _bad_argument(say("--option {option} is not KEY=VALUE", option=repr(o)))
             k, v = o.split("=", 1)
             try:
                 opts[k] = json.loads(v, parse_constant=_no_nan)
             except _NotANumber:
-                _bad_argument(f"--option {o!r}: NaN and Infinity are not values an event may have")
+                _bad_argument(say("--option {option}: NaN and Infinity are not values an event may have",
+                                  option=repr(o)))
             except ValueError:
                 opts[k] = v
         if lang is not None:  # a tag we have no catalog for is a wrong argument (exit 2), like serve --lang
@@ -229,6 +242,7 @@ def register_entrant(
     member: list[str] = typer.Option([], "--member", help="A player's name (twice for a pair)."),
     badge: list[str] = typer.Option([], "--badge", help="A badge tag UID (hex) of one of its players."),
     seed: int = typer.Option(0, "--seed"),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Register an entrant (a pair or an individual); prints its id."""
     with _errors():
@@ -236,21 +250,21 @@ def register_entrant(
 
 
 @tournament_app.command("check-in")
-def check_in(entrant: int = typer.Argument(...), db: str = DbOpt, event: int | None = EventOpt) -> None:
+def check_in(entrant: int = typer.Argument(...), db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
     """Check an entrant in by hand (tables check in by badge taps)."""
     with _errors():
         _open(db, event).check_in(entrant)
 
 
 @tournament_app.command("withdraw")
-def withdraw(entrant: int = typer.Argument(...), reason: str = typer.Option(..., "--reason"), db: str = DbOpt, event: int | None = EventOpt) -> None:
+def withdraw(entrant: int = typer.Argument(...), reason: str = typer.Option(..., "--reason"), db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
     """Withdraw an entrant from later rounds."""
     with _errors():
         _open(db, event).withdraw(entrant, reason)
 
 
 @tournament_app.command("bye")
-def bye(entrant: int = typer.Argument(...), round_no: int = typer.Option(..., "--round"), db: str = DbOpt, event: int | None = EventOpt) -> None:
+def bye(entrant: int = typer.Argument(...), round_no: int = typer.Option(..., "--round"), db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
     """Record a requested (zero-point) bye for a future round."""
     with _errors():
         _open(db, event).request_bye(entrant, round_no)
@@ -262,6 +276,7 @@ def add_table(
     key_dir: Path = typer.Option(Path("."), "--key-dir", help="Where to write the table's private key (table-N.key)."),
     db: str = DbOpt,
     event: int | None = EventOpt,
+    lang: str = LANG_OPTION,
 ) -> None:
     """Provision a table: create its signing key and register the public half."""
     with _errors():
@@ -273,23 +288,24 @@ def add_table(
         path = key_dir / f"table-{number}.key"
         key.save(path)
         d.add_table(number, key.public)
-        typer.echo(f"table {number}: private key {path}; public key {key.public}")
+        typer.echo(_("table {table}: private key {path}; public key {key}", table=number, path=path, key=key.public))
 
 
 @tournament_app.command("pair")
-def pair(db: str = DbOpt, event: int | None = EventOpt, force: bool = typer.Option(False, "--force")) -> None:
+def pair(db: str = DbOpt, event: int | None = EventOpt, force: bool = typer.Option(False, "--force"), lang: str = LANG_OPTION) -> None:
     """Pair the next round and print its pairings."""
     with _errors():
         d = _open(db, event)
         n = d.pair_next_round(force=force)
         names = {e.id: e.name for e in d.entrants()}
         for m in d.matches(n):
-            other = names[m.entrant_b] if m.entrant_b else ("bye" if m.kind == "pairing-bye" else "bye (requested)")
-            typer.echo(f"round {n}  table {m.table_no or '-':>3}  {names[m.entrant_a]} v {other}")
+            other = names[m.entrant_b] if m.entrant_b else (_("bye") if m.kind == "pairing-bye" else _("bye (requested)"))
+            typer.echo(_("round {round}  table {table}  {a} v {b}", round=n, table=f"{m.table_no or '-':>3}",
+                         a=names[m.entrant_a], b=other))
 
 
 @tournament_app.command("standings")
-def standings(db: str = DbOpt, event: int | None = EventOpt) -> None:
+def standings(db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
     """Print the standings."""
     with _errors():
         from rich.console import Console
@@ -302,9 +318,9 @@ def standings(db: str = DbOpt, event: int | None = EventOpt) -> None:
         # event's order once each, lots as a place in the draw (never a float).
         cols, rows = standings_rows(export_event(_open(db, event), audit=False))
         cols = [(k, h) for k, h in cols if k not in ("players", "draws")]
-        t = Table(title="Standings")
+        t = Table(title=_("Standings"))
         for k, h in cols:
-            t.add_column("#" if h == "Rank" else h, no_wrap=k == "name", justify="left" if k == "name" else "right")
+            t.add_column("#" if h == "Rank" else _(h), no_wrap=k == "name", justify="left" if k == "name" else "right")
         for r in rows:
             t.add_row(*[str(r[k]) for k, _h in cols])
         Console(width=None if sys.stdout.isatty() else 200).print(t)
@@ -318,6 +334,7 @@ def correct(
     reason: str = typer.Option(..., "--reason"),
     db: str = DbOpt,
     event: int | None = EventOpt,
+    lang: str = LANG_OPTION,
 ) -> None:
     """Correct a result (with a reason; written to the audit log); prints what changed."""
     if score.count("-") >= 2:  # a table of three or four entrants: one score each, in seat order
@@ -333,11 +350,13 @@ def correct(
         d.correct(match, (sa, sb), winner, reason, "director-cli")
         names = {e.id: e.name for e in d.entrants()}
         assert before is not None
-        was = "no result" if before.score_a is None else f"{before.score_a:g}-{before.score_b or 0:g}"
-        who = names.get(winner, "?") if winner is not None else "nobody (a draw)"
-        typer.echo(f"match {match} (round {before.round_no}, {names.get(before.entrant_a, '?')} v "
-                   f"{names.get(before.entrant_b or 0, 'bye')}): {was} -> {sa:g}-{sb:g}, winner {who}; "
-                   f"confirmed, and written to the audit log with the reason {reason!r}")
+        was = _("no result") if before.score_a is None else f"{before.score_a:g}-{before.score_b or 0:g}"
+        who = names.get(winner, "?") if winner is not None else _("nobody (a draw)")
+        typer.echo(_("match {match} (round {round}, {a} v {b}): {was} -> {score}, winner {winner}; "
+                     "confirmed, and written to the audit log with the reason {reason}",
+                     match=match, round=before.round_no, a=names.get(before.entrant_a, "?"),
+                     b=names.get(before.entrant_b or 0, _("bye")), was=was, score=f"{sa:g}-{sb:g}", winner=who,
+                     reason=repr(reason)))
 
 
 @tournament_app.command("confirm")
@@ -346,6 +365,7 @@ def confirm(
     all_reported: bool = typer.Option(False, "--all", help="Confirm every reported result of the current round."),
     db: str = DbOpt,
     event: int | None = EventOpt,
+    lang: str = LANG_OPTION,
 ) -> None:
     """Confirm reported results as the director (the `director` confirmation mode; a disputed result)."""
     with _errors():
@@ -354,16 +374,16 @@ def confirm(
 
         d = _open(db, event)
         if not match and not all_reported:
-            _fail("name the match id(s) to confirm, or --all for every reported result of the round")
+            _fail(say("name the match id(s) to confirm, or --all for every reported result of the round"))
         done = confirm_reported(d, "director-cli") if all_reported else [confirm_match(d, m, "director-cli") for m in match]
         names = {e.id: e.name for e in d.entrants()}
         for m in done:
             sides = zip(match_entrants(m), match_scores(m) or [], strict=False)
-            typer.echo(f"confirmed match {m.id} (table {m.table_no}): "
-                       + " v ".join(f"{names.get(e, '?')} {x:g}" for e, x in sides))
+            typer.echo(_("confirmed match {match} (table {table}): {sides}", match=m.id, table=m.table_no,
+                         sides=" v ".join(f"{names.get(e, '?')} {x:g}" for e, x in sides)))
         if not done:
-            typer.echo("no reported result to confirm")
-        typer.echo(pair_status(d).reason)
+            typer.echo(_("no reported result to confirm"))
+        typer.echo(_(pair_status(d).reason))
 
 
 @tournament_app.command("export")
@@ -373,6 +393,7 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="Print the event as one JSON object."),
     csv: str | None = typer.Option(None, "--csv", help="standings or results: print that CSV."),
     archive: Path | None = typer.Option(None, "--archive", help="Write a ZIP of every game record and the audit log."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Export an event: JSON, CSV, or the archive of its records."""
     with _errors():
@@ -383,7 +404,7 @@ def export(
             archive.write_bytes(records_archive(d))
         if csv is not None:
             if csv not in ("standings", "results"):
-                _bad_argument("--csv takes standings or results")
+                _bad_argument(say("--csv takes standings or results"))
             sys.stdout.write(standings_csv(d) if csv == "standings" else results_csv(d))
         if as_json or (csv is None and archive is None):
             sys.stdout.write(dumps(export_event(d)) + "\n")
@@ -398,6 +419,7 @@ def mosquitto_config(
     run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the broker runs as)."),
     tls: bool = typer.Option(True, "--tls/--no-tls", help="MQTT over TLS with a generated CA (default), or in clear."),
     name: list[str] = typer.Option([], "--name", help="A host name or address the tables use to reach the broker (for its certificate; repeat)."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Generate the broker's config: one user per table, ACLs, PBKDF2 password file, TLS CA and certificate."""
     with _errors():
@@ -405,11 +427,13 @@ def mosquitto_config(
 
         port = port or (8883 if tls else 1883)
         files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as, tls=tls, names=name)
-        typer.echo(f"wrote {files.conf}, {files.passwd}, {files.acl} and {files.conf.parent / 'credentials'} (keep it secret)")
+        typer.echo(_("wrote {conf}, {passwd}, {acl} and {credentials} (keep it secret)", conf=files.conf,
+                     passwd=files.passwd, acl=files.acl, credentials=files.conf.parent / "credentials"))
         if files.ca is not None:
-            typer.echo(f"TLS: copy {files.ca} to every table; they connect with "
-                       f"mqtts://table-N:PASSWORD@HOST:{port}?ca=PATH/ca.crt (HOST: a name in the certificate, see --name)")
-        typer.echo(f"start the broker with: mosquitto -c {files.conf}")
+            typer.echo(_("TLS: copy {ca} to every table; they connect with {url} "
+                         "(HOST: a name in the certificate, see --name)",
+                         ca=files.ca, url=f"mqtts://table-N:PASSWORD@HOST:{port}?ca=PATH/ca.crt"))
+        typer.echo(_("start the broker with: {command}", command=f"mosquitto -c {files.conf}"))
 
 
 @tournament_app.command("venue-config")
@@ -423,6 +447,7 @@ def venue_config(
     port: int = typer.Option(1883, "--port", help="The venue broker's port."),
     bind: str = typer.Option("0.0.0.0", "--bind"),
     run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the venue broker runs as)."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """A far venue's broker bridged to the director's: its tables, its ACL, and the bridge (docs/tournament.md)."""
     with _errors():
@@ -430,11 +455,13 @@ def venue_config(
 
         v = write_venue_config(out, venue=venue, tables=tables, director_dir=director_dir, director_host=director_host,
                                director_port=director_port, port=port, bind=bind, run_as=run_as)
-        typer.echo(f"wrote {v.broker.conf} (with the bridge to {director_host}:{director_port} as {v.user}), "
-                   f"{v.broker.passwd}, {v.broker.acl} and {v.broker.conf.parent / 'credentials'}")
-        typer.echo(f"added {v.user} to {director_dir.resolve() / 'passwd'} and acl: restart the director's broker "
-                   "(or send it SIGHUP) so the bridge can log in")
-        typer.echo(f"at the venue, start: mosquitto -c {v.broker.conf}")
+        typer.echo(_("wrote {conf} (with the bridge to {director} as {user}), {passwd}, {acl} and {credentials}",
+                     conf=v.broker.conf, director=f"{director_host}:{director_port}", user=v.user,
+                     passwd=v.broker.passwd, acl=v.broker.acl, credentials=v.broker.conf.parent / "credentials"))
+        typer.echo(_("added {user} to {passwd} and acl: restart the director's broker "
+                     "(or send it SIGHUP) so the bridge can log in", user=v.user,
+                     passwd=director_dir.resolve() / "passwd"))
+        typer.echo(_("at the venue, start: {command}", command=f"mosquitto -c {v.broker.conf}"))
 
 
 @tournament_app.command("table")
@@ -444,6 +471,7 @@ def table(
     journal: Path = typer.Option(..., "--journal", help="The table's journal file (created if missing)."),
     broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://table-N:PASSWORD@HOST:8883?ca=ca.crt (or mqtt://... without TLS)"),
     seed: int = typer.Option(0, "--seed"),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Run a headless table that plays its assigned matches with computer players."""
     _check_broker_url(broker)
@@ -455,8 +483,9 @@ def table(
         from .table_client import HeadlessTable
 
         url = BrokerURL.parse(broker)
-        typer.echo(f"table {number}: headless table (computer players), key {key}, journal {journal}, "
-                   f"broker {url.host}:{url.port} as {url.username or 'anonymous'}")
+        typer.echo(_("table {table}: headless table (computer players), key {key}, journal {journal}, "
+                     "broker {broker} as {user}", table=number, key=key, journal=journal,
+                     broker=f"{url.host}:{url.port}", user=url.username or _("anonymous")))
         t = HeadlessTable(number, TableKey.load(key), journal, url, seed=seed, say=typer.echo).start()
         try:
             while True:
@@ -490,12 +519,14 @@ def simulate(
     club: int = typer.Option(0, "--club", help="Simulate a club of this many players over --evenings (club_sim.py: ratings, a season)."),
     evenings: int = typer.Option(10, "--evenings", help="With --club: evenings in the season."),
     first_round: str = typer.Option("rating", "--first-round", help="With --club: rating (neighbours in rating meet) or drawn."),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Run a whole event end to end over the broker and database with headless tables."""
     if club:
         with _errors():
             if club < 4 or evenings < 1 or first_round not in ("rating", "drawn"):
-                _bad_argument("--club needs at least 4 players, --evenings at least 1, --first-round rating or drawn")
+                _bad_argument(say("--club needs at least 4 players, --evenings at least 1, "
+                                  "--first-round rating or drawn"))
             from .club_sim import simulate_club
 
             rep = simulate_club(db, players=club, evenings=evenings, rounds=rounds, seed=seed, first_round=first_round,
@@ -512,8 +543,8 @@ def simulate(
         faults = Faults(drop_tables=drop_tables, drop_round=2 if drop_tables else 0,
                         broker_restart_round=2 if restart_broker else 0, director_restart_round=1 if restart_director else 0,
                         duplicates=attack, forgeries=attack)
-        say: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
+        progress_line: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
         report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
-                     broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=say,
+                     broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=progress_line,
                      move_delay=move_delay, confirm=confirm, seats=seats)
         typer.echo(json.dumps(report.to_json()))

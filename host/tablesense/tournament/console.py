@@ -300,18 +300,22 @@ def serve_banner(director: Director, host: str, port: int, broker: str | None) -
         mode = ev.options.get("confirm", "badges")
     urls = page_urls(host, port)
     ps = pair_status(director)
-    lines = [
-        f"director: event {director.event_id} {name!r} ({game} {variant}, {fmt}; results confirmed by {mode})",
-        f"round {director.current_round_no()}: {ps.reason}",
-        "pages:",
+    # Sentences: the command prints them in its language (English as they stand)
+    lines: list[str] = [
+        say("director: event {id} {name} ({game} {variant}, {format}; results confirmed by {mode})",
+            id=director.event_id, name=repr(name), game=game, variant=variant, format=fmt, mode=mode),
+        say("round {round}: {status}", round=director.current_round_no(), status=ps.reason),
+        say("pages:"),
     ]
     base = urls[0]
-    for path, what in (("/standings", "standings"), ("/pairings", "pairings"), ("/crosstable", "crosstable"),
-                       ("/show", "projector (cycles pairings and standings)"), ("/live", "live tables for spectators"), ("/director", "director's console (login)")):
-        lines.append(f"  {base}{path}  {what}")
+    for path, what in (("/standings", say("standings")), ("/pairings", say("pairings")),
+                       ("/crosstable", say("crosstable")), ("/show", say("projector (cycles pairings and standings)")),
+                       ("/live", say("live tables for spectators")), ("/director", say("director's console (login)"))):
+        lines.append(say("  {url}  {what}", url=f"{base}{path}", what=what))
     for other in urls[1:]:
-        lines.append(f"  also at {other}")
-    lines.append(f"broker: {_safe_broker(broker)} as director" if broker else "broker: none (--no-broker): pages only")
+        lines.append(say("  also at {url}", url=other))
+    lines.append(say("broker: {broker} as director", broker=_safe_broker(broker)) if broker
+                 else say("broker: none (--no-broker): pages only"))
     return lines
 
 
@@ -327,5 +331,9 @@ def _safe_broker(url: str) -> str:
 def ack_line(table: int, key: str, status: str, reason: str = "") -> str:
     """One line per message a table sent and what the director answered."""
     kind = key.split("/", 1)[0] if "/" in key else "message"
-    why = f": {reason}" if reason else ""
-    return f"table {table}: {kind} {key} {status}{why}"
+    words = {"accepted": say("accepted"), "duplicate": say("duplicate"), "refused": say("refused")}
+    said = words.get(status, status)
+    if reason:
+        return say("table {table}: {kind} {key} {status}: {reason}", table=table, kind=kind, key=key, status=said,
+                   reason=reason)
+    return say("table {table}: {kind} {key} {status}", table=table, kind=kind, key=key, status=said)
