@@ -12,6 +12,9 @@ layer           set by                                 cleared by
 ``error``       ``move_rejected`` (``cells``), a       ``correction_cleared``,
                 ``view`` whose ``correction`` has      ``move_accepted``, a ``view``
                 cells                                  with ``correction: null``
+``coach``       ``coach`` (``private.cells``, only     ``move_accepted``, a new hand,
+                the cells of ``private.seat``'s        the next ``coach``
+                rack)
 ``suggestion``  ``suggestion`` (``from_cell``,          ``move_accepted``, a new hand
                 ``to_cell``)
 ``targets``     ``targets`` (``cells``, on a            ``move_accepted``, ``targets``
@@ -23,6 +26,11 @@ layer           set by                                 cleared by
 ``turn``        ``view`` (``to_play``: that seat's      the next ``view``
                 ``led_cells``, else its rack)
 ==============  =====================================  ==========================
+
+The ``coach`` layer is the coach's private hint (issue 19): the tile a seat
+is advised to play, lit on that seat's own rack. Cells the event names
+outside that rack (a line cell everyone sees) are never lit: the filter is
+here, where the frame is made, not only where the hint is made.
 
 Frames are coalesced and rate-limited: the first change after a quiet spell is
 sent at once, changes within ``min_interval`` of the last frame are merged
@@ -54,7 +62,7 @@ Sink = Callable[[CellColors], Any]
 OFF: RGB = (0, 0, 0)
 
 #: Layer names, highest priority first.
-LAYERS: tuple[str, ...] = ("error", "suggestion", "targets", "last_move", "turn")
+LAYERS: tuple[str, ...] = ("error", "coach", "suggestion", "targets", "last_move", "turn")
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,7 @@ class LedPalette:
     """Colours per layer (0..255 each; WS2812s are bright, so most are dim)."""
 
     error: RGB = (255, 0, 0)
+    coach: RGB = (0, 110, 110)
     suggestion: RGB = (120, 0, 160)
     targets: RGB = (0, 110, 0)
     last_move: RGB = (90, 60, 0)
@@ -180,7 +189,7 @@ class CellLeds:
         self.events_seen += 1
         kind, data = ev.kind, ev.data
         if kind in ("match_started", "hand_started", "hand_ended", "match_ended"):
-            self.clear("error", "suggestion", "targets", "last_move")
+            self.clear("error", "coach", "suggestion", "targets", "last_move")
         elif kind == "move_accepted":
             cells = _cells_of(data)
             if not cells and self._suggested is not None and _same_move(self._suggested[0], data):
@@ -190,6 +199,7 @@ class CellLeds:
             self._suggested = None
             with self._lock:
                 self._layers["error"] = frozenset()
+                self._layers["coach"] = frozenset()
                 self._layers["suggestion"] = frozenset()
                 self._layers["targets"] = frozenset()
             self.set_layer("last_move", cells)
@@ -203,6 +213,8 @@ class CellLeds:
             self.set_layer("suggestion", cells)
         elif kind == "targets":
             self.set_layer("targets", _cells_of(data))
+        elif kind == "coach":
+            self.set_layer("coach", self._coach_cells(data))
         elif kind == "view":
             self.set_layer("turn", self._turn_cells(data.get("to_play")))
             if "correction" in data:
@@ -216,6 +228,18 @@ class CellLeds:
             with self._lock:
                 self._force = True  # the board lost its LEDs: send the frame again
             self._request_flush()
+
+    def _coach_cells(self, data: Mapping[str, Any]) -> list[str]:
+        """The coach's hint: its cells on the asking seat's rack, no other."""
+        private = data.get("private")
+        if not isinstance(private, Mapping):
+            return []
+        seat = private.get("seat")
+        rack = next(
+            (set(s.rack) for s in self.geometry.seats if s.index == seat and isinstance(seat, int)),
+            set(),
+        )
+        return [c for c in _cells_of(private) if c in rack]
 
     def _turn_cells(self, seat: Any) -> list[str]:
         if not isinstance(seat, int) or isinstance(seat, bool):

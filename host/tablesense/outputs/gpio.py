@@ -53,6 +53,7 @@ __all__ = [
     "SimBackend",
     "TableGPIO",
     "ThreadScheduler",
+    "LONG_PRESS_S",
     "forward_buttons",
     "make_backend",
 ]
@@ -62,6 +63,11 @@ log = logging.getLogger(__name__)
 ENV_VAR = "TABLESENSE_GPIO"
 BACKEND_NAMES = ("rpi", "sim")
 DEFAULT_DEBOUNCE_S = 0.03
+
+#: A seat button held this long is a long press (the coach's suggestion,
+#: issue 19): long enough that nobody does it by accident while passing, short
+#: enough that asking does not feel like waiting.
+LONG_PRESS_S = 1.0
 
 
 # --------------------------------------------------------------------------- errors
@@ -879,20 +885,60 @@ def forward_buttons(
     table: TableGPIO,
     press: Callable[[int, str], None],
     referee_press: Callable[[], None],
+    *,
+    long_press: float | None = None,
 ) -> Callable[[], None]:
     """Send debounced presses to the referee session.
 
     A seat button becomes ``press(seat, "main")``, a call button
-    ``press(seat, "call")`` and the referee button ``referee_press()``; releases
-    are not forwarded (the referee judges presses). Returns the remover.
+    ``press(seat, "call")`` and the referee button ``referee_press()``.
+    Returns the remover.
+
+    Without ``long_press`` a seat button acts when it closes (releases are
+    not forwarded). With ``long_press`` (seconds; the coach is on) the seat
+    button tells two gestures apart, so it acts on what the finger did: held
+    ``long_press`` seconds it becomes ``press(seat, "coach")`` at that
+    moment (the player need not guess when to let go), released sooner it is
+    ``press(seat, "main")`` on the release. A long press therefore never
+    passes; a short one is judged some tenths of a second later than
+    without the coach. The call and referee buttons act when they close.
     """
+    lock = threading.Lock()
+    held: dict[int, TimerHandle | None] = {}
+
+    def long_held(seat: int) -> None:
+        with lock:
+            if seat not in held:
+                return  # released meanwhile
+            held[seat] = None  # fired: the release does nothing
+        press(seat, "coach")
 
     def on_button(ev: ButtonEvent) -> None:
-        if not ev.pressed:
-            return
         if ev.button == "referee":
-            referee_press()
-        elif ev.seat is not None:
-            press(ev.seat, "call" if ev.button == "call" else "main")
+            if ev.pressed:
+                referee_press()
+            return
+        if ev.seat is None:
+            return
+        if ev.button == "call" or long_press is None:
+            if ev.pressed:
+                press(ev.seat, "call" if ev.button == "call" else "main")
+            return
+        seat = ev.seat
+        if ev.pressed:
+            timer = table.backend.scheduler.call_later(long_press, lambda: long_held(seat))
+            with lock:
+                old = held.get(seat)
+                held[seat] = timer
+            if old is not None:
+                old.cancel()
+            return
+        with lock:
+            pending = seat in held and held[seat] is not None
+            timer = held.pop(seat, None)
+        if timer is not None:
+            timer.cancel()
+        if pending:
+            press(seat, "main")
 
     return table.on_button(on_button)
