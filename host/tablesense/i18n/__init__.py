@@ -180,7 +180,7 @@ class Translator:
     def __init__(self, lang: str) -> None:
         self.lang = normalize(lang)
 
-    def __call__(self, message: object, **params: Any) -> str:
+    def __call__(self, message: object, /, **params: Any) -> str:
         text = translate(message, self.lang)
         return text.format(**params) if params else text
 

@@ -88,7 +88,7 @@ class _ActiveTranslator:
     language the running command chose (looked up at each call, so a helper
     imported once follows every command)."""
 
-    def __call__(self, message: object, **params: Any) -> str:
+    def __call__(self, message: object, /, **params: Any) -> str:
         return Translator(_active)(message, **params)
 
     def context(self, context: str, message: str) -> str:
