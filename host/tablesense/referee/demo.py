@@ -276,6 +276,9 @@ class DemoConfig:
     """Seats people take on the table-top page (referee/sit.py); the computer plays the rest."""
     open_hands: bool = False
     """With ``sit``: the table-top page may show every piece (teaching mode)."""
+    coach: bool | None = None
+    """The coach (issue 19: a seat's suggestion on request, a review after
+    each hand); None: on when people sit down (``sit``), off otherwise."""
     lang: str = "en"
     """The table's language (``--lang``): what the page, the console and the voice say."""
     announcer: Any = None
@@ -321,6 +324,7 @@ def run_demo(
     on_world: Callable[[Any], None] | None = None,
     on_tabletop: Callable[[Any], None] | None = None,
     on_bus: Callable[[EventBus], None] | None = None,
+    on_session: Callable[[Any], None] | None = None,
 ) -> DemoResult:
     """Play the demo match; returns the record (of the hands played).
 
@@ -329,7 +333,8 @@ def run_demo(
     with ``cfg.sit``, ``on_tabletop(sitting)`` gets the :class:`~tablesense.referee.sit.SitDown`
     (its ``top`` and its ``url`` of the table-top page) before ``on_ready``;
     ``on_bus(bus)`` gets the event bus before anything is published (tests
-    check every event).
+    check every event); ``on_session(session)`` gets the session before the
+    match starts (tests press its buttons).
     """
     from tablesense.journal.store import Journal
     from tablesense.referee.core import MatchSpec, Referee, Timing
@@ -417,6 +422,8 @@ def run_demo(
         timing=timing,
         deal="engine",
     )
+    coach = cfg.coach if cfg.coach is not None else bool(cfg.sit)
+    referee.set_coach(coach)
     make = domino_bot if cfg.game == "dominoes" else kems_bot
     bots = {i: make(cfg.player) for i in range(n) if i not in cfg.sit}
 
@@ -472,6 +479,7 @@ def run_demo(
             seats=tuple(cfg.sit),
             open_hands=cfg.open_hands,
             seed=cfg.seed,
+            coach=coach,
         )
         world = sitting.top  # the computer's hands move pieces on the same table top
         hands_class, hands_extra = SyncedHands, {"top": sitting.top}
@@ -505,6 +513,8 @@ def run_demo(
             referee.replay(resumed_entries, time.monotonic())
         else:
             referee.start(time.monotonic())
+        if on_session is not None:
+            on_session(session)
         session.attach()
         if on_ready is not None:
             on_ready(url)

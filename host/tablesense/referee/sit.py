@@ -12,6 +12,13 @@ The seat header is the outputs room's simulated GPIO: the turn LEDs follow the
 display's view exactly as on a Pi, and the page's seat buttons close the
 button contacts, so presses go through the same debouncing and the same
 :func:`~tablesense.outputs.gpio.forward_buttons` wiring as real buttons.
+
+With the coach on (``demo --coach``, the default with ``--sit``) a seat
+button held a second asks the coach (:mod:`.coaching`), and so does the
+page's "Suggest a move" button. The answer comes back as the private part
+of a ``coach`` event; :class:`SitDown` keeps it per seat and the table-top
+page serves it only on that seat's keyed view (``coach.hint``), until the
+next move changes the position.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any
 
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.outputs.gpio import (
+    LONG_PRESS_S,
     GPIOBackend,
     GPIOError,
     SimBackend,
@@ -222,8 +230,14 @@ class SitDown:
         seats: tuple[int, ...],
         open_hands: bool = False,
         seed: int = 0,
+        coach: bool = False,
     ) -> None:
         self.bus = bus
+        self.coach = coach
+        """Whether the table's coach is on (the page offers "Suggest a move")."""
+        self._session = session
+        self._hints: dict[int, dict[str, Any]] = {}
+        self._hints_lock = threading.Lock()
         self.url: str | None = None
         """The table-top page's address once it is served."""
         self.keys: Any = None
@@ -232,7 +246,13 @@ class SitDown:
         self.backend = SimBackend(ThreadScheduler())
         self.gpio = TableGPIO.from_geometry(geometry, backend=self.backend)
         self.gpio.attach(bus)
-        self._unforward = forward_buttons(self.gpio, session.press, session.referee_press)
+        self._unforward = forward_buttons(
+            self.gpio,
+            session.press,
+            session.referee_press,
+            long_press=LONG_PRESS_S if coach else None,
+        )
+        self._unfollow = bus.add_listener(self._follow)
         self.top = TableTop(
             world,
             geometry,
@@ -256,13 +276,43 @@ class SitDown:
             return None
         return {"text": str(msg["text"]), "level": str(msg.get("level") or "info")}
 
+    # -- the coach ---------------------------------------------------------------
+    def _follow(self, ev: TableEvent) -> None:
+        """Keep each seat's latest hint (the private part of ``coach``); any
+        move, or a new hand, makes every hint stale."""
+        if ev.kind == "coach":
+            private = ev.data.get("private")
+            seat = private.get("seat") if isinstance(private, dict) else None
+            if not isinstance(seat, int) or not isinstance(private, dict):
+                return
+            hint = {
+                "text": str(private.get("text") or ""),
+                "options": list(private.get("options") or []),
+                "hand_no": ev.data.get("hand_no"),
+            }
+            with self._hints_lock:
+                self._hints[seat] = hint
+        elif ev.kind in ("move_accepted", "hand_started", "hand_ended", "match_started"):
+            with self._hints_lock:
+                self._hints.clear()
+
+    def hint(self, seat: int) -> dict[str, Any] | None:
+        """Seat ``seat``'s current hint (its keyed page only shows it)."""
+        with self._hints_lock:
+            hint = self._hints.get(seat)
+            return dict(hint) if hint is not None else None
+
+    def ask(self, seat: int) -> None:
+        """The page's "Suggest a move": the same request as a long press."""
+        self._session.press(seat, "coach")
+
     def routers(self) -> list[Any]:
         """The page's routes, guarded by fresh keys: one per seated person
         (and one for open hands), printed only in that seat's line."""
         from tablesense.web.tabletop import TableKeys, tabletop_router
 
         self.keys = TableKeys.for_table(self.top)
-        return [tabletop_router(self.top, self.keys)]
+        return [tabletop_router(self.top, self.keys, coach=self)]
 
     def seat_url(self, seat: int) -> str:
         """Seat ``seat``'s address, key included (after the page is served)."""
@@ -283,6 +333,8 @@ class SitDown:
         return [str(line) for line in self.keys.lines(self.url, [seat.name for seat in self.top.geometry.seats])]
 
     def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._unfollow()
         with contextlib.suppress(Exception):
             self._unforward()
         with contextlib.suppress(Exception):

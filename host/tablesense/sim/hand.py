@@ -288,9 +288,10 @@ class TableTop:
             return uid
 
     # -- seat buttons and lights ------------------------------------------------------
-    def press(self, seat: int, kind: str) -> None:
+    def press(self, seat: int, kind: str, hold: float = PRESS_S) -> None:
         """Press a seat's button on the seat header (down, then up after
-        :data:`PRESS_S`, as a finger does)."""
+        ``hold`` seconds: :data:`PRESS_S` as a finger taps; a second or more
+        is a long press, which asks the coach when the table has one)."""
         if kind not in BUTTON_KINDS:
             raise HandError(f"no {kind!r} button: use {', '.join(BUTTON_KINDS)}")
         if not 0 <= seat < len(self.geometry.seats):
@@ -309,7 +310,7 @@ class TableTop:
             self.header.press(pin)
         except Exception as exc:  # e.g. no referee on the other end of the wire
             raise HandError(str(exc)) from None
-        timer = threading.Timer(PRESS_S, self._release, args=(pin,))
+        timer = threading.Timer(max(PRESS_S, hold), self._release, args=(pin,))
         timer.daemon = True
         timer.start()
 

@@ -68,6 +68,9 @@ DISPLAY: dict[str, str] = {
     "opening": N_("{tile} (opening)"),
     "on_left": N_("{tile} (left)"),
     "on_right": N_("{tile} (right)"),
+    "coach_review": N_("the coach's review"),
+    "review_head": N_("Coach · hand {n}: the moves that cost the most"),
+    "review_none": N_("Coach · hand {n}: no move cost much"),
 }
 
 #: Table-top page (templates/tabletop.html, static/tabletop.js), on top of DISPLAY.
@@ -112,6 +115,10 @@ TABLETOP: dict[str, str] = {
     "open_view": N_("open hands"),
     "you_are": N_("You: {name}"),
     "off_count": N_("{n} off the table"),
+    "coach_ask": N_("Suggest a move"),
+    "coach_help": N_("Coach: press Suggest a move, or hold your button for a second"),
+    "coach_points": N_("{move}: {points} points"),
+    "coach_only_you": N_("only you see this"),
 }
 
 

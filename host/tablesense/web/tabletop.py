@@ -56,6 +56,9 @@ __all__ = [
 #: How often a live client's view is recomputed (sent only when it changed).
 PUSH_INTERVAL_S = 0.1
 
+#: The longest press a page may ask for (a finger resting on the button).
+MAX_HOLD_S = 3.0
+
 
 def tabletop_url(
     base: str, seat: int | None = None, open_hands: bool = False, key: str | None = None
@@ -215,11 +218,16 @@ def _who(
     return n, False
 
 
-def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
+def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) -> APIRouter:
     """Routes of the table-top page for ``top`` (a TableTop), guarded by
     ``keys`` (fresh ones when not given: then nobody can sit, only watch).
     The hands' calls run off the event loop: a lift waits for the board's
-    firmware step."""
+    firmware step.
+
+    ``coach`` (a :class:`~tablesense.referee.sit.SitDown`: ``coach`` on or
+    off, ``hint(seat)``, ``ask(seat)``) adds the coach: a seat's keyed view
+    carries ``coach: {"on", "hint"}`` with that seat's hint only; the public
+    and open-hands views never carry one."""
     router = APIRouter()
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     errors: tuple[type[BaseException], ...] = (ValueError, KeyError)
@@ -280,6 +288,13 @@ def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
     async def layout() -> JSONResponse:
         return JSONResponse(top.layout())
 
+    def seen_by(who: int | None, open_view: bool) -> dict[str, Any]:
+        """The table as ``who`` sees it, with its own coach's hint."""
+        view: dict[str, Any] = top.view(who, open_view)
+        if coach is not None and who is not None and not open_view:
+            view["coach"] = {"on": bool(coach.coach), "hint": coach.hint(who)}
+        return view
+
     @router.get("/tabletop/api/state")
     async def state(
         seat: str | None = None,
@@ -288,7 +303,7 @@ def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
     ) -> JSONResponse:
         try:
             who, open_view = _who(top, guard, seat, open, key)
-            return JSONResponse(top.view(who, open_view))
+            return JSONResponse(seen_by(who, open_view))
         except errors as exc:
             return fail(exc, 403)
 
@@ -350,8 +365,25 @@ def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
             if hand != "open" and hand != f"seat:{seat}":
                 name = _seat_name(top, seat)
                 raise KeyRefused(f"that is {name}'s button: only {name}'s key presses it")
-            await asyncio.to_thread(top.press, seat, str(data.get("kind")))
+            # how long the finger held it (a second or more: a long press)
+            hold = min(max(float(data.get("hold") or 0.0), 0.0), MAX_HOLD_S)
+            await asyncio.to_thread(top.press, seat, str(data.get("kind")), hold)
         except (*errors, TypeError) as exc:
+            return fail(exc)
+        return JSONResponse({"ok": True})
+
+    @router.post("/tabletop/api/coach")
+    async def ask_coach(request: Request) -> JSONResponse:
+        """The seat's "Suggest a move": the answer comes on its own view."""
+        data = await body(request)
+        try:
+            hand = hand_for(data)
+            if not hand.startswith("seat:"):
+                raise KeyRefused("the coach answers a seat: open the address printed for your seat")
+            if coach is None or not coach.coach:
+                raise ValueError("the coach is off at this table (start the demo with --coach)")
+            await asyncio.to_thread(coach.ask, int(hand.split(":", 1)[1]))
+        except errors as exc:
             return fail(exc)
         return JSONResponse({"ok": True})
 
@@ -398,7 +430,7 @@ def tabletop_router(top: Any, keys: TableKeys | None = None) -> APIRouter:
         try:
             while not watcher.done():
                 try:
-                    view = await asyncio.to_thread(top.view, who, open_view)
+                    view = await asyncio.to_thread(seen_by, who, open_view)
                 except errors as exc:
                     await socket.send_text(json.dumps({"error": str(exc)}))
                     break

@@ -271,6 +271,24 @@
     res.hidden = !rt;
     text(res, rt);
 
+    // The coach's review of the last hand (issue 19): the costliest moves.
+    const rev = $("#review");
+    const review = view.review;
+    if (rev) {
+      rev.hidden = !review;
+      if (review) {
+        const key = JSON.stringify(review);
+        if (rev.dataset.key !== key) {
+          rev.dataset.key = key;
+          const lines = review.lines || [];
+          const head = make("h2", "", t(lines.length ? "review_head" : "review_none", { n: review.hand_no }));
+          const list = make("ul");
+          for (const line of lines) list.appendChild(make("li", "", line));
+          rev.replaceChildren(head, list);
+        }
+      }
+    }
+
     document.title = (GAME_NAMES[view.game] || "tablesense") + (view.hand_no ? " · " + t(handWord, { n: view.hand_no }) : "");
     lastSeq = seq;
     document.body.dataset.seq = String(seq);

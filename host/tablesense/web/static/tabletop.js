@@ -35,6 +35,8 @@
     hint_turn: "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
     open_view: "open hands", you_are: "You: {name}", off_count: "{n} off the table",
+    coach_ask: "Suggest a move", coach_help: "Coach: press Suggest a move, or hold your button for a second",
+    coach_points: "{move}: {points} points", coach_only_you: "only you see this",
   };
   function t(key, params) {
     const template = WORDS[key] !== undefined ? WORDS[key] : EN[key] !== undefined ? EN[key] : key;
@@ -211,7 +213,14 @@
         b.type = "button";
         b.dataset.button = s.index + ":" + kind;
         b.disabled = !(layout.buttons && (OPEN || SEAT === s.index));
-        b.addEventListener("click", () => post("press", { button_seat: s.index, kind }));
+        // a press held a second or more is a long press (the coach, when on)
+        let downAt = 0;
+        b.addEventListener("pointerdown", () => { downAt = performance.now(); });
+        b.addEventListener("click", () => {
+          const held = downAt ? (performance.now() - downAt) / 1000 : 0;
+          downAt = 0;
+          post("press", { button_seat: s.index, kind, hold: held >= 1 ? held : 0 });
+        });
         if (!OPEN && SEAT === s.index) myButtons.appendChild(b); else btns.appendChild(b);
       }
       box.appendChild(btns);
@@ -449,7 +458,38 @@
       msg.dataset.level = "";
       msg.textContent = hint(st) || "\u00a0";
     }
+    renderCoach(st.coach);
     body.dataset.version = String(Number(body.dataset.version) + 1);
+  }
+
+  /* The coach's hint: on this seat's own page only (the server sends it on
+   * the seat's keyed view and nowhere else). */
+  function renderCoach(coach) {
+    const box = $("#coach");
+    if (!box) return;
+    box.hidden = !(coach && coach.on);
+    if (box.hidden) return;
+    const out = $("#coach-hint");
+    const hint = coach.hint;
+    box.dataset.hint = hint ? "true" : "false";
+    const key = JSON.stringify(hint || null);
+    if (out.dataset.key === key) return;
+    out.dataset.key = key;
+    if (!hint) {
+      out.replaceChildren(make("span", "help", t("coach_help")));
+      return;
+    }
+    const nodes = [make("strong", "advice", hint.text), make("span", "private", t("coach_only_you"))];
+    const options = hint.options || [];
+    if (options.length > 1) {
+      const list = make("ol", "options");
+      for (const o of options) {
+        const pts = (o.points >= 0 ? "+" : "") + o.points;
+        list.appendChild(make("li", "", t("coach_points", { move: o.text, points: pts })));
+      }
+      nodes.push(list);
+    }
+    out.replaceChildren(...nodes);
   }
 
   /* What to do now, in the banner's place while the referee says nothing. */
@@ -591,6 +631,7 @@
       if (window.ResizeObserver) new ResizeObserver(() => place()).observe($("#table"));
       else window.addEventListener("resize", place);
       $("#deal").addEventListener("click", () => post("deal"));
+      $("#coach-ask").addEventListener("click", () => post("coach"));
       connect();
     });
   }
