@@ -32,6 +32,9 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from sqlalchemy import select
 
+from tablesense.games.common import say
+from tablesense.i18n import N_, Translator
+
 from . import ratings as rt
 from .db import Entrant, Event, Match
 from .players import (
@@ -45,6 +48,7 @@ from .players import (
 )
 from .seasons import season_table, seasons
 from .service import Director, DirectorError
+from .words import word
 
 
 def add_memory_pages(
@@ -55,6 +59,7 @@ def add_memory_pages(
     need_login: Callable[[Request], None],
     act: Callable[[Request, str, Callable[[], str]], RedirectResponse],
     logged_in: Callable[[Request], bool],
+    tr_of: Callable[[Request], Translator] = lambda _request: Translator("en"),
 ) -> None:
     db = director.db
     templates.env.globals.update(evening_ratings=lambda: evening_ratings(director), skill_text=skill_text)
@@ -80,7 +85,7 @@ def add_memory_pages(
     @app.get("/players/{player_id}", response_class=HTMLResponse)
     def player_page(request: Request, player_id: int) -> Response:
         try:
-            view = player_view(director, player_id)
+            view = player_view(director, player_id, tr_of(request))
         except DirectorError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         return page(request, "player.html", p=view)
@@ -123,8 +128,8 @@ def add_memory_pages(
                 # A result entered by hand (or no result yet): the page says so, not an empty viewer.
                 return page(request, "replay.html", match_id=match_id, game=1, games=0, rec=None)
             if not 1 <= game <= len(recs):
-                raise RecordViewError(f"match {match_id} has no stored record {game} (it has {len(recs)})")
-            view = steps(recs[game - 1])
+                raise RecordViewError(f"match {match_id} has no stored record {game} (it has {len(recs)})")  # a 404's detail
+            view = steps(recs[game - 1], tr_of(request))
         except RecordViewError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         return page(request, "replay.html", match_id=match_id, game=game, games=len(recs), rec=view)
@@ -134,9 +139,9 @@ def add_memory_pages(
         def run() -> str:
             ids = [p.strip() for p in players.split(",") if p.strip()]
             if not ids or not all(i.isdigit() and len(i) <= 9 for i in ids):
-                raise DirectorError("pick the entrant's player(s) from the club list")
+                raise DirectorError(say("pick the entrant's player(s) from the club list"))
             eid = register_players(director, [int(i) for i in ids], name.strip() or None)
-            return f"entrant {eid} registered from the club's players"
+            return say("entrant {id} registered from the club's players", id=eid)
         return act(request, csrf, run)
 
     @app.post("/director/add-player")
@@ -144,7 +149,7 @@ def add_memory_pages(
                         csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
             pid = add_player(db, name, badge=badge.strip() or None, club=club)
-            return f"{name.strip()} joined the club as player {pid}"
+            return say("{name} joined the club as player {id}", name=name.strip(), id=pid)
         return act(request, csrf, run)
 
 
@@ -194,12 +199,13 @@ def evening_ratings(director: Director) -> dict[str, Any]:
                      "mu": round(after.mu, 2), "delta": round(after.mu - before.mu, 2),
                      "delta_text": f"{after.mu - before.mu:+.1f}", "provisional": after.provisional})
     rows.sort(key=lambda r: (-r["mu"], r["name"]))
-    return {"family": fam, "family_label": rt.FAMILY_LABELS[fam], "rows": rows}
+    return {"family": fam, "family_label": rt.FAMILY_LABELS[fam], "rows": rows}  # pages say the family with human("family", …)
 
 
-def player_view(director: Director, player_id: int) -> dict[str, Any]:
+def player_view(director: Director, player_id: int, tr: Translator | None = None) -> dict[str, Any]:
     """Everything a player page shows (see the module docstring)."""
     db = director.db
+    tr = tr or Translator("en")
     info = get_player(db, player_id)
     rt.update(db)
     hist = rt.history(db, player_id)
@@ -247,8 +253,8 @@ def player_view(director: Director, player_id: int) -> dict[str, Any]:
     fams = []
     for fam, pts in hist.items():
         last = pts[-1].after
-        fams.append({"family": fam, "label": rt.FAMILY_LABELS[fam], "skill": last, "text": skill_text(last),
-                     "chart": rating_chart(pts, [events[p.event_id].name if p.event_id in events else "" for p in pts])})
+        fams.append({"family": fam, "label": word(tr, "family", fam), "skill": last, "text": skill_text(last),
+                     "chart": rating_chart(pts, [events[p.event_id].name if p.event_id in events else "" for p in pts], tr=tr)})
     return {"id": info.id, "name": info.name, "club": info.club, "families": fams, "evenings": evenings[::-1],
             "matches": rows[::-1], "provisional_games": rt.PROVISIONAL_GAMES, "provisional_sigma": rt.PROVISIONAL_SIGMA}
 
@@ -257,10 +263,12 @@ def _num(x: float | None) -> str:
     return "" if x is None else f"{x:g}"
 
 
-def rating_chart(points: Sequence[rt.HistoryPoint], event_names: Sequence[str], width: int = 640, height: int = 220) -> Markup:
+def rating_chart(points: Sequence[rt.HistoryPoint], event_names: Sequence[str], width: int = 640, height: int = 220,
+                 tr: Translator | None = None) -> Markup:
     """The rating over time as inline SVG: mu after each rated match, the ±sigma band, evenings marked.
 
-    Drawn on the server (no script, no CDN); scales with its box (viewBox)."""
+    Drawn on the server (no script, no CDN); scales with its box (viewBox); its words in ``tr``'s language."""
+    tr = tr or Translator("en")
     if not points:
         return Markup("")
     left, right, top, bottom = 44, 10, 12, 28
@@ -280,8 +288,9 @@ def rating_chart(points: Sequence[rt.HistoryPoint], event_names: Sequence[str], 
     band = [f"{x(i):.1f},{y(m + s):.1f}" for i, (m, s) in enumerate(zip(mus, sig, strict=True))]
     band += [f"{x(i):.1f},{y(m - s):.1f}" for i, (m, s) in reversed(list(enumerate(zip(mus, sig, strict=True))))]
     line = " ".join(f"{x(i):.1f},{y(m):.1f}" for i, m in enumerate(mus))
-    parts = [f'<svg class="rating-chart" viewBox="0 0 {width} {height}" role="img" '
-             f'aria-label="rating over {len(points)} rated matches, from {mus[0]:.1f} to {mus[-1]:.1f}">']
+    about = tr.plural("rating over {n} rated match, from {first} to {last}", "rating over {n} rated matches, from {first} to {last}",
+                      len(points), first=f"{mus[0]:.1f}", last=f"{mus[-1]:.1f}")
+    parts = [f'<svg class="rating-chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(about)}">']
     for v in (lo, (lo + hi) / 2, hi):
         parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
                      f'<text class="axis" x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.0f}</text>')
@@ -294,7 +303,8 @@ def rating_chart(points: Sequence[rt.HistoryPoint], event_names: Sequence[str], 
     parts.append(f'<polygon class="band" points="{" ".join(band)}"/>')
     parts.append(f'<polyline class="mu" points="{line}"/>')
     parts.append(f'<circle class="now" cx="{x(n - 1):.1f}" cy="{y(mus[-1]):.1f}" r="4"/>')
-    parts.append(f'<text class="axis" x="{left}" y="{height - 8}">first match</text>'
-                 f'<text class="axis" x="{width - right}" y="{height - 8}" text-anchor="end">{len(points)} rated matches</text>')
+    count = tr.plural("{n} rated match", "{n} rated matches", len(points))
+    parts.append(f'<text class="axis" x="{left}" y="{height - 8}">{escape(tr(N_("first match")))}</text>'
+                 f'<text class="axis" x="{width - right}" y="{height - 8}" text-anchor="end">{escape(count)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

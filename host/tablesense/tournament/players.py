@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, func, or_, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from tablesense.games.common import say
+from tablesense.i18n import N_
+
 from .db import Base, Database, Entrant
 from .service import MAX_NAME, Director, DirectorError, _check_badge
 
@@ -66,22 +69,22 @@ def _info(p: Player) -> PlayerInfo:
 def _clean(text: str, what: str, limit: int) -> str:
     t = " ".join(str(text).split())
     if not t:
-        raise DirectorError(f"{what} must not be empty")
+        raise DirectorError(say("{what} must not be empty", what=say(what)))
     if len(t) > limit:
-        raise DirectorError(f"{what} has at most {limit} characters")
+        raise DirectorError(say("{what} has at most {limit} characters", what=say(what), limit=limit))
     if any(ord(c) < 32 for c in t):
-        raise DirectorError(f"{what} must not contain control characters")
+        raise DirectorError(say("{what} must not contain control characters", what=say(what)))
     return t
 
 
 def add_player(db: Database, name: str, *, badge: str | None = None, club: str = "") -> int:
     """A new club player; a badge belongs to one player only (refused otherwise)."""
-    name = _clean(name, "a player's name", MAX_NAME)
+    name = _clean(name, N_("a player's name"), MAX_NAME)
     badge = _check_badge(badge) if badge else None  # the same form as an entrant's badge (lower-case UID)
     club = " ".join(club.split())[:200]
     with db.session() as s:
         if badge and s.scalar(select(Player.id).where(Player.badge == badge)):
-            raise DirectorError(f"badge {badge} already belongs to another player")
+            raise DirectorError(say("badge {badge} already belongs to another player", badge=badge))
         p = Player(name=name, badge=badge, club=club, created_at=time.time())
         s.add(p)
         s.flush()
@@ -92,7 +95,7 @@ def get_player(db: Database, player_id: int) -> PlayerInfo:
     with db.session() as s:
         p = s.get(Player, player_id)
         if p is None:
-            raise DirectorError(f"no player {player_id} in this club")
+            raise DirectorError(say("no player {id} in this club", id=player_id))
         return _info(p)
 
 
@@ -136,18 +139,18 @@ def register_players(director: Director, player_ids: Sequence[int], name: str | 
     the entrant. A player may be in one entrant of an event only."""
     ids = [int(i) for i in player_ids]
     if len(set(ids)) != len(ids):
-        raise DirectorError("the same player twice in one entrant")
+        raise DirectorError(say("the same player twice in one entrant"))
     db = director.db
     with db.session() as s:
         players = [s.get(Player, i) for i in ids]
         missing = [i for i, p in zip(ids, players, strict=True) if p is None]
         if missing:
-            raise DirectorError(f"no player {missing[0]} in this club")
+            raise DirectorError(say("no player {id} in this club", id=missing[0]))
         known = [p for p in players if p is not None]
         taken = _players_in_event(s, director.event_id)
         for p in known:
             if p.id in taken:
-                raise DirectorError(f"{p.name} is already entered in this event")
+                raise DirectorError(say("{name} is already entered in this event", name=p.name))
         members = [p.name for p in known]
         badges = [p.badge for p in known if p.badge]
     entrant_id = director.register(name or " & ".join(members), members, badges, seed=seed)

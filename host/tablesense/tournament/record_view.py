@@ -16,15 +16,15 @@ page draws them with the display's own card function
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import select
 
-from tablesense.games.common import message_of
+from tablesense.games.common import message_of, say
 from tablesense.games.dominoes.match import DominoMatch
 from tablesense.games.dominoes.options import DominoOptions
-from tablesense.games.dominoes.tiles import Play, Tile, describe_move, move_from_json
+from tablesense.games.dominoes.tiles import Announce, Draw, Pass, Play, Tile, move_from_json
 from tablesense.games.kems import (
     Call,
     Card,
@@ -36,8 +36,13 @@ from tablesense.games.kems import (
     event_from_json,
     replay_record,
 )
+from tablesense.i18n import N_
 
 from .db import Database, Match, Result
+
+#: A Kems round's outcome (``HandResult.label``), by seed 003's names.
+_OUTCOMES = {k: k for k in (N_("kems"), N_("false kems"), N_("double kems"), N_("kems, false double"), N_("false double"),
+                            N_("contre"), N_("double contre"), N_("failed contre"))}
 
 
 class RecordViewError(ValueError):
@@ -58,10 +63,13 @@ def match_records(db: Database, match_id: int) -> list[dict[str, Any]]:
         return [x for x in recs if isinstance(x, dict)] if isinstance(recs, list) else []
 
 
-def steps(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Every hand of a dominoes record (or round of a Kems record) as a list of steps."""
+def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[str, Any]:
+    """Every hand of a dominoes record (or round of a Kems record) as a list of steps.
+
+    A step's ``text`` is a sentence for people, seats counted from 1, in ``tr``'s
+    language (the templates are the table display's own, so they read alike)."""
     if record.get("game") == "kems":
-        return kems_steps(record)
+        return kems_steps(record, tr)
     if record.get("game") != "dominoes":
         raise RecordViewError(f"only dominoes and Kems records can be stepped through, not {record.get('game')!r}")
     try:
@@ -74,11 +82,11 @@ def steps(record: Mapping[str, Any]) -> dict[str, Any]:
             deal = [[Tile.parse(t) for t in d] for d in h["deal"]]
             hand = match.new_hand(deal=deal, boneyard=[Tile.parse(t) for t in h.get("boneyard", [])])
             before = [float(x) for x in match.score]
-            st: list[dict[str, Any]] = [{"text": "the deal", "seat": None, "line": hand.line_view(), "last": None}]
+            st: list[dict[str, Any]] = [{"text": tr(say("the deal")), "seat": None, "line": hand.line_view(), "last": None}]
             for mv in h["moves"]:
                 m = move_from_json(mv)
                 hand.play(m)
-                st.append({"text": describe_move(m), "seat": m.seat, "line": hand.line_view(),
+                st.append({"text": tr(_domino_text(m)), "seat": m.seat, "line": hand.line_view(),
                            "last": str(m.tile) if isinstance(m, Play) else None})
             match.finish_hand()
             out.append({"score_before": before, "score_after": [float(x) for x in match.score], "steps": st})
@@ -97,16 +105,44 @@ def _card_text(card: object) -> str:
     return rank + _SUITS.get(c[-1], c[-1])
 
 
+def _seat(seat: int) -> str:
+    return say("Seat {n}", n=seat + 1)
+
+
+def _domino_text(m: object) -> str:
+    """A move as the table display says it (``referee.view``'s templates), seats from 1."""
+    if isinstance(m, Play):
+        who, tile = _seat(m.seat), str(m.tile)
+        if m.end == "left":
+            return say("{who} plays {tile} on the left end", who=who, tile=tile)
+        if m.end == "right":
+            return say("{who} plays {tile} on the right end", who=who, tile=tile)
+        return say("{who} plays {tile}", who=who, tile=tile)
+    if isinstance(m, Pass):
+        return say("{who} passes", who=_seat(m.seat))
+    if isinstance(m, Draw):
+        return say("{who} draws {tile}", who=_seat(m.seat), tile=str(m.tile))  # a record shows every tile
+    if isinstance(m, Announce):
+        return say("{who} announces {tile}", who=_seat(m.seat), tile=str(m.tile))
+    return str(m)
+
+
+#: Kems calls by the names seed 003 gives them.
+_CALLS = {"kems": N_("Kems"), "double": N_("Double Kems"), "contre": N_("contre")}
+
+
 def _kems_text(event: Swap | Refresh | Call) -> str:
     if isinstance(event, Swap):
+        who = _seat(event.seat)
         if event.give == event.take:
-            return f"Seat {event.seat + 1} takes back {_card_text(event.give)}"
-        return f"Seat {event.seat + 1} gives {_card_text(event.give)}, takes {_card_text(event.take)}"
+            return say("{who} takes back {card}", who=who, card=_card_text(event.give))
+        return say("{who} gives {give}, takes {take}", who=who, give=_card_text(event.give), take=_card_text(event.take))
     if isinstance(event, Call):
+        call = say(_CALLS.get(event.kind, event.kind))
         if event.kind == "contre":
-            return f"Seat {event.seat + 1} calls contre on seat {(event.target or 0) + 1}"
-        return f"Seat {event.seat + 1} calls {event.kind}"
-    return "Refresh: four new board cards"
+            return say("{who} calls {call} on {target}", who=_seat(event.seat), call=call, target=_seat(event.target or 0))
+        return say("{who} calls {call}", who=_seat(event.seat), call=call)
+    return say("Refresh: four new board cards")
 
 
 def _position(rnd: KemsRound) -> dict[str, Any]:
@@ -115,7 +151,7 @@ def _position(rnd: KemsRound) -> dict[str, Any]:
             "stock": len(rnd.stock)}
 
 
-def kems_steps(record: Mapping[str, Any]) -> dict[str, Any]:
+def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[str, Any]:
     """Every round of a Kems record as steps: event text, board, hands and what changed.
 
     The whole record is first checked with ``kems.replay_record`` (the rules'
@@ -132,8 +168,8 @@ def kems_steps(record: Mapping[str, Any]) -> dict[str, Any]:
                                   stock=[Card.parse(c) for c in r["stock"]])
             before = [float(x) for x in match.score]
 
-            first = "the deal" + (f" (a misdeal: {rnd.misdeal_reason()})" if rnd.is_misdeal else "")
-            st: list[dict[str, Any]] = [{"text": first, "kind": "deal", "seat": None, "changed": {}, **_position(rnd)}]
+            first = say("the deal (a misdeal: {reason})", reason=rnd.misdeal_reason()) if rnd.is_misdeal else say("the deal")
+            st: list[dict[str, Any]] = [{"text": tr(first), "kind": "deal", "seat": None, "changed": {}, **_position(rnd)}]
             for raw in r["events"]:
                 ev = event_from_json(raw, "event", seats)
                 old = _position(rnd)
@@ -147,10 +183,10 @@ def kems_steps(record: Mapping[str, Any]) -> dict[str, Any]:
                     changed["hand"] = [i for i, (a, b) in enumerate(zip(old["hands"][ev.seat], now["hands"][ev.seat], strict=True))
                                        if a != b]
                 seat = ev.seat if isinstance(ev, Swap | Call) else None
-                st.append({"text": _kems_text(ev), "kind": kind, "seat": seat, "changed": changed, **now})
+                st.append({"text": tr(_kems_text(ev)), "kind": kind, "seat": seat, "changed": changed, **now})
             res = match.finish_round()
             out.append({"score_before": before, "score_after": [float(x) for x in match.score],
-                        "outcome": res.label or res.outcome, "steps": st})
+                        "outcome": tr(say(_OUTCOMES.get(res.label or res.outcome, res.label or res.outcome))), "steps": st})
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise RecordViewError(f"the record cannot be replayed: {message_of(exc)}") from None
     return {"game": "kems", "variant": record.get("variant"), "seats": seats, "hands": out}

@@ -30,6 +30,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from tablesense.games.common import say
+from tablesense.i18n import N_
 
 from . import kway
 from . import pairing as pr
@@ -236,27 +237,28 @@ class Director:
     # ------------------------------------------------------------ entrants
 
     def register(self, name: str, members: Sequence[str] = (), badges: Sequence[str] = (), seed: int = 0) -> int:
-        name = _check_text(name, "an entrant's name")
+        name = _check_text(name, N_("an entrant's name"))
         if not name:
-            raise DirectorError("an entrant needs a name")
-        members = [_check_text(m, "a player's name") for m in members]
+            raise DirectorError(say("an entrant needs a name"))
+        members = [_check_text(m, N_("a player's name")) for m in members]
         badges = [_check_badge(b) for b in badges]
         if isinstance(seed, bool) or not isinstance(seed, int) or abs(seed) > MAX_ID:
-            raise DirectorError(f"a seed is a whole number up to {MAX_ID}")
+            raise DirectorError(say("a seed is a whole number up to {max}", max=MAX_ID))
         with self._lock, self.db.session() as s:
             ev = self.event(s)
             size = team_size(ev.game, ev.variant, ev.options.get("seats", 4))
             members = list(members) or ([name] if size == 1 else [f"{name} A", f"{name} B"])
             if any(len(m) > MAX_NAME for m in members):
-                raise DirectorError(f"a player's name has at most {MAX_NAME} characters")
+                raise DirectorError(say("a player's name has at most {max} characters", max=MAX_NAME))
             if len(members) != size:
-                raise DirectorError(f"{ev.variant} entrants have {size} player(s), {name!r} has {len(members)}")
+                raise DirectorError(say("{variant} entrants have {size} player(s), {name} has {n}", variant=ev.variant, size=size,
+                                        name=repr(name), n=len(members)))
             if s.scalar(select(Entrant.id).where(Entrant.event_id == self.event_id, Entrant.name == name)):
-                raise DirectorError(f"{name!r} is already registered")
+                raise DirectorError(say("{name} is already registered", name=repr(name)))
             taken = {b for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id)) for b in e.badges}
             dup = taken.intersection(badges)
             if dup:
-                raise DirectorError(f"badge(s) {', '.join(sorted(dup))} already belong to another entrant")
+                raise DirectorError(say("badge(s) {badges} already belong to another entrant", badges=", ".join(sorted(dup))))
             e = Entrant(event_id=self.event_id, name=name, members=members, badges=list(badges), seed=seed, status="registered", bye_rounds=[])
             s.add(e)
             s.flush()
@@ -264,15 +266,15 @@ class Director:
             return e.id
 
     def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> None:
-        _check_id(entrant_id, "entrant")
+        _check_id(entrant_id, N_("entrant"))
         with self._lock, self.db.session() as s:
             e = s.get(Entrant, entrant_id)
             if e is None or e.event_id != self.event_id:
-                raise DirectorError(f"no entrant {entrant_id} in this event")
+                raise DirectorError(say("no entrant {id} in this event", id=entrant_id))
             if e.status == status:
                 return
             if e.status == "withdrawn":
-                raise DirectorError(f"{e.name} has withdrawn")
+                raise DirectorError(say("{name} has withdrawn", name=e.name))
             e.status = status
             _append_audit(s, self.event_id, actor, status.replace("_", "-"), None, reason, {"entrant": entrant_id})
 
@@ -281,20 +283,20 @@ class Director:
 
     def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> None:
         if not reason.strip():
-            raise DirectorError("a withdrawal needs a reason")
-        reason = _check_text(reason, "a reason", 1000)
+            raise DirectorError(say("a withdrawal needs a reason"))
+        reason = _check_text(reason, N_("a reason"), 1000)
         self._set_status(entrant_id, "withdrawn", actor, reason)
 
     def request_bye(self, entrant_id: int, round_no: int) -> None:
         """A zero-point bye the entrant asked for (it is left out of that round's pairing)."""
-        _check_id(entrant_id, "entrant")
-        _check_id(round_no, "round")
+        _check_id(entrant_id, N_("entrant"))
+        _check_id(round_no, N_("round"))
         with self._lock, self.db.session() as s:
             e = s.get(Entrant, entrant_id)
             if e is None or e.event_id != self.event_id:
-                raise DirectorError(f"no entrant {entrant_id} in this event")
+                raise DirectorError(say("no entrant {id} in this event", id=entrant_id))
             if round_no <= self.current_round_no(s):
-                raise DirectorError(f"round {round_no} is already paired")
+                raise DirectorError(say("round {n} is already paired", n=round_no))
             e.bye_rounds = sorted({*e.bye_rounds, round_no})
             _append_audit(s, self.event_id, "director", "bye-requested", None, "", {"entrant": entrant_id, "round": round_no})
 
@@ -305,7 +307,7 @@ class Director:
     # ------------------------------------------------------------ tables
 
     def add_table(self, number: int, public_key: str) -> None:
-        _check_id(number, "table")
+        _check_id(number, N_("table"))
         with self._lock, self.db.session() as s:
             t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == number))
             if t is None:
@@ -439,7 +441,7 @@ class Director:
                 ev = self.event(s)
                 cur = self.current_round_no(s)
             if cur and not force and not self.round_complete(cur):
-                raise DirectorError(f"round {cur} still has matches without a confirmed result")
+                raise DirectorError(say("round {n} still has matches without a confirmed result", n=cur))
             nxt = cur + 1
             stage, pairs, groups = self._plan_round(nxt)
             with self.db.session() as s:
@@ -495,9 +497,9 @@ class Director:
         rng = random.Random(f"{opts['lots_seed']}:round:{nxt}")
         if fmt == "swiss":
             if nxt > int(opts["rounds"]):
-                raise DirectorError(f"the Swiss has {opts['rounds']} rounds; the event is over")
+                raise DirectorError(say("the Swiss has {n} rounds; the event is over", n=opts["rounds"]))
             if len(active) < 2:
-                raise DirectorError("fewer than two active entrants")
+                raise DirectorError(say("fewer than two active entrants"))
             if nxt == 1:
                 if opts["first_round"] == "rating":  # neighbours in club rating meet: even first games (ratings.py)
                     from .ratings import rating_order
@@ -517,7 +519,7 @@ class Director:
         if fmt == "round-robin":
             rounds = pr.berger_rounds(seeded_ids)
             if nxt > len(rounds):
-                raise DirectorError("every round of the round robin has been played")
+                raise DirectorError(say("every round of the round robin has been played"))
             return "round-robin", [p for p in rounds[nxt - 1] if _active(p, active)], {}
         if fmt == "knockout":
             return "knockout", self._knockout_round(seeded_ids, rounds_done), {}
@@ -546,9 +548,9 @@ class Director:
             ms = list(s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == last).order_by(Match.number)))
         winners = [m.winner_id for m in ms]
         if any(w is None for w in winners):
-            raise DirectorError(f"knockout round {last} has a match without a winner")
+            raise DirectorError(say("knockout round {n} has a match without a winner", n=last))
         if len(winners) == 1:
-            raise DirectorError("the knockout is decided; the event is over")
+            raise DirectorError(say("the knockout is decided; the event is over"))
         return pr.knockout_next_round([w for w in winners if w is not None])
 
     # ------------------------------------------------------------ assignments
@@ -808,37 +810,38 @@ class Director:
     def correct(self, match_id: int, score: tuple[float, float], winner: int | None, reason: str, actor: str) -> None:
         """Change a match's result after the fact: only with a reason, always audited."""
         if not reason.strip():
-            raise DirectorError("a correction needs a reason")
-        reason = _check_text(reason, "a reason", 1000)
-        _check_id(match_id, "match")
+            raise DirectorError(say("a correction needs a reason"))
+        reason = _check_text(reason, N_("a reason"), 1000)
+        _check_id(match_id, N_("match"))
         if winner is not None:
-            _check_id(winner, "entrant")
+            _check_id(winner, N_("entrant"))
         bad = [x for x in score if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x)
                or not 0 <= x <= 1_000_000]
         if len(score) != 2 or bad:
             self.audit(actor, "correction-refused", match_id=match_id, reason="score is not two finite numbers",
                        score=[repr(x)[:20] for x in score])
-            raise DirectorError(
+            raise DirectorError(say(
                 "a score is two numbers from 0 to 1000000 in pairing order, e.g. 150-97 (NaN and Infinity are not scores)"
-            )
+            ))
         with self._lock, self.db.session() as s:
             m = s.get(Match, match_id)
             if m is None or m.event_id != self.event_id:
-                raise DirectorError(f"no match {match_id} in this event")
+                raise DirectorError(say("no match {id} in this event", id=match_id))
             if m.entrants and len(m.entrants) > 2:
-                raise DirectorError(f"match {match_id} is a table of {len(m.entrants)}: correct it with one score per "
-                                    "entrant (tablesense tournament correct MATCH --score A-B-C), not A-B")
+                raise DirectorError(say("match {id} is a table of {n}: correct it with one score per entrant "
+                                        "(tablesense tournament correct MATCH --score A-B-C), not A-B",
+                                        id=match_id, n=len(m.entrants)))
             if winner not in (None, m.entrant_a, m.entrant_b):
-                raise DirectorError(f"entrant {winner} did not play match {match_id}")
+                raise DirectorError(say("entrant {entrant} did not play match {id}", entrant=winner, id=match_id))
             # The score is in pairing order (first-named entrant first); a
             # winner must be the side with more points unless they are level
             # (a knockout tie decided otherwise), or the standings contradict it.
             leader = m.entrant_a if score[0] > score[1] else m.entrant_b if score[1] > score[0] else None
             if leader is not None and winner != leader:
-                raise DirectorError(
-                    f"score {score[0]:g}-{score[1]:g} makes entrant {leader} the winner of match "
-                    f"{match_id}, not {winner}: the score is in pairing order (first-named entrant first)"
-                )
+                raise DirectorError(say(
+                    "score {score} makes entrant {leader} the winner of match {id}, not {winner}: "
+                    "the score is in pairing order (first-named entrant first)",
+                    score=f"{score[0]:g}-{score[1]:g}", leader=leader, id=match_id, winner=winner))
             before = {"score": [m.score_a, m.score_b], "winner": m.winner_id}
             m.score_a, m.score_b = float(score[0]), float(score[1])
             m.winner_id = winner
@@ -910,9 +913,9 @@ def _check_text(text: str, what: str, limit: int = MAX_NAME) -> str:
     byte cannot be stored in PostgreSQL), at most ``limit`` characters."""
     text = str(text).strip()
     if len(text) > limit:
-        raise DirectorError(f"{what} has at most {limit} characters, this one has {len(text)}")
+        raise DirectorError(say("{what} has at most {limit} characters, this one has {n}", what=say(what), limit=limit, n=len(text)))
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise DirectorError(f"{what} may not contain control characters (NUL, tab, newline)")
+        raise DirectorError(say("{what} may not contain control characters (NUL, tab, newline)", what=say(what)))
     return text
 
 
@@ -920,14 +923,14 @@ def _check_badge(badge: str) -> str:
     """A badge is a tag UID in hex (4 to 10 bytes)."""
     b = str(badge).strip().lower()
     if not 1 <= len(b) <= 64 or any(c not in "0123456789abcdefghijklmnopqrstuvwxyz-_:" for c in b):
-        raise DirectorError(f"badge {b[:20]!r} is not a tag UID (letters and digits, at most 64)")
+        raise DirectorError(say("badge {badge} is not a tag UID (letters and digits, at most 64)", badge=repr(b[:20])))
     return b
 
 
 def _check_id(value: object, what: str) -> int:
     """An id typed by a person: a whole number the database can hold."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_ID:
-        raise DirectorError(f"no {what} {str(value)[:20]} in this event")
+        raise DirectorError(say("no {what} {value} in this event", what=say(what), value=str(value)[:20]))
     return value
 
 

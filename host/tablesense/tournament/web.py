@@ -406,7 +406,7 @@ def create_app(
     # The club's memory: players, ratings, seasons (memory_pages.py, issue 20).
     from .memory_pages import add_memory_pages
 
-    add_memory_pages(app, director, templates, need_login=need_login, act=act, logged_in=logged_in)
+    add_memory_pages(app, director, templates, need_login=need_login, act=act, logged_in=logged_in, tr_of=tr_of)
     return app
 
 
