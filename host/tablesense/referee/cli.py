@@ -19,7 +19,10 @@ from typing import Any
 
 import typer
 
+from tablesense.games.common import message_of
 from tablesense.i18n import N_, Translator
+from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
+from tablesense.i18n.cli import _, activate
 from tablesense.referee.console import log_events as _log_events
 
 DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
@@ -46,10 +49,10 @@ def _variant_for(game: str, seats: int) -> str:
     return {2: "pips-two-player", 3: "brazilian-points"}.get(seats, "pairs-pips")
 
 
-#: The table's language and voice, shared by ``play`` and ``demo``.
-LANG_OPTION = typer.Option(
-    None, "--lang", help="The table's language: en, pt-BR or ms (default: the Pi's locale, LANG)."
-)
+#: The table's language and voice, shared by ``play`` and ``demo``: the
+#: language option is every command's (``tablesense.i18n.cli``), which for a
+#: table also chooses the table's language.
+LANG_OPTION = _SHARED_LANG_OPTION
 SPEECH_OPTION = typer.Option(
     False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
 )
@@ -203,11 +206,11 @@ def register(app: typer.Typer) -> None:
         announced: dict[str, Any] | None = None
         if director is not None:
             reporter = _start_reporter(director, table_no, table_key, outbox, journal)
-            console.print(f"waiting for the director's announcement for table {table_no} ...")
+            console.print(_("waiting for the director's announcement for table {table} ...", table=table_no))
             announced = reporter.current_match(timeout=announce_wait)
             if announced is None:
-                console.print("[yellow]no match announced for this table yet: the result is reported "
-                              "when the match ends[/]")
+                console.print("[yellow]" + _("no match announced for this table yet: the result is reported "
+                                             "when the match ends") + "[/]")
             else:
                 if (seats is None or director is not None) and len(announced["seats"]) == n:
                     seats = ",".join(str(x["player"]) for x in sorted(announced["seats"], key=lambda x: int(x["seat"])))
@@ -268,6 +271,7 @@ def register(app: typer.Typer) -> None:
         }
         try:
             spec, running = _choose_match(jour, spec, geometry.name, given, new, console)
+            activate(spec.lang)  # a resumed match keeps its language: the table's words and the console's
             referee = Referee(
                 spec,
                 geometry,
@@ -697,21 +701,21 @@ def _start_reporter(
     from tablesense.tournament.security import SignatureError, TableKey
 
     if table_no is None or table_key is None:
-        raise _err("--director needs --table-no and --table-key")
+        raise _err(_("--director needs --table-no and --table-key"))
     try:
         broker = BrokerURL.parse(director)
     except ValueError as exc:
-        raise _err(f"--director: {exc}") from None
+        raise _err(f"--director: {_(message_of(exc))}") from None
     try:
         key = TableKey.load(table_key)
     except (OSError, ValueError, SignatureError) as exc:
-        raise _err(f"--table-key {table_key}: {exc}") from None
+        raise _err(f"--table-key {table_key}: {_(message_of(exc))}") from None
     path = outbox or Path(journal or default_journal()).with_name("outbox.sqlite")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         return TableReporter(table_no, key, path, broker).start()
     except Exception as exc:
-        raise _err(f"cannot open the outbox {path}: {exc}") from None
+        raise _err(_("cannot open the outbox {path}: {error}", path=path, error=exc)) from None
 
 
 def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, console: Any) -> bool:
@@ -747,15 +751,15 @@ def _confirm_at_table(
 
     mode = reporter.confirm_mode()
     if mode == "director":
-        bus.publish("message", text="result reported: the director confirms it", level="info")
-        console.print("this event's results are confirmed by the director (console or `tournament confirm`)")
+        bus.publish("message", text=_("result reported: the director confirms it"), level="info")
+        console.print(_("this event's results are confirmed by the director (console or `tournament confirm`)"))
         return True
     if mode == "buttons" and session is not None:
         return _confirm_by_buttons(reporter, session, bus, stop, console)
 
-    bus.publish("message", text="result accepted: one player of each side, lay your badge on the table to confirm",
+    bus.publish("message", text=_("result accepted: one player of each side, lay your badge on the table to confirm"),
                 level="info")
-    console.print("waiting for a badge of each side to confirm the result ...")
+    console.print(_("waiting for a badge of each side to confirm the result ..."))
     seen: set[str] = set()
     taps = None
     while taps is None:
@@ -768,7 +772,7 @@ def _confirm_at_table(
         if taps is None:
             stop.wait(0.2)
     status = reporter.wait_echo(reporter.confirm(taps), stop=stop)
-    console.print(f"director: confirmation {status or 'not acknowledged yet'}")
+    console.print(_director_says(_("confirmation"), status))
     return status in ("accepted", "duplicate")
 
 
@@ -783,7 +787,7 @@ def _archive(ev: Any, directory: Path, match_id: str, console: Any) -> None:
         tmp.write_text(json.dumps(ev.data["record"], indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
-        console.print(f"[red]cannot archive the record in {directory}: {exc}[/]")
+        console.print("[red]" + _("cannot archive the record in {folder}: {error}", folder=directory, error=exc) + "[/]")
 
 
 def _confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.Event, console: Any) -> bool:
@@ -795,9 +799,9 @@ def _confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.E
     presses: queue.Queue[tuple[int, str]] = queue.Queue()
     original = session.press
     session.press = lambda seat, button="main": presses.put((seat, button))
-    bus.publish("message", text="result accepted: each side, press your seat button to accept the score "
-                "(the call button calls the director)", level="info")
-    console.print("waiting for a seat button of each side to accept the result ...")
+    bus.publish("message", text=_("result accepted: each side, press your seat button to accept the score "
+                                  "(the call button calls the director)"), level="info")
+    console.print(_("waiting for a seat button of each side to accept the result ..."))
     accepted: set[int] = set()
     refused: set[int] = set()
     try:
@@ -814,8 +818,19 @@ def _confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.E
     finally:
         session.press = original
     status = reporter.wait_echo(reporter.confirm_buttons(sorted(accepted - refused), sorted(refused)), stop=stop)
-    console.print(f"director: {'refusal' if refused else 'confirmation'} {status or 'not acknowledged yet'}")
+    console.print(_director_says(_("refusal") if refused else _("confirmation"), status))
     return status in ("accepted", "duplicate")
+
+
+#: The director's answers to a table (``reporter.wait_echo``), as the console shows them.
+ECHO_WORDS = {"accepted": N_("accepted"), "duplicate": N_("duplicate"), "refused": N_("refused")}
+
+
+def _director_says(what: str, status: str | None) -> str:
+    """``director: confirmation accepted`` in the table's language (None: no answer yet)."""
+    if status is None:
+        return _("director: {what} not acknowledged yet", what=what)
+    return _("director: {what} {status}", what=what, status=_(ECHO_WORDS.get(status, status)))
 
 
 def _button(session: Any, ev: Any) -> None:

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tablesense.i18n.cli import _  # the table's language (play makes it the command's)
+
 PENDING = "evening/pending"
 """Outbox key-value entry: the reported result whose confirmation is still owed."""
 
@@ -81,10 +83,10 @@ class Evening:
         try:
             key = self.reporter.report(record)
         except ReportError as exc:
-            self.console.print(f"[red]not reported: {exc}; call the director[/]")
+            self.console.print("[red]" + _("not reported: {error}; call the director", error=exc) + "[/]")
             return False
         self._owe("echo", key)
-        self.console.print("result sent to the director; waiting for its acknowledgement ...")
+        self.console.print(_("result sent to the director; waiting for its acknowledgement ..."))
         return self._settle()
 
     def resume(self) -> bool:
@@ -94,21 +96,22 @@ class Evening:
             return True
         self.reporter.reported = p.get("reported")
         m = (p.get("reported") or {}).get("match")
-        self.console.print(f"resuming: the result of match {m} is still to be "
-                           f"{'acknowledged' if p.get('stage') == 'echo' else 'confirmed'}")
+        self.console.print(_("resuming: the result of match {match} is still to be acknowledged", match=m)
+                           if p.get("stage") == "echo" else
+                           _("resuming: the result of match {match} is still to be confirmed", match=m))
         return self._settle()
 
     def _settle(self) -> bool:
-        from tablesense.referee.cli import _confirm_at_table
+        from tablesense.referee.cli import _confirm_at_table, _director_says
 
         p = self.pending() or {}
         if p.get("stage") == "echo":
             status = self.reporter.wait_echo(str(p["key"]), stop=self.stop)
             if status is None:
-                self.console.print("[yellow]not acknowledged yet: the result stays in the outbox and is "
-                                   "re-sent when the table starts again[/]")
+                self.console.print("[yellow]" + _("not acknowledged yet: the result stays in the outbox and is "
+                                                  "re-sent when the table starts again") + "[/]")
                 return False
-            self.console.print(f"director: result {status}")
+            self.console.print(_director_says(_("result"), status))
             if status not in ("accepted", "duplicate"):
                 self._settled()  # refused: the director corrects it from the console
                 return False
@@ -128,8 +131,9 @@ class Evening:
             if m is not None:
                 return m
             if not said:
-                text = f"table {self.reporter.number}: waiting for the director to announce the next match"
-                self.console.print(text + " (Ctrl-C to stop)")
+                text = _("table {table}: waiting for the director to announce the next match",
+                         table=self.reporter.number)
+                self.console.print(text + " " + _("(Ctrl-C to stop)"))
                 self.bus.publish("message", text=text, level="info")
                 said = True
             self.stop.wait(self.poll)
@@ -147,8 +151,9 @@ class Evening:
             return True
         sides = [{str(b).lower() for b in e.get("badges") or []} for e in m["entrants"]]
         seat_side = {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}
-        text = (f"table {self.reporter.number}, match {m['match']}: expecting {_names(m)} - "
-                "check in with your badge on the table or your seat button")
+        text = _("table {table}, match {match}: expecting {names} - "
+                 "check in with your badge on the table or your seat button",
+                 table=self.reporter.number, match=m["match"], names=_names(m))
         self.bus.publish("message", text=text, level="info", checkin=[e["name"] for e in m["entrants"]])
         self.console.print(text)
         presses: queue.Queue[tuple[int, str]] = queue.Queue()
@@ -180,7 +185,7 @@ class Evening:
         status = self._checkin_once(m, sorted(seen & set().union(*sides)), sorted(accepted))
         if status in ("accepted", "duplicate"):
             journal.put(done, True)
-            self.bus.publish("message", text=f"checked in: {_names(m)}", level="info")
+            self.bus.publish("message", text=_("checked in: {names}", names=_names(m)), level="info")
             return True
         return False
 
@@ -188,10 +193,12 @@ class Evening:
         key = self.reporter.check_in(m, badges, accepted)
         status = self.reporter.wait_echo(key, stop=self.stop)
         if status == "refused":
-            why = self.reporter.reason(key) or "call the director"  # the display shows it (reporter.wait_echo)
-            self.console.print(f"[red]check-in refused: {why}[/]")
+            why = self.reporter.reason(key) or _("call the director")  # the display shows it (reporter.wait_echo)
+            self.console.print("[red]" + _("check-in refused: {reason}", reason=why) + "[/]")
         elif status is not None:
-            self.console.print(f"director: check-in {status}")
+            from tablesense.referee.cli import _director_says
+
+            self.console.print(_director_says(_("check-in"), status))
         return status
 
     def _badges(self) -> set[str]:
@@ -227,7 +234,8 @@ class Evening:
             n += 1
             self.played.append(int(m["match"]))
             self.finish(record)
-        self.console.print(f"table {self.reporter.number}: stopped between matches ({n} played in this run)")
+        self.console.print(_("table {table}: stopped between matches ({n} played in this run)",
+                             table=self.reporter.number, n=n))
         return n
 
 
