@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from tablesense.i18n import N_, NC_, Translator
+from tablesense.i18n.cli import LANG_OPTION
 
 rules_app = typer.Typer(
     name="rules",
@@ -22,9 +23,7 @@ rules_app = typer.Typer(
 def replay_command(
     file: str = typer.Argument(..., metavar="FILE|-", help="A game record (JSON), or - for stdin."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr."),
-    lang: str | None = typer.Option(
-        None, "--lang", help="Language of the messages: en, pt-BR or ms (default: LANG)."
-    ),
+    lang: str = LANG_OPTION,
 ) -> None:
     """Check a game record move by move; print the result object as JSON.
 
@@ -39,14 +38,8 @@ def replay_command(
 
     from tablesense.games.common import IllegalStepError, RecordFormatError, message_of
     from tablesense.games.record import load, loads, replay
-    from tablesense.i18n import Translator, UnknownLanguageError, resolve
-
     err = Console(stderr=True, highlight=False)
-    try:
-        _ = Translator(resolve(lang))
-    except UnknownLanguageError as exc:
-        err.print(f"[red]{exc}[/]")
-        raise typer.Exit(2) from None
+    _ = Translator(lang)  # resolved by the option (an unknown tag has exited 2)
 
     out: dict[str, Any]
     status: int
