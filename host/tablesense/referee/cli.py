@@ -182,6 +182,12 @@ def register(app: typer.Typer) -> None:
             help="Seat buttons and turn LEDs of `tablesense sim boards` (the socket it prints), "
             "instead of the Pi's GPIO.",
         ),
+        coach: bool = typer.Option(
+            False,
+            "--coach/--no-coach",
+            help="The coach: a seat button held a second shows that seat a suggested move on its "
+            "rack LEDs, and each hand ends with a review of the costliest moves. Not with --director.",
+        ),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         from rich.console import Console
@@ -196,6 +202,8 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True)
         if deal not in ("table", "host"):
             raise _err("--deal is 'table' (read from the racks) or 'host' (the host deals)")
+        if coach and director is not None:
+            raise _err(_("a tournament table plays without the coach: --coach cannot go with --director"))
         try:
             geometry = TableGeometry.load(table)
         except (GeometryError, FileNotFoundError) as exc:
@@ -290,6 +298,7 @@ def register(app: typer.Typer) -> None:
         except JournalError as exc:
             jour.close()
             raise _err(f"{exc}; to start afresh, move it aside or use --journal PATH", 1) from None
+        referee.set_coach(coach)
         make = domino_bot if spec.game == "dominoes" else kems_bot
         bots = {i: make(None) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
 
@@ -340,7 +349,16 @@ def register(app: typer.Typer) -> None:
                 else:
                     gpio = TableGPIO.from_geometry(geometry)
                 gpio.attach(bus)
-                gpio.on_button(lambda ev: _button(session, ev))
+                from tablesense.outputs.gpio import LONG_PRESS_S, forward_buttons
+
+                # session.press is looked up at each press: the result's
+                # confirmation (_confirm_by_buttons) takes the presses a while
+                forward_buttons(
+                    gpio,
+                    lambda seat, button: session.press(seat, button),
+                    lambda: session.referee_press(),
+                    long_press=LONG_PRESS_S if coach else None,
+                )
             except Exception as exc:  # no GPIO on this machine: keyboard only
                 console.print(f"[yellow]seat buttons unavailable ({exc}); use the keyboard[/]")
             evening = None
@@ -476,6 +494,12 @@ def register(app: typer.Typer) -> None:
             "--open-hands",
             help="With --sit: the table-top page may show every piece face up (teaching).",
         ),
+        coach: bool | None = typer.Option(
+            None,
+            "--coach/--no-coach",
+            help="The coach: your seat's suggested move on request (hold your seat button a second, "
+            "or the page's Suggest a move) and a review after each hand. Default: on with --sit.",
+        ),
     ) -> None:
         """Play a whole match on the virtual table, with the display page."""
         from rich.console import Console
@@ -514,6 +538,7 @@ def register(app: typer.Typer) -> None:
             open_hands=open_hands,
             lang=table_lang,
             announcer=announcer,
+            coach=coach,
         )
         if sit is not None:
             from tablesense.referee.demo import demo_table, demo_variant
@@ -833,19 +858,10 @@ def _director_says(what: str, status: str | None) -> str:
     return _("director: {what} {status}", what=what, status=_(ECHO_WORDS.get(status, status)))
 
 
-def _button(session: Any, ev: Any) -> None:
-    if not ev.pressed:
-        return
-    if ev.button == "referee":
-        session.referee_press()
-    elif ev.seat is not None:
-        session.press(ev.seat, "call" if ev.button == "call" else "main")
-
-
 def _keyboard(session: Any, stop: threading.Event, console: Any = None) -> None:
     """Buttons from the keyboard: ``p N`` (seat N's button, 1-based), ``c N``
-    (seat N's call button), ``r`` (referee button); anything else is
-    answered with what the keys are."""
+    (seat N's call button), ``h N`` (seat N's button held: the coach), ``r``
+    (referee button); anything else is answered with what the keys are."""
     for line in sys.stdin:
         if stop.is_set():
             return
@@ -854,7 +870,10 @@ def _keyboard(session: Any, stop: threading.Event, console: Any = None) -> None:
             console.print(f"[yellow]{answer}[/]", highlight=False)
 
 
-KEYS_HELP = "keys: p N = seat N's button, c N = seat N's call button, r = the referee button"
+KEYS_HELP = (
+    "keys: p N = seat N's button, c N = seat N's call button, "
+    "h N = seat N's button held (the coach), r = the referee button"
+)
 
 
 def key_command(session: Any, line: str) -> str | None:
@@ -868,12 +887,12 @@ def key_command(session: Any, line: str) -> str | None:
     if key == "r" and len(parts) == 1:
         session.referee_press()
         return None
-    if key in ("p", "c"):
+    if key in ("p", "c", "h"):
         if len(parts) != 2 or not parts[1].isdigit():
             return f"'{line.strip()}': say which seat, 1 to {n} (for example '{key} 1'); {KEYS_HELP}"
         seat = int(parts[1])
         if not 1 <= seat <= n:
             return f"there is no seat {seat}: the seats are 1 to {n}"
-        session.press(seat - 1, "main" if key == "p" else "call")
+        session.press(seat - 1, {"p": "main", "c": "call", "h": "coach"}[key])
         return None
     return f"unknown key '{line.strip()}'; {KEYS_HELP}"
