@@ -324,11 +324,22 @@ class DecoderSelect:
         self.enable_pin = enable_pin
         self.index = index
         # shared[0]: the address the pins hold now, common to every select on
-        # these pins. On the rp2 port each Pin.value() call costs ~20 us, and a
-        # cell read selects its reader ~10 times in a row: writing the address
-        # only when it changes took the 16-cell sweep from 46 to under 40 ms
-        # (rp2040js figures, docs/firmware.md).
+        # these pins (make_selects gives them one list). A cell read selects
+        # its reader 10-40 times in a row, so the address is written only
+        # when it changes, and a driver that knows (fast_select) skips even
+        # this method: on rp2040js a Python method call costs ~9 us, a
+        # native Pin.value() ~5 us (docs/firmware.md, "rp2040js figures").
         self.shared = shared
+
+    def fast_select(self):
+        """-> (the enable pin's value method, shared, index) for a driver that
+        selects once per SPI transaction (mfrc522.py): while shared[0] ==
+        index the address pins already hold ours, so value(0) is just the
+        enable going low, and value(1) is always the enable going high.
+        None without a shared list: nothing then says what the pins hold."""
+        if self.shared is None:
+            return None
+        return self.enable_pin.value, self.shared, self.index
 
     def value(self, v=None):
         if v is None:

@@ -107,6 +107,8 @@ ERR_PROTOCOL = 4
 _NO_ANSWER = -1  # internal: the timer expired with no answer
 _OK = 0
 
+_FIFO_SIZE = 64  # datasheet 8.3.1
+
 # Timer: prescaler 169 gives f_timer = 13.56 MHz / (2*169+1) = 40 kHz, one tick
 # every 25 us, so the timeout has 25 us resolution (datasheet 8.5).
 _PRESCALER = 169
@@ -121,6 +123,28 @@ def crc_a(data, crc=0x6363):
         b = (b ^ (b << 4)) & 0xFF
         crc = (crc >> 8) ^ (b << 8) ^ (b << 3) ^ (b >> 4)
     return crc & 0xFFFF
+
+
+def _fifo_write(frame):
+    """The SPI transaction that loads frame into the FIFO: the FIFODataReg
+    write address, then the bytes (datasheet 8.1.2.2)."""
+    if len(frame) > _FIFO_SIZE:
+        raise ValueError("%d bytes for a %d-byte FIFO" % (len(frame), _FIFO_SIZE))
+    return bytes(((FIFODataReg << 1) & 0x7E,)) + bytes(frame)
+
+
+# The FIFO writes of the frames a cell read sends every time, built once
+_WUPA_WRITE = _fifo_write(bytes((PICC_WUPA,)))
+_REQA_WRITE = _fifo_write(bytes((PICC_REQA,)))
+_HLTA_WRITE = _fifo_write(bytes((PICC_HLTA, 0, crc_a(b"\x50\x00") & 0xFF, crc_a(b"\x50\x00") >> 8)))
+_SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
+_ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
+# exchange results without an answer, shared (no allocation per exchange)
+_R_NO_ANSWER = (_NO_ANSWER, b"")
+_R_TIMEOUT = (ERR_TIMEOUT, b"")
+_R_COLLISION = (ERR_COLLISION, b"")
+_R_CRC = (ERR_CRC, b"")
+_R_PROTOCOL = (ERR_PROTOCOL, b"")
 
 
 class MFRC522:
@@ -140,34 +164,75 @@ class MFRC522:
         self.cs = cs
         self.timeout_us = timeout_us
         self.max_polls = max_polls
+        # Preallocated transfer buffers: every SPI transaction of an exchange
+        # reuses them, so a cell read allocates (almost) nothing. On the rp2
+        # port each bytearray costs a heap allocation and, sooner or later,
+        # its share of a collection (docs/firmware.md, "rp2040js figures").
         self._w2 = bytearray(2)
         self._r2 = bytearray(2)
+        self._ws = bytearray((0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
+        self._rs = bytearray(3)
+        self._wf = bytearray(_FIFO_SIZE + 1)  # FIFO reads: the address n times, then 0
+        self._rf = bytearray(_FIFO_SIZE + 1)
+        for i in range(_FIFO_SIZE + 1):
+            self._wf[i] = 0x80 | (FIFODataReg << 1)
+        self._mwf = memoryview(self._wf)
+        self._mrf = memoryview(self._rf)
+        # The chip select, per transaction. A decoder output (config.py)
+        # offers fast_select(): its enable pin's value method, plus the shared
+        # "address on the pins now" cell and its own address. While the pins
+        # already hold our address (every transaction of a cell read after
+        # the first), selecting is one native Pin call instead of a Python
+        # method call (~30 us on rp2040js); otherwise cs.value(0) routes the
+        # address first. Release is the enable pin going high either way.
+        fast = getattr(cs, "fast_select", None)
+        fast = fast() if fast is not None else None
+        if fast is None:
+            self._cs, self._shared, self._index = cs.value, None, 0
+        else:
+            self._cs, self._shared, self._index = fast
+        # Whether the chip is known to be idle (no command running): the
+        # next exchange then need not write Idle first. Unknown at start.
+        self._idle = False
+        # per cascade level: (anticollision answer, select frame, SAK answer)
+        # of the last good select (see select())
+        self._memo = [None, None, None]  # type: list[tuple[bytes, bytes, bytes] | None]
         self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
         cs.value(1)
 
     # --- register access (datasheet 8.1.2) ---------------------------------
+
+    def _transfer(self, w, r=None):
+        """One SPI transaction with the chip selected: w written, and read
+        into r (same length) when r is given."""
+        sh = self._shared
+        if sh is None or sh[0] == self._index:
+            self._cs(0)
+        else:
+            self.cs.value(0)  # puts our address on the decoder first
+        try:
+            if r is None:
+                self.spi.write(w)
+            else:
+                self.spi.write_readinto(w, r)
+        finally:
+            self._cs(1)
 
     def read_reg(self, reg):
         w = self._w2
         r = self._r2
         w[0] = 0x80 | ((reg << 1) & 0x7E)
         w[1] = 0
-        self.cs.value(0)
-        try:
-            self.spi.write_readinto(w, r)
-        finally:
-            self.cs.value(1)
+        self._transfer(w, r)
         return r[1]
 
     def write_reg(self, reg, value):
         w = self._w2
         w[0] = (reg << 1) & 0x7E
         w[1] = value & 0xFF
-        self.cs.value(0)
-        try:
-            self.spi.write(w)
-        finally:
-            self.cs.value(1)
+        if reg == CommandReg:
+            self._idle = False  # only _stop() knows the chip is idle
+        self._transfer(w)
 
     def read_regs(self, regs):
         """Several registers in one SPI transaction (datasheet 8.1.2.1: each
@@ -177,37 +242,24 @@ class MFRC522:
         for i in range(n):
             w[i] = 0x80 | ((regs[i] << 1) & 0x7E)
         r = bytearray(n + 1)
-        self.cs.value(0)
-        try:
-            self.spi.write_readinto(w, r)
-        finally:
-            self.cs.value(1)
+        self._transfer(w, r)
         return r[1:]
 
     def write_fifo(self, data):
-        buf = bytearray(1 + len(data))
-        buf[0] = (FIFODataReg << 1) & 0x7E
-        buf[1:] = data
-        self.cs.value(0)
-        try:
-            self.spi.write(buf)
-        finally:
-            self.cs.value(1)
+        self._transfer(_fifo_write(data))
 
     def read_fifo(self, n):
         if n <= 0:
             return b""
-        addr = 0x80 | ((FIFODataReg << 1) & 0x7E)
-        w = bytearray(n + 1)
-        for i in range(n):
-            w[i] = addr
-        r = bytearray(n + 1)
-        self.cs.value(0)
+        if n > _FIFO_SIZE:
+            n = _FIFO_SIZE
+        w = self._wf
+        w[n] = 0  # the address n times, then 0
         try:
-            self.spi.write_readinto(w, r)
+            self._transfer(self._mwf[: n + 1], self._mrf[: n + 1])
         finally:
-            self.cs.value(1)
-        return bytes(r[1:])
+            w[n] = 0x80 | (FIFODataReg << 1)
+        return bytes(self._mrf[1 : n + 1])
 
     def set_bits(self, reg, mask):
         self.write_reg(reg, self.read_reg(reg) | mask)
@@ -276,20 +328,49 @@ class MFRC522:
 
     # --- chip coprocessor and RF exchange -------------------------------------
 
+    def _poll(self, reg, mask):
+        """Read reg until one of mask's bits is set, at most max_polls times
+        -> the last value read (mask bits clear: the chip never finished).
+        The buffers are looked up once: this loop is where a cell read
+        spends most of its SPI transactions."""
+        w = self._w2
+        r = self._r2
+        polls = 0
+        value = 0
+        max_polls = self.max_polls
+        while polls < max_polls:
+            polls += 1
+            w[0] = 0x80 | ((reg << 1) & 0x7E)
+            w[1] = 0
+            self._transfer(w, r)
+            value = r[1]
+            if value & mask:
+                break
+        self.polls = polls
+        return value
+
+    def _start(self, fifo_write, clear_reg, clear_bits):
+        """Set up an exchange: stop the running command (unless the chip is
+        known to be idle), clear the IRQ bits the wait will look at, flush
+        the FIFO and load the frame (fifo_write: the FIFO write transaction,
+        address byte included, see _fifo_write)."""
+        if not self._idle:
+            self.write_reg(CommandReg, CMD_IDLE)
+        self.write_reg(clear_reg, clear_bits)
+        self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
+        self._transfer(fifo_write)
+
+    def _stop(self):
+        self.write_reg(CommandReg, CMD_IDLE)
+        self._idle = True
+
     def calc_crc(self, data):
         """CRC_A of data computed by the chip's CalcCRC command
         -> (low, high), or None when the chip does not finish."""
-        self.write_reg(CommandReg, CMD_IDLE)
-        self.write_reg(DivIrqReg, DIV_CRC)  # clear CRCIRq (Set2 = 0)
-        self.write_reg(FIFOLevelReg, 0x80)  # flush
-        self.write_fifo(data)
+        self._start(_fifo_write(data), DivIrqReg, DIV_CRC)  # clear CRCIRq (Set2 = 0)
         self.write_reg(CommandReg, CMD_CALC_CRC)
-        done = False
-        for _ in range(self.max_polls):
-            if self.read_reg(DivIrqReg) & DIV_CRC:
-                done = True
-                break
-        self.write_reg(CommandReg, CMD_IDLE)
+        done = self._poll(DivIrqReg, DIV_CRC) & DIV_CRC
+        self._stop()  # CalcCRC does not end by itself
         if not done:
             return None
         return (self.read_reg(CRCResultRegL), self.read_reg(CRCResultRegH))
@@ -297,50 +378,52 @@ class MFRC522:
     def transceive(self, data, tx_last_bits=0):
         """Send data, wait for an answer. -> (status, answer bytes) where
         status is 0 (answer), -1 (timer expired: nobody answered) or ERR_*."""
-        self.write_reg(CommandReg, CMD_IDLE)
-        self.write_reg(ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
-        self.write_reg(FIFOLevelReg, 0x80)  # flush the FIFO
-        self.write_fifo(data)
+        return self._exchange(_fifo_write(data), tx_last_bits)
+
+    def _exchange(self, fifo_write, tx_last_bits):
+        """transceive() with the FIFO write transaction already built: a cell
+        read sends the same few frames every time, built once (module
+        constants, select()'s memo), and an exchange without an answer
+        returns a constant, so reading an empty cell allocates nothing.
+        (MicroPython's allocator slows down as garbage accumulates between
+        collections: the sweep time grew from 26 to 52 ms over 40 sweeps at
+        1 KiB of garbage per sweep, rp2040js figures.)"""
+        self._start(fifo_write, ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
         # StartSend, with the number of bits of the last byte (7 for REQA/WUPA)
         self.write_reg(BitFramingReg, 0x80 | (tx_last_bits & 0x07))
-        irq = 0
-        polls = 0
-        while polls < self.max_polls:
-            polls += 1
-            irq = self.read_reg(ComIrqReg)
-            if irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
-                break
-        self.polls = polls
-        # (the next exchange starts with Idle, which also stops this one)
+        irq = self._poll(ComIrqReg, IRQ_RX | IRQ_IDLE | IRQ_TIMER)
+        # (Transceive keeps running: the next exchange starts with Idle)
         if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
-            self.write_reg(CommandReg, CMD_IDLE)
-            return ERR_TIMEOUT, b""  # the chip never finished: missing or dead
-        err, level = self.read_regs((ErrorReg, FIFOLevelReg))
+            self._stop()
+            return _R_TIMEOUT  # the chip never finished: missing or dead
+        r = self._rs
+        self._transfer(self._ws, r)  # ErrorReg and FIFOLevelReg at once
+        err = r[1]
         if err == 0xFF:
-            return ERR_TIMEOUT, b""  # MISO floating high: no chip there
+            return _R_TIMEOUT  # MISO floating high: no chip there
         if not irq & (IRQ_RX | IRQ_IDLE):
-            return _NO_ANSWER, b""
+            return _R_NO_ANSWER
         if err & ERRREG_COLL:
-            return ERR_COLLISION, b""
+            return _R_COLLISION
         if err & (ERRREG_CRC | ERRREG_PARITY):
-            return ERR_CRC, b""
+            return _R_CRC
         if err & (ERRREG_PROTOCOL | ERRREG_BUFFER_OVFL):
-            return ERR_PROTOCOL, b""
-        n = level & 0x7F
+            return _R_PROTOCOL
+        n = r[2] & 0x7F
         if n == 0 and irq & IRQ_TIMER:
-            return _NO_ANSWER, b""
+            return _R_NO_ANSWER
         return _OK, self.read_fifo(n)
 
     # --- ISO 14443-3 -----------------------------------------------------------
 
     def wake(self):
         """WUPA (wakes idle and halted tags) -> (status, ATQA)."""
-        return self.transceive(bytes((PICC_WUPA,)), 7)
+        return self._exchange(_WUPA_WRITE, 7)
 
     def request(self):
         """REQA (idle tags only) -> (status, ATQA)."""
-        return self.transceive(bytes((PICC_REQA,)), 7)
+        return self._exchange(_REQA_WRITE, 7)
 
     @staticmethod
     def _with_crc(frame):
@@ -352,31 +435,28 @@ class MFRC522:
     def transmit(self, data):
         """Send a frame that gets no answer (Transmit command): waits only for
         the end of transmission (TxIRq), not for the timer. -> True when sent."""
-        self.write_reg(CommandReg, CMD_IDLE)
-        self.write_reg(ComIrqReg, 0x7F)
-        self.write_reg(FIFOLevelReg, 0x80)
-        self.write_fifo(data)
+        return self._transmit(_fifo_write(data))
+
+    def _transmit(self, fifo_write):
+        self._start(fifo_write, ComIrqReg, 0x7F)
         self.write_reg(BitFramingReg, 0)
         self.write_reg(CommandReg, CMD_TRANSMIT)
-        sent = False
-        for _ in range(self.max_polls):
-            if self.read_reg(ComIrqReg) & IRQ_TX:
-                sent = True
-                break
-        self.write_reg(CommandReg, CMD_IDLE)
-        return sent
+        sent = self._poll(ComIrqReg, IRQ_TX) & IRQ_TX
+        self._stop()
+        return bool(sent)
 
     def halt(self):
         """HLTA: the tag goes to HALT and by the standard never answers, so
         it is sent with Transmit instead of waiting a timeout for nothing."""
-        self.transmit(self._with_crc(bytes((PICC_HLTA, 0))))
+        self._transmit(_HLTA_WRITE)
 
     def select(self):
         """Anticollision and select through the cascade levels of the one tag
         that answered WUPA -> UID bytes or an ERR_* int."""
         uid = bytearray()
-        for sel in (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3):
-            st, ans = self.transceive(bytes((sel, 0x20)))
+        for level in range(3):
+            sel = _SEL[level]
+            st, ans = self._exchange(_ANTICOLL_WRITE[level], 0)
             if st == _NO_ANSWER:
                 return ERR_PROTOCOL  # the tag answered WUPA, then went away
             if st != _OK:
@@ -385,16 +465,28 @@ class MFRC522:
                 return ERR_PROTOCOL
             if ans[0] ^ ans[1] ^ ans[2] ^ ans[3] != ans[4]:
                 return ERR_CRC  # BCC mismatch
-            st, sak = self.transceive(self._with_crc(bytes((sel, 0x70)) + ans))
+            # The select frame and the SAK's CRC check depend only on these
+            # bytes: a tag lying on the cell gives the same ones read after
+            # read, so the last good ones per level are remembered and the
+            # software CRC_A (~0.15 ms for 7 bytes on rp2040js) is skipped.
+            memo = self._memo[level]
+            if memo is not None and memo[0] == ans:
+                frame = memo[1]
+            else:
+                frame = _fifo_write(self._with_crc(bytes((sel, 0x70)) + ans))
+                memo = None
+            st, sak = self._exchange(frame, 0)
             if st == _NO_ANSWER:
                 return ERR_PROTOCOL
             if st != _OK:
                 return st
             if len(sak) != 3:
                 return ERR_PROTOCOL
-            c = crc_a(sak[:1])
-            if sak[1] != c & 0xFF or sak[2] != c >> 8:
-                return ERR_CRC
+            if memo is None or memo[2] != sak:
+                c = crc_a(sak[:1])
+                if sak[1] != c & 0xFF or sak[2] != c >> 8:
+                    return ERR_CRC
+                self._memo[level] = (ans, frame, sak)
             if sak[0] & SAK_CASCADE:
                 if ans[0] != CASCADE_TAG:
                     return ERR_PROTOCOL

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tablesense.firmware import mfrc522 as drv
-from tablesense.firmware.config import MCP23017, DecoderSelect, ExpanderSelect
+from tablesense.firmware.config import MCP23017, DecoderSelect, ExpanderSelect, make_selects, parse
 from tablesense.sim.mfrc522_emu import (
     ACTIVE,
     HALT,
@@ -260,6 +260,42 @@ def test_decoder_chip_selects_route_to_the_right_chip() -> None:
     versions = [drv.MFRC522(bus, s).version() for s in selects]
     assert versions == [0x80 + ch for ch in range(16)]
     assert bus.contention == 0
+
+
+def test_shared_decoder_selects_route_every_transaction_in_any_order() -> None:
+    """make_selects gives the selects of one decoder bus a shared record of the
+    address on the pins, and the driver then toggles only the enable pin while
+    the pins hold its address: interleaved readers must still each reach their
+    own chip, through both decoders, for register access and whole reads."""
+    bus = EmulatedSPIBus()
+    a = [EmulatedPin(n, value=0) for n in (6, 7, 8)]
+    enables = [EmulatedPin(9, value=1), EmulatedPin(10, value=1)]
+    decoders = [Emulated138(a[0], a[1], a[2], e) for e in enables]
+    chips = []
+    for ch in range(16):
+        chip = EmulatedMFRC522(version=0x80 + ch)
+        bus.attach(decoders[ch // 8].output(ch % 8), chip)
+        chips.append(chip)
+    pins = {6: a[0], 7: a[1], 8: a[2], 9: enables[0], 10: enables[1]}
+    selects = make_selects(parse({"board": 1, "cells": 16, "cs": {"kind": "decoder", "address": [6, 7, 8],
+                                                                  "enables": [9, 10]}}), pins.__getitem__)
+    readers = [drv.MFRC522(bus, s) for s in selects]
+    assert all(r._shared is selects[0].shared for r in readers)  # the fast path is in use
+    order = [0, 1, 0, 9, 8, 0, 15, 7, 7, 3, 11, 3, 0]
+    assert [readers[ch].version() for ch in order] == [0x80 + ch for ch in order]
+    for ch in (2, 10, 13):
+        chips[ch].place(EmulatedCard(bytes([0x04, ch, 2, 3, 4, 5, 6])))
+    for r in readers:
+        r.init()  # (False: these chips report made-up versions)
+    for _ in range(2):
+        for ch in (2, 10, 2, 5, 13, 10):
+            want = bytes([0x04, ch, 2, 3, 4, 5, 6]) if ch in (2, 10, 13) else None
+            assert readers[ch].read_uid() == want
+    assert bus.contention == 0
+    lone = DecoderSelect(a, enables[0], 4)  # no shared record: routes every time
+    assert lone.fast_select() is None
+    assert drv.MFRC522(bus, lone).version() == 0x84
+    assert readers[3].version() == 0x83
 
 
 def test_expander_chip_selects_route_to_the_right_chip() -> None:

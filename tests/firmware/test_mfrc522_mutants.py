@@ -495,3 +495,74 @@ def test_every_tag_type_reads(sak: int) -> None:
     and even bytes, so the whole CRC is compared, not part of it."""
     chip, r = make(Tag(bytes.fromhex("11223344"), sak=sak))
     assert r.read_uid() == bytes.fromhex("11223344")
+
+
+def test_idle_is_written_unless_the_driver_itself_left_the_chip_idle() -> None:
+    """An exchange first stops the running command with Idle. Transceive keeps
+    running after its answer (datasheet 10.3.1.8), so the next exchange needs
+    the Idle; Transmit and CalcCRC end with an Idle the driver wrote, so the
+    exchange after them skips it. Any other CommandReg write makes it needed
+    again."""
+    chip, r = make(Tag(bytes.fromhex("11223344")))
+    r.transceive(b"\x52", 7)
+    assert chip.written(drv.CommandReg) == [drv.CMD_IDLE, drv.CMD_TRANSCEIVE]  # unknown at start
+    r.transceive(b"\x52", 7)
+    assert chip.written(drv.CommandReg)[2:] == [drv.CMD_IDLE, drv.CMD_TRANSCEIVE]  # Transceive still runs
+    chip.reads[drv.ComIrqReg] = [drv.IRQ_TX]
+    assert r.transmit(b"\x01") is True
+    assert chip.written(drv.CommandReg)[4:] == [drv.CMD_IDLE, drv.CMD_TRANSMIT, drv.CMD_IDLE]
+    del chip.reads[drv.ComIrqReg]
+    r.transceive(b"\x52", 7)
+    assert chip.written(drv.CommandReg)[7:] == [drv.CMD_TRANSCEIVE]  # idle already: no Idle first
+    r.write_reg(drv.CommandReg, drv.CMD_IDLE)
+    r.write_reg(drv.CommandReg, drv.CMD_RECEIVE)  # a command the driver did not end itself
+    r.transceive(b"\x52", 7)
+    assert chip.written(drv.CommandReg)[-2:] == [drv.CMD_IDLE, drv.CMD_TRANSCEIVE]
+    chip, r = _crc_chip(None)
+    assert r.calc_crc(b"\x01") is None
+    assert chip.written(drv.CommandReg) == [drv.CMD_IDLE, drv.CMD_CALC_CRC, drv.CMD_IDLE]
+    r.transceive(b"\x52", 7)
+    assert chip.written(drv.CommandReg)[3:] == [drv.CMD_TRANSCEIVE]
+    chip, r = make(Tag(bytes.fromhex("11223344")))
+    assert r.read_uid() == bytes.fromhex("11223344")  # ends with HLTA (Transmit, then Idle)
+    n = len(chip.written(drv.CommandReg))
+    assert r.read_uid() == bytes.fromhex("11223344")
+    assert chip.written(drv.CommandReg)[n] == drv.CMD_TRANSCEIVE  # the WUPA after a halt
+    assert chip.written(drv.CommandReg)[n + 1] == drv.CMD_IDLE  # the anticollision after it
+
+
+def test_fifo_reads_of_any_length_in_turn() -> None:
+    """The FIFO read buffer is shared by every read (the address n times,
+    then 0): a long read must not leave its bytes in a shorter one."""
+    chip, r = make()
+    for n in (5, 2, 64, 1, 3):
+        chip.fifo_out = bytearray(range(1, n + 1))
+        assert r.read_fifo(n) == bytes(range(1, n + 1))
+        assert chip.transfers[-1] == bytes([0x92] * n + [0])
+    chip.fifo_out = bytearray(range(100))
+    assert r.read_fifo(0x7F) == bytes(range(64))  # never more than the 64-byte FIFO
+    assert chip.transfers[-1] == bytes([0x92] * 64 + [0])
+    with pytest.raises(ValueError):
+        r.write_fifo(bytes(65))
+
+
+def test_a_remembered_select_never_hides_a_new_tag_or_a_bad_answer() -> None:
+    """select() remembers the last good (anticollision answer, select frame,
+    SAK) per cascade level and skips the CRC work when the same bytes come
+    back: other bytes must be checked as the first time."""
+    uid = bytes.fromhex("04a1b2c3d4e5f6")
+    tag = Tag(uid)
+    chip, r = make(tag)
+    assert r.read_uid() == uid
+    first = list(chip.frames)
+    assert r.read_uid() == uid
+    assert chip.frames[len(first):] == first  # the same frames on the air, select CRCs included
+    other = bytes.fromhex("04a1b2c3d4e5f7")
+    tag.uid = other  # another tag laid on the cell: new select frames
+    assert r.read_uid() == other
+    assert chip.frames[-2] == _crc(b"\x95\x70" + _bcc(other[3:7]))
+    for fault, want in (("sak-crc-lo", drv.ERR_CRC), ("sak-crc-hi", drv.ERR_CRC), ("", other)):
+        tag.fault = fault
+        assert r.read_uid() == want
+    tag.fault = "bcc"
+    assert r.read_uid() == drv.ERR_CRC
