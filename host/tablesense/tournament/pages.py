@@ -141,12 +141,13 @@ def add_club_pages(
         return templates.TemplateResponse(request, "live.html", {"request": request, "tables": live_view(director, live)})
 
     @app.get("/api/club")
-    async def api_club() -> JSONResponse:
-        return JSONResponse(await run_in_threadpool(club_view, director))
+    async def api_club(request: Request) -> JSONResponse:
+        """What the public pages show; column names in the page's language (``?lang=``, the event's)."""
+        return JSONResponse(await run_in_threadpool(club_view, director, tr_of(request)))
 
     @app.get("/show", response_class=HTMLResponse)
     def show(request: Request) -> Response:
-        return templates.TemplateResponse(request, "show.html", {"request": request, "view": club_view(director)})
+        return templates.TemplateResponse(request, "show.html", {"request": request, "view": club_view(director, tr_of(request))})
 
     @app.get("/audit", response_class=HTMLResponse)
     def audit(request: Request, page: int = 1) -> Response:
@@ -227,8 +228,9 @@ def _stable(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-def club_view(director: Director) -> dict[str, Any]:
-    """What the public pages and the projector show, in people's terms."""
+def club_view(director: Director, tr: Callable[[str], str] = lambda s: s) -> dict[str, Any]:
+    """What the public pages and the projector show, in people's terms (``tr``: the
+    column and tie-break names in the page's language; the keys stay machine names)."""
     from .export import export_event
 
     data = export_event(director, audit=False)
@@ -254,10 +256,10 @@ def club_view(director: Director) -> dict[str, Any]:
         "event": {"name": ev["name"], "game": ev["game"], "variant": ev["variant"], "format": ev["format"],
                   "target": ev["options"].get("target"), "rounds": ev["options"].get("rounds"),
                   "confirm": ev["options"].get("confirm", "badges"),
-                  "tiebreaks": [label(t) for t in ev["options"].get("tiebreaks", [])]},
+                  "tiebreaks": [tr(label(t)) for t in ev["options"].get("tiebreaks", [])]},
         "round": rounds[-1]["number"] if rounds else 0,
         "rounds": rounds,
-        "columns": [{"key": k, "label": h} for k, h in cols],
+        "columns": [{"key": k, "label": tr(h)} for k, h in cols],
         "standings": rows,
         "pair": ps.to_json(),
         "final": fin,
@@ -272,7 +274,8 @@ def live_view(director: Director, live: LiveBoard | None) -> list[dict[str, Any]
         m = row["match"]
         out.append({
             "table": row["table"], "state": row["state"],
-            "names": m["names"] if m else [],
+            "names": (m["names"][:-1] if m["entrants"] and len(m["entrants"]) == 1 else m["names"]) if m else [],
+            "bye": bool(m and len(m["entrants"]) == 1),  # the page says "bye" in its language
             "hand": row["live"]["hand"] if row["live"] else None,
             "scores": row["live"]["scores"] if row["live"] else (m["score"] if m else None),
             "counts": row["live"]["counts"] if row["live"] else None,

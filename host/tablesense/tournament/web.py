@@ -40,7 +40,7 @@ from tablesense.i18n import ngettext as plural_text
 
 from .export import export_event, records_archive, results_csv, standings_csv
 from .service import Director, DirectorError
-from .words import word
+from .words import STATUS, word
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -121,7 +121,12 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
 
     @pass_context
     def ngettext(ctx: Any, singular: str, plural: str, n: int) -> str:
-        return plural_text(singular, plural, n, _tr(ctx).lang)  # Jinja fills %(num)s
+        lang = _tr(ctx).lang
+        if lang != PSEUDO:
+            return plural_text(singular, plural, n, lang)  # Jinja fills %(num)s
+        fields = set(re.findall(r"%\((\w+)\)s", singular + plural))
+        out = plural_text(*(re.sub(r"%\((\w+)\)s", r"{\1}", t) for t in (singular, plural)), n, lang)
+        return re.sub(r"\{(\w+)\}", lambda m: f"%({m[1]})s" if m[1] in fields else m[0], out)
 
     env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
 
@@ -143,6 +148,14 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
     env.globals["page_lang"] = page_lang
     env.globals["languages"] = LANGUAGES
     env.globals["human"] = human
+
+    @pass_context
+    def status_words(ctx: Any) -> dict[str, str]:
+        """Every status word in the page's language, for a page's script (the live console)."""
+        tr = _tr(ctx)
+        return {k: word(tr, "status", k) for k in STATUS}
+
+    env.globals["status_words"] = status_words
     env.globals["tr"] = tr_any
 
 

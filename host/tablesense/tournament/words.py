@@ -63,15 +63,56 @@ FAMILIES: dict[str, str] = {
     "kems": N_("Kems"),
 }
 
-_TABLES = {"status": STATUS, "game": GAMES, "variant": VARIANTS, "format": FORMATS, "confirm": CONFIRM,
+#: What an audit entry records (its ``action``), as the audit page says it.
+ACTIONS: dict[str, str] = {
+    "event-created": N_("event created"),
+    "event-language": N_("event language changed"),
+    "registered": N_("entrant registered"),
+    "checked-in": N_("checked in"),
+    "withdrawn": N_("withdrawn"),
+    "bye-requested": N_("bye requested"),
+    "table-key": N_("table key registered"),
+    "online": N_("table online"),
+    "offline": N_("table offline"),
+    "table-quiet": N_("table quiet"),
+    "round-paired": N_("round paired"),
+    "round-announced": N_("round announced again"),
+    "result-accepted": N_("result accepted"),
+    "result-disputed": N_("result disputed"),
+    "result-confirmed": N_("result confirmed"),
+    "correction": N_("result corrected"),
+    "correction-refused": N_("correction refused"),
+    "refused": N_("message refused"),
+    "refusals-suppressed": N_("refusals not written (too many)"),
+    "form-refused": N_("form refused"),
+    "login-failed": N_("wrong password"),
+    "login-locked": N_("login locked"),
+}
+
+_TABLES = {"status": STATUS, "action": ACTIONS, "game": GAMES, "variant": VARIANTS, "format": FORMATS, "confirm": CONFIRM,
            "family": FAMILIES}
 
 
 def word(tr: Translator, kind: str, key: object) -> str:
     """The human word for machine name ``key`` of ``kind`` in ``tr``'s language
     (an unknown name shows as itself, never an error: a page still draws)."""
+    if kind == "actor":
+        return _actor(tr, str(key))
     table = _TABLES[kind]
     text = table.get(str(key))
     if text is None:
-        return str(key).replace("_", " ")
+        return str(key).replace("_", " ").replace("-", " ")
     return tr.context("status", text) if kind == "status" else tr(text)
+
+
+def _actor(tr: Translator, actor: str) -> str:
+    """Who wrote an audit entry: ``director``, ``director-web``, ``table-3``, ``web:ADDRESS``."""
+    if actor == "director":
+        return tr(N_("director"))
+    if actor == "director-web":
+        return tr(N_("director (web page)"))
+    if actor.startswith("table-") and actor[6:].isdigit():
+        return tr(N_("Table {n}"), n=int(actor[6:]))
+    if actor.startswith("web:"):
+        return tr(N_("web page from {address}"), address=actor[4:])
+    return actor
