@@ -338,6 +338,7 @@
     if (b === m && r < b / 2 && g < b / 2) return "blue";
     if (r > 0 && b > 0 && g < Math.min(r, b) / 2) return "purple";
     if (r > 0 && g > 0 && b < Math.min(r, g) / 2) return "amber";
+    if (g > 0 && b > 0 && r < Math.min(g, b) / 2) return "teal";  // the coach's hint
     return "white";
   }
 
