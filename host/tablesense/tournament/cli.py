@@ -45,7 +45,8 @@ def _fail(message: str, code: int = 1) -> None:
     from rich.markup import escape
 
     text = _(message) if hasattr(message, "template") else message
-    Console(stderr=True).print(f"[red]{escape(_('error:'))}[/red] {escape(text)}", highlight=False)
+    label = _("error:")
+    Console(stderr=True).print(f"[red]{escape(label)}[/red] {escape(text)}", highlight=False)
     raise typer.Exit(code)
 
 

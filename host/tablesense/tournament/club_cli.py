@@ -28,7 +28,8 @@ def _db(url: str) -> Database:
 
 def _fail(message: str, code: int = 1) -> None:
     text = _(message) if hasattr(message, "template") else message  # a Sentence: into the command's language
-    typer.echo(f"{_('error:')} {text}", err=True)
+    label = _("error:")
+    typer.echo(f"{label} {text}", err=True)
     raise typer.Exit(code)
 
 

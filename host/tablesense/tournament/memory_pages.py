@@ -48,7 +48,7 @@ from .players import (
 )
 from .seasons import season_table, seasons
 from .service import Director, DirectorError
-from .words import word
+from .words import Message, word
 
 
 def add_memory_pages(
@@ -57,7 +57,7 @@ def add_memory_pages(
     templates: Jinja2Templates,
     *,
     need_login: Callable[[Request], None],
-    act: Callable[[Request, str, Callable[[], str]], RedirectResponse],
+    act: Callable[[Request, str, Callable[[], Message]], RedirectResponse],
     logged_in: Callable[[Request], bool],
     tr_of: Callable[[Request], Translator] = lambda _request: Translator("en"),
 ) -> None:

@@ -48,6 +48,7 @@ from . import console as cons
 from .live import LiveBoard
 from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
 from .service import Director, DirectorError
+from .words import Message
 
 HERE = Path(__file__).resolve().parent
 CLUB_STATIC = HERE / "static"
@@ -63,7 +64,7 @@ def add_club_pages(
     templates: Jinja2Templates,
     *,
     need_login: Callable[[Request], None],
-    act: Callable[[Request, str, Callable[[], str]], RedirectResponse],
+    act: Callable[[Request, str, Callable[[], Message]], RedirectResponse],
     on_change: Callable[[], None] | None = None,
     live_interval_s: float = 0.5,
     live: LiveBoard | None = None,
@@ -208,13 +209,14 @@ def add_club_pages(
 
     @app.post("/director/confirm-all")
     def confirm_all(request: Request, csrf: str = Form("")) -> RedirectResponse:
-        def run() -> str:
+        def run() -> Message:
             done = cons.confirm_reported(director, "director-web")
             if on_change is not None and done:
                 on_change()
             if not done:
                 return say("no reported result to confirm")
-            return say("results confirmed: {n}", n=len(done))
+            n = len(done)
+            return lambda tr: tr.plural("{n} result confirmed", "{n} results confirmed", n)
         return act(request, csrf, run)
 
 

@@ -40,7 +40,7 @@ from tablesense.i18n import ngettext as plural_text
 
 from .export import export_event, records_archive, results_csv, standings_csv
 from .service import Director, DirectorError
-from .words import STATUS, word
+from .words import STATUS, Message, word
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -125,7 +125,8 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
         if lang != PSEUDO:
             return plural_text(singular, plural, n, lang)  # Jinja fills %(num)s
         fields = set(re.findall(r"%\((\w+)\)s", singular + plural))
-        out = plural_text(*(re.sub(r"%\((\w+)\)s", r"{\1}", t) for t in (singular, plural)), n, lang)
+        one, many = (re.sub(r"%\((\w+)\)s", r"{\1}", t) for t in (singular, plural))
+        out = plural_text(one, many, n, lang)
         return re.sub(r"\{(\w+)\}", lambda m: f"%({m[1]})s" if m[1] in fields else m[0], out)
 
     env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
@@ -341,7 +342,7 @@ def create_app(
         addr = request.client.host if request.client else "?"
         director.audit_limited(f"web:{addr}", "form-refused", reason[:200], path=request.url.path)
 
-    def act(request: Request, token: str, fn: Callable[[], str]) -> RedirectResponse:
+    def act(request: Request, token: str, fn: Callable[[], Message]) -> RedirectResponse:
         """Run a form's action; its message (a :class:`Sentence`) or refusal comes back on the
         console in the page's language (the audit log keeps the English)."""
         need_login(request)
@@ -358,7 +359,7 @@ def create_app(
             why = str(exc).splitlines()[0]
             refused(request, why)
             return RedirectResponse(f"/director?error={_q(tr(say('the database refused it: {why}', why=why)))}", status_code=303)
-        return RedirectResponse(f"/director?message={_q(tr(msg))}", status_code=303)
+        return RedirectResponse(f"/director?message={_q(msg(tr) if callable(msg) else tr(msg))}", status_code=303)
 
     @app.post("/director/pair")
     def pair(request: Request, csrf: str = Form("")) -> RedirectResponse:

@@ -12,7 +12,13 @@ Statuses are marked with a context (``NC_("status", …)``): "playing" or
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tablesense.i18n import N_, NC_, Translator
+
+#: What a director's form action answers: a Sentence (or a marked string), or a
+#: function of the page's Translator when the words depend on a number (a plural).
+Message = str | Callable[[Translator], str]
 
 #: A match's status, a table's state, an entrant's status, a player's result.
 STATUS: dict[str, str] = {
@@ -80,7 +86,7 @@ ACTIONS: dict[str, str] = {
     "result-accepted": N_("result accepted"),
     "result-disputed": N_("result disputed"),
     "result-confirmed": N_("result confirmed"),
-    "correction": N_("result corrected"),
+    "correction": N_("correction"),
     "correction-refused": N_("correction refused"),
     "refused": N_("message refused"),
     "refusals-suppressed": N_("refusals not written (too many)"),
