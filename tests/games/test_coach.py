@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tablesense.games.coach import DominoCoach, Mistake, annotate_record, say
+from tablesense.games.coach import DominoCoach, Mistake, annotate_record, move_words
 from tablesense.games.dominoes import Announce, DominoMatch, Play, Tile
 from tablesense.games.dominoes_players import GreedyPlayer, RandomPlayer
 from tablesense.games.record import replay
@@ -77,7 +77,7 @@ def test_the_review_finds_a_random_players_costly_moves_and_the_record_keeps_it(
         assert [m.loss for m in mistakes] == sorted((m.loss for m in mistakes), reverse=True)
         for m in mistakes:
             assert m.loss >= 0.5 and not isinstance(m.played, Announce)
-            assert f"seat {m.seat}" in m.text and say(m.better) in m.text
+            assert f"seat {m.seat}" in m.text and move_words(m.better) in m.text
     record = annotate_record(match.to_record(), reviews)
     text = json.dumps(record)
     assert "x-review" in text

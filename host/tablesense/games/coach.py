@@ -35,8 +35,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablesense.games.common import Sentence
-from tablesense.games.common import say as sentence
+from tablesense.games.common import Sentence, say
 from tablesense.games.dominoes import (
     Announce,
     DominoHand,
@@ -49,32 +48,41 @@ from tablesense.games.dominoes import (
 )
 from tablesense.games.dominoes_search import SearchPlayer
 
-__all__ = ["DominoCoach", "KemsAdvice", "KemsCoach", "Mistake", "Suggestion", "annotate_record", "say"]
+__all__ = [
+    "DominoCoach",
+    "KemsAdvice",
+    "KemsCoach",
+    "Mistake",
+    "Suggestion",
+    "annotate_record",
+    "kems_words",
+    "move_words",
+]
 
 
-def say(m: DominoMove, shown: Collection[str] | None = None) -> Sentence:
+def move_words(m: DominoMove, shown: Collection[str] | None = None) -> Sentence:
     """A move in plain words ("lay 3-5 on the left end"); with ``shown`` (the
     tiles the whole table has seen), a tile not among them stays unnamed."""
     if isinstance(m, Play):
         if shown is not None and str(m.tile) not in shown:
             if m.end == "left":
-                return sentence("lay a tile not shown on the left end")
+                return say("lay a tile not shown on the left end")
             if m.end == "right":
-                return sentence("lay a tile not shown on the right end")
-            return sentence("lay a tile not shown")
+                return say("lay a tile not shown on the right end")
+            return say("lay a tile not shown")
         if m.end == "left":
-            return sentence("lay {tile} on the left end", tile=str(m.tile))
+            return say("lay {tile} on the left end", tile=str(m.tile))
         if m.end == "right":
-            return sentence("lay {tile} on the right end", tile=str(m.tile))
-        return sentence("lay {tile}", tile=str(m.tile))
+            return say("lay {tile} on the right end", tile=str(m.tile))
+        return say("lay {tile}", tile=str(m.tile))
     if isinstance(m, Draw):
-        return sentence("draw")
+        return say("draw")
     if isinstance(m, Pass):
-        return sentence("pass")
+        return say("pass")
     assert isinstance(m, Announce)
     if shown is not None and str(m.tile) not in shown:
-        return sentence("announce a double")
-    return sentence("announce {tile}", tile=str(m.tile))
+        return say("announce a double")
+    return say("announce {tile}", tile=str(m.tile))
 
 
 @dataclass(frozen=True)
@@ -106,11 +114,11 @@ class Mistake:
 
     def sentence(self, shown: Collection[str] | None) -> Sentence:
         """The line with only the tiles in ``shown`` named (None: all)."""
-        return sentence(
+        return say(
             "seat {seat} chose to {played}; to {better} was worth about {loss} points more",
             seat=self.seat,
-            played=say(self.played, shown),
-            better=say(self.better, shown),
+            played=move_words(self.played, shown),
+            better=move_words(self.better, shown),
             loss=f"{self.loss:.1f}",
         )
 
@@ -165,7 +173,7 @@ class DominoCoach:
         """The move the coach would make for ``seat`` (it must be its turn)."""
         best, values = self._player().evaluate(hand, seat, rng)
         ranked = tuple(sorted(values, key=lambda mv: -mv[1]))
-        return Suggestion(seat, best, say(best), ranked)
+        return Suggestion(seat, best, move_words(best), ranked)
 
     def review(self, hand: DominoHand, rng: random.Random) -> list[Mistake]:
         """The costliest moves of a finished (or running) hand, worst first."""
@@ -234,17 +242,16 @@ class KemsCoach:
 def kems_words(action: Any) -> Sentence:
     """A Kems action in plain words ("give 7H, take 7S"; None: wait)."""
     if action is None:
-        return sentence("keep your cards for now: nothing on the board helps you")
+        return say("keep your cards for now: nothing on the board helps you")
     if hasattr(action, "give"):
-        return sentence("give {give}, take {take}", give=str(action.give), take=str(action.take))
+        return say("give {give}, take {take}", give=str(action.give), take=str(action.take))
     kind = getattr(action, "kind", "")
     if kind == "kems":
-        return sentence("call Kems: your partner shows four of a kind")
+        return say("call Kems: your partner shows four of a kind")
     if kind == "double":
-        return sentence("call Double Kems: you hold four of a kind too")
-    if kind == "contre":
-        return sentence("call contre on seat {target}", target=action.target)
-    return sentence("{action}", action=str(action))
+        return say("call Double Kems: you hold four of a kind too")
+    assert kind == "contre", kind
+    return say("call contre on seat {target}", target=action.target)
 
 
 def _same(a: DominoMove, b: DominoMove) -> bool:

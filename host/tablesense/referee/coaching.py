@@ -40,7 +40,10 @@ from tablesense.referee.rules import DELAY_NOW, Rejection
 
 #: ``{seat}`` as :func:`~tablesense.referee.words.engine_sentence` rewrites
 #: the coach's "seat {seat} ..." (the catalogs hold both).
-COACH_NAMED = (N_("{seat} chose to {played}; to {better} was worth about {loss} points more"),)
+COACH_NAMED = (
+    N_("{seat} chose to {played}; to {better} was worth about {loss} points more"),
+    N_("call contre on {target}"),
+)
 
 #: Sampled worlds per coach evaluation: about 10 ms median, 80 ms at worst
 #: per suggestion and 0.2-0.3 s per hand's review on the 2-core test machine
@@ -106,7 +109,7 @@ class CoachMixin(RefereeBase):
         return [c for c in self.geometry.seats[seat].rack if s.pieces.get(c) == piece]
 
     def _domino_suggestion(self, seat: int) -> dict[str, Any]:
-        from tablesense.games.coach import say as move_words
+        from tablesense.games.coach import move_words
         from tablesense.games.dominoes import Play, move_to_json
 
         sug = self.coach.suggest(self.hand, seat, self._coach_rng(seat))
