@@ -113,10 +113,10 @@ class BoardReport:
 def _pin_label(kind: str, seat: int, name: str) -> Sentence:
     """A seat pin's check, the seat counted as people count it (from 1)."""
     if kind == "turn LED":
-        return say("seat {seat} ({name}) turn LED", seat=seat + 1, name=name)
+        return say("seat {number} ({name}) turn LED", number=seat + 1, name=name)
     if kind == "call button":
-        return say("seat {seat} ({name}) call button", seat=seat + 1, name=name)
-    return say("seat {seat} ({name}) button", seat=seat + 1, name=name)
+        return say("seat {number} ({name}) call button", number=seat + 1, name=name)
+    return say("seat {number} ({name}) button", number=seat + 1, name=name)
 
 
 def _percentile(values: list[float], q: float) -> float:
