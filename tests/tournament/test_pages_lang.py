@@ -29,8 +29,8 @@ def _played(sqlite_url: str) -> Director:
 
 
 @pytest.mark.parametrize(("lang", "standings", "pairings", "html_lang"), [
-    ("pt-BR", "Classificação após a rodada 1", "Rodada 1", "pt-BR"),
-    ("ms", "Kedudukan selepas pusingan 1", "Pusingan 1", "ms"),
+    ("pt-BR", "Classificação após a etapa 1", "Etapa 1", "pt-BR"),
+    ("ms", "Carta kedudukan selepas pusingan 1", "Pusingan 1", "ms"),
 ])
 def test_spectator_switches_language(sqlite_url: str, lang: str, standings: str, pairings: str, html_lang: str) -> None:
     c = _client(_played(sqlite_url))

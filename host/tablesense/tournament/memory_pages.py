@@ -304,7 +304,8 @@ def rating_chart(points: Sequence[rt.HistoryPoint], event_names: Sequence[str], 
     parts.append(f'<polyline class="mu" points="{line}"/>')
     parts.append(f'<circle class="now" cx="{x(n - 1):.1f}" cy="{y(mus[-1]):.1f}" r="4"/>')
     count = tr.plural("{n} rated match", "{n} rated matches", len(points))
-    parts.append(f'<text class="axis" x="{left}" y="{height - 8}">{escape(tr(N_("first match")))}</text>'
+    first = tr(N_("first match"))
+    parts.append(f'<text class="axis" x="{left}" y="{height - 8}">{escape(first)}</text>'
                  f'<text class="axis" x="{width - right}" y="{height - 8}" text-anchor="end">{escape(count)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
