@@ -157,6 +157,13 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
         return {k: word(tr, "status", k) for k in STATUS}
 
     env.globals["status_words"] = status_words
+
+    @pass_context
+    def plural(ctx: Any, singular: str, many: str, n: int, **params: Any) -> str:
+        """``{n}``-style plural for templates, as :meth:`Translator.plural` (the catalogs' ``plural`` keyword)."""
+        return _tr(ctx).plural(singular, many, n, **params)
+
+    env.globals["plural"] = plural
     env.globals["tr"] = tr_any
 
 
