@@ -135,16 +135,9 @@ def _fifo_write(frame):
 
 # The FIFO writes of the frames a cell read sends every time, built once
 _WUPA_WRITE = _fifo_write(bytes((PICC_WUPA,)))
-_REQA_WRITE = _fifo_write(bytes((PICC_REQA,)))
 _HLTA_WRITE = _fifo_write(bytes((PICC_HLTA, 0, crc_a(b"\x50\x00") & 0xFF, crc_a(b"\x50\x00") >> 8)))
 _SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
-# exchange results without an answer, shared (no allocation per exchange)
-_R_NO_ANSWER = (_NO_ANSWER, b"")
-_R_TIMEOUT = (ERR_TIMEOUT, b"")
-_R_COLLISION = (ERR_COLLISION, b"")
-_R_CRC = (ERR_CRC, b"")
-_R_PROTOCOL = (ERR_PROTOCOL, b"")
 
 
 class MFRC522:
@@ -178,6 +171,8 @@ class MFRC522:
             self._wf[i] = 0x80 | (FIFODataReg << 1)
         self._mwf = memoryview(self._wf)
         self._mrf = memoryview(self._rf)
+        self._views = [(self._mwf[: k + 1], self._mrf[: k + 1]) for k in range(6)]
+        self._n = 0  # bytes of the last exchange's answer, in self._rf[1:]
         # The chip select, per transaction. A decoder output (config.py)
         # offers fast_select(): its enable pin's value method, plus the shared
         # "address on the pins now" cell and its own address. While the pins
@@ -194,9 +189,10 @@ class MFRC522:
         # Whether the chip is known to be idle (no command running): the
         # next exchange then need not write Idle first. Unknown at start.
         self._idle = False
-        # per cascade level: (anticollision answer, select frame, SAK answer)
-        # of the last good select (see select())
-        self._memo = [None, None, None]  # type: list[tuple[bytes, bytes, bytes] | None]
+        # per cascade level: (anticollision answer, select FIFO write, SAK
+        # answer or None until one passed its CRC) of the last select()
+        self._memo = [None, None, None]  # type: list[tuple[bytes, bytes, bytes | None] | None]
+        self._uid = None  # type: bytes | None  # the UID those answers make
         self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
         cs.value(1)
 
@@ -248,17 +244,28 @@ class MFRC522:
     def write_fifo(self, data):
         self._transfer(_fifo_write(data))
 
-    def read_fifo(self, n):
-        if n <= 0:
-            return b""
+    def _fifo_into(self, n):
+        """Read n FIFO bytes into self._rf[1 : n + 1] (n clamped to the
+        FIFO's 64) -> n. The transfer views of the short answers a cell read
+        gets (2, 3, 5 bytes) are made once."""
         if n > _FIFO_SIZE:
             n = _FIFO_SIZE
         w = self._wf
         w[n] = 0  # the address n times, then 0
         try:
-            self._transfer(self._mwf[: n + 1], self._mrf[: n + 1])
+            if n < len(self._views):
+                vw, vr = self._views[n]
+                self._transfer(vw, vr)
+            else:
+                self._transfer(self._mwf[: n + 1], self._mrf[: n + 1])
         finally:
             w[n] = 0x80 | (FIFODataReg << 1)
+        return n
+
+    def read_fifo(self, n):
+        if n <= 0:
+            return b""
+        n = self._fifo_into(n)
         return bytes(self._mrf[1 : n + 1])
 
     def set_bits(self, reg, mask):
@@ -378,16 +385,20 @@ class MFRC522:
     def transceive(self, data, tx_last_bits=0):
         """Send data, wait for an answer. -> (status, answer bytes) where
         status is 0 (answer), -1 (timer expired: nobody answered) or ERR_*."""
-        return self._exchange(_fifo_write(data), tx_last_bits)
+        st = self._exchange(_fifo_write(data), tx_last_bits)
+        if st != _OK:
+            return st, b""
+        return _OK, bytes(self._mrf[1 : self._n + 1])
 
     def _exchange(self, fifo_write, tx_last_bits):
-        """transceive() with the FIFO write transaction already built: a cell
-        read sends the same few frames every time, built once (module
-        constants, select()'s memo), and an exchange without an answer
-        returns a constant, so reading an empty cell allocates nothing.
-        (MicroPython's allocator slows down as garbage accumulates between
-        collections: the sweep time grew from 26 to 52 ms over 40 sweeps at
-        1 KiB of garbage per sweep, rp2040js figures.)"""
+        """transceive() without allocating: fifo_write is the FIFO write
+        transaction already built (a cell read sends the same few frames
+        every time: module constants, select()'s memo) and the answer is
+        left in self._rf[1 : self._n + 1] -> the status. MicroPython's
+        allocator slows down as garbage piles up between collections: with
+        ~5 KiB of garbage per half-tagged 16-cell sweep, the sweep grew from
+        101 to 274 ms before each collection (rp2040js figures)."""
+        self._n = 0
         self._start(fifo_write, ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
         # StartSend, with the number of bits of the last byte (7 for REQA/WUPA)
@@ -396,34 +407,36 @@ class MFRC522:
         # (Transceive keeps running: the next exchange starts with Idle)
         if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
             self._stop()
-            return _R_TIMEOUT  # the chip never finished: missing or dead
+            return ERR_TIMEOUT  # the chip never finished: missing or dead
         r = self._rs
         self._transfer(self._ws, r)  # ErrorReg and FIFOLevelReg at once
         err = r[1]
         if err == 0xFF:
-            return _R_TIMEOUT  # MISO floating high: no chip there
+            return ERR_TIMEOUT  # MISO floating high: no chip there
         if not irq & (IRQ_RX | IRQ_IDLE):
-            return _R_NO_ANSWER
+            return _NO_ANSWER
         if err & ERRREG_COLL:
-            return _R_COLLISION
+            return ERR_COLLISION
         if err & (ERRREG_CRC | ERRREG_PARITY):
-            return _R_CRC
+            return ERR_CRC
         if err & (ERRREG_PROTOCOL | ERRREG_BUFFER_OVFL):
-            return _R_PROTOCOL
+            return ERR_PROTOCOL
         n = r[2] & 0x7F
         if n == 0 and irq & IRQ_TIMER:
-            return _R_NO_ANSWER
-        return _OK, self.read_fifo(n)
+            return _NO_ANSWER
+        if n:
+            self._n = self._fifo_into(n)
+        return _OK
 
     # --- ISO 14443-3 -----------------------------------------------------------
 
     def wake(self):
         """WUPA (wakes idle and halted tags) -> (status, ATQA)."""
-        return self._exchange(_WUPA_WRITE, 7)
+        return self.transceive(bytes((PICC_WUPA,)), 7)
 
     def request(self):
         """REQA (idle tags only) -> (status, ATQA)."""
-        return self._exchange(_REQA_WRITE, 7)
+        return self.transceive(bytes((PICC_REQA,)), 7)
 
     @staticmethod
     def _with_crc(frame):
@@ -450,60 +463,84 @@ class MFRC522:
         it is sent with Transmit instead of waiting a timeout for nothing."""
         self._transmit(_HLTA_WRITE)
 
+    def _answer_is(self, known):
+        """The last answer (self._rf) starts with the bytes of known (the
+        caller has checked its length)."""
+        rf = self._rf
+        for i in range(len(known)):  # noqa: SIM110 - all(<generator>) would allocate
+            if rf[i + 1] != known[i]:
+                return False
+        return True
+
     def select(self):
         """Anticollision and select through the cascade levels of the one tag
-        that answered WUPA -> UID bytes or an ERR_* int."""
-        uid = bytearray()
+        that answered WUPA -> UID bytes or an ERR_* int.
+
+        The select frame (with its software CRC_A, ~0.15 ms for 7 bytes on
+        rp2040js) and the SAK's CRC check depend only on the anticollision
+        and SAK bytes, which a tag lying on the cell repeats read after read:
+        each level remembers its last ones (self._memo), and when every level
+        of a read repeats them the UID is the last one built (self._uid):
+        reading a tag that stays put allocates nothing. Any other byte is
+        checked as the first time."""
+        rf = self._rf
+        memos = self._memo
+        same = self._uid is not None
         for level in range(3):
-            sel = _SEL[level]
-            st, ans = self._exchange(_ANTICOLL_WRITE[level], 0)
+            st = self._exchange(_ANTICOLL_WRITE[level], 0)
             if st == _NO_ANSWER:
                 return ERR_PROTOCOL  # the tag answered WUPA, then went away
             if st != _OK:
                 return st
-            if len(ans) != 5:
+            if self._n != 5:
                 return ERR_PROTOCOL
-            if ans[0] ^ ans[1] ^ ans[2] ^ ans[3] != ans[4]:
+            if rf[1] ^ rf[2] ^ rf[3] ^ rf[4] != rf[5]:
                 return ERR_CRC  # BCC mismatch
-            # The select frame and the SAK's CRC check depend only on these
-            # bytes: a tag lying on the cell gives the same ones read after
-            # read, so the last good ones per level are remembered and the
-            # software CRC_A (~0.15 ms for 7 bytes on rp2040js) is skipped.
-            memo = self._memo[level]
-            if memo is not None and memo[0] == ans:
-                frame = memo[1]
-            else:
-                frame = _fifo_write(self._with_crc(bytes((sel, 0x70)) + ans))
-                memo = None
-            st, sak = self._exchange(frame, 0)
+            memo = memos[level]
+            if memo is None or not self._answer_is(memo[0]):
+                # new bytes: its SAK is unknown (None), which the check
+                # below then treats as new too
+                ans = bytes(self._mrf[1:6])
+                memo = (ans, _fifo_write(self._with_crc(bytes((_SEL[level], 0x70)) + ans)), None)
+                memos[level] = memo
+            st = self._exchange(memo[1], 0)
             if st == _NO_ANSWER:
                 return ERR_PROTOCOL
             if st != _OK:
                 return st
-            if len(sak) != 3:
+            if self._n != 3:
                 return ERR_PROTOCOL
-            if memo is None or memo[2] != sak:
-                c = crc_a(sak[:1])
-                if sak[1] != c & 0xFF or sak[2] != c >> 8:
+            if memo[2] is None or not self._answer_is(memo[2]):
+                same = False
+                self._uid = None
+                c = crc_a(self._mrf[1:2])
+                if rf[2] != c & 0xFF or rf[3] != c >> 8:
                     return ERR_CRC
-                self._memo[level] = (ans, frame, sak)
-            if sak[0] & SAK_CASCADE:
-                if ans[0] != CASCADE_TAG:
+                memos[level] = (memo[0], memo[1], bytes(self._mrf[1:4]))
+            if rf[1] & SAK_CASCADE:
+                if memo[0][0] != CASCADE_TAG:
                     return ERR_PROTOCOL
-                uid.extend(ans[1:4])
                 continue
-            uid.extend(ans[0:4])
-            return bytes(uid)
+            if same:
+                return self._uid
+            uid = bytearray()
+            for k in range(level):
+                done = memos[k]
+                if done is not None:  # (always: every level before this one answered)
+                    uid.extend(done[0][1:4])
+            uid.extend(memo[0][0:4])
+            self._uid = bytes(uid)
+            return self._uid
         return ERR_PROTOCOL  # more than three cascade levels
 
     def read_uid(self):
         """One read of the cell -> None (no tag), UID bytes, or ERR_* int.
         The tag is halted afterwards; the next WUPA wakes it again."""
         try:
-            st, atqa = self.wake()
+            st = self._exchange(_WUPA_WRITE, 7)
             if st == _NO_ANSWER:
                 return None
-            if st != _OK or len(atqa) != 2:
+            if st != _OK or self._n != 2:
                 self.halt()  # a garbled ATQA still left a tag in READY
                 return st if st != _OK else ERR_PROTOCOL
             uid = self.select()

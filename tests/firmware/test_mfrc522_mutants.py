@@ -389,7 +389,7 @@ class Tag:
         assert frame[1] == 0x70 and frame[-2:] == _crc(frame[:-2])[-2:]
         last = level == self.levels - 1
         sak = bytes([self.sak if last else 0x04])
-        if f == "sak-none":
+        if f == "sak-none" or (f == "sak-none-last" and last):
             return drv.IRQ_TIMER, 0, b""
         if f == "sak-crc":
             return rx, 0x04, b""
@@ -566,3 +566,22 @@ def test_a_remembered_select_never_hides_a_new_tag_or_a_bad_answer() -> None:
         assert r.read_uid() == want
     tag.fault = "bcc"
     assert r.read_uid() == drv.ERR_CRC
+    tag.fault = ""
+    assert r.read_uid() is r.read_uid() == other  # a tag that stays put: the UID is not built again
+    third = bytes.fromhex("04a1b3c3d4e5f7")  # only cascade level 1 differs
+    tag.uid = third
+    assert r.read_uid() == third
+    tag.uid = other
+    tag.fault = "sak-none"  # level 1 repeats, level 2 fails: nothing remembered from this read
+    assert r.read_uid() == drv.ERR_PROTOCOL
+    tag.fault = ""
+    assert r.read_uid() == other
+    tag.uid = third  # level 1 new, level 2 as before and its select fails
+    tag.fault = "sak-none-last"
+    assert r.read_uid() == drv.ERR_PROTOCOL
+    tag.fault = ""
+    assert r.read_uid() == third  # now every level repeats, yet the UID is not the last one built
+    tag.uid, tag.levels = bytes.fromhex("11223344"), 1  # one level now: SAK without the cascade bit
+    assert r.read_uid() == bytes.fromhex("11223344")
+    tag.uid, tag.levels = other, 2
+    assert r.read_uid() == other
