@@ -312,6 +312,15 @@ class DominoHand:
         return dict(self._announced) if self._announced else {}
 
     @property
+    def score_before(self) -> tuple[Points, ...] | None:
+        """Each team's match score before this hand (``None`` for a hand
+        built outside a match). Public at the table; a computer player needs
+        it to play for the match rather than the hand (near the target a
+        safe domino beats a risky special win; in ``brazilian-points`` a side
+        that ends on 0 carries the lambreta)."""
+        return self._score_before
+
+    @property
     def is_over(self) -> bool:
         return self._state != _IN_PLAY
 
