@@ -6,7 +6,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tablesense.games.kems import Call, Card, SeatView, Swap, partner_of, team_of
+from tablesense.games.kems import Call, Card, Refresh, SeatView, Swap, partner_of, team_of
+from tablesense.games.kems_players.inference import policy_four_probability
 from tablesense.games.kems_players.knowledge import Knowledge, Tracker, four_probability
 from tablesense.games.kems_players.tracking import TrackingPlayer
 
@@ -52,8 +53,41 @@ class ReasonerPlayer(TrackingPlayer):
     """Do not complete four with a take that would let an opponent estimate
     four at this probability or more (it would contre before the partner
     calls); ``None``: always complete."""
+    opponent_model: bool = True
+    """Estimate an opponent's four by replaying its swaps with ``tracking``'s
+    policy (:func:`~tablesense.games.kems_players.inference.policy_four_probability`)
+    instead of :func:`four_probability`."""
+    mismatch: float = 0.005
+    """The opponent model's likelihood of a swap or a wait its policy would not make."""
     name: str = "reasoner"
     _trackers: dict[int, Tracker] = field(default_factory=dict, repr=False, compare=False)
+    _estimates: dict[tuple[object, ...], float] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _model: TrackingPlayer = field(default_factory=TrackingPlayer, repr=False, compare=False)
+
+    def four(self, view: SeatView, know: Knowledge, target: int) -> float:
+        """The probability that opponent ``target`` holds four of a kind now."""
+        if not self.opponent_model:
+            return four_probability(know, target, self.noise)
+        # a partner who sees the sign calls at once: any act of the target's
+        # partner (or a whole quiet tick) since the target's last swap says
+        # the target holds no four
+        partner = partner_of(target, view.seats)
+        for e in reversed(view.events):
+            if isinstance(e, Swap) and e.seat == target:
+                break
+            if isinstance(e, Refresh) or isinstance(e, Swap) and e.seat == partner:
+                return 0.0
+        key = (view.seat, target, len(view.events), view.laid[:1], view.events[-1:])
+        cached = self._estimates.get(key)
+        if cached is None:
+            p = policy_four_probability(view, know, target, self._model, self.mismatch)
+            cached = four_probability(know, target, self.noise) if p is None else p
+            if len(self._estimates) > 256:
+                self._estimates.clear()
+            self._estimates[key] = cached
+        return cached
 
     def decide(self, view: SeatView, rng: random.Random) -> Swap | Call | None:
         if not self.go_double or view.is_over or view.awaiting_double or not view.signal:
@@ -96,11 +130,11 @@ class ReasonerPlayer(TrackingPlayer):
         for t in range(n):
             if team_of(t, n) == me:
                 continue
-            p = four_probability(know, t, self.noise)
+            p = self.four(view, know, t)
             if p < self.contre_at:
                 continue
             # a double contre scores more when the target's partner holds four too
-            q = four_probability(know, partner_of(t, n), self.noise)
+            q = self.four(view, know, partner_of(t, n))
             value = p * (1 + (view.options.double_points - 1) * q)
             if value > best_v:
                 best_t, best_v = t, value

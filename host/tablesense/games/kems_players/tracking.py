@@ -49,6 +49,20 @@ class TrackingPlayer(ViewPlayer):
     def _swap(
         self, view: SeatView, know: Knowledge, opponents: list[int], rng: random.Random
     ) -> Swap | None:
+        best: tuple[float, Swap] | None = None
+        for base, swap in self.swap_scores(view, know, opponents):
+            score = base + rng.random() * 1e-3
+            if best is None or score > best[0]:
+                best = (score, swap)
+        return best[1] if best is not None and best[0] > 0 else None
+
+    def swap_scores(
+        self, view: SeatView, know: Knowledge, opponents: list[int]
+    ) -> list[tuple[float, Swap]]:
+        """The swaps this player considers, with their scores before the tie-breaking
+        noise: it makes the best one when its score is positive. Public so that
+        another player can ask what ``tracking`` would do in an opponent's place
+        (the reasoner's opponent model)."""
         seat = view.seat
         hand = list(view.hand)
         mine = Counter(c.rank for c in hand)
@@ -93,7 +107,7 @@ class TrackingPlayer(ViewPlayer):
             return cost
 
         now = hand_value(hand)
-        best: tuple[float, Swap] | None = None
+        out: list[tuple[float, Swap]] = []
         for take in view.board:
             for i, give in enumerate(hand):
                 after = hand[:i] + [take] + hand[i + 1 :]
@@ -105,7 +119,5 @@ class TrackingPlayer(ViewPlayer):
                     if not deny or give.rank in wanted_by_opp:
                         continue
                     gain = 1.0
-                score = gain - give_cost(give) + rng.random() * 1e-3
-                if best is None or score > best[0]:
-                    best = (score, Swap(seat, give, take))
-        return best[1] if best is not None and best[0] > 0 else None
+                out.append((gain - give_cost(give), Swap(seat, give, take)))
+        return out
