@@ -164,7 +164,8 @@ def build(cfg, transport=None):
         return machine.I2C(bus_id, sda=Pin(sda), scl=Pin(scl), freq=freq)
 
     selects = config.make_selects(cfg, out_pin, i2c_factory)
-    readers = [mfrc522.MFRC522(spi, cs, rfid["timeout_us"], rfid["max_polls"]) for cs in selects]
+    buffers = mfrc522.Buffers()  # one set for the bus: the readers take turns
+    readers = [mfrc522.MFRC522(spi, cs, rfid["timeout_us"], rfid["max_polls"], buffers) for cs in selects]
     strip = leds.make_strip(cfg["led_pin"], cfg["leds"], cfg["led_max_level"])
     return board.Board(
         cfg,

@@ -140,6 +140,29 @@ _SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
 
 
+class Buffers:
+    """Preallocated SPI transfer buffers: every transaction of an exchange
+    reuses them, so reading a cell allocates nothing (docs/firmware.md: on
+    MicroPython garbage makes every later allocation slower until the next
+    collection). About 0.5 KiB with their views: the readers of one bus take
+    turns, so they share one set (main.py); readers used from several
+    threads (CPython virtual boards) each keep their own."""
+
+    def __init__(self):
+        self.w2 = bytearray(2)
+        self.r2 = bytearray(2)
+        self.ws = bytearray((0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
+        self.rs = bytearray(3)
+        self.wf = bytearray(_FIFO_SIZE + 1)  # FIFO reads: the address n times, then 0
+        self.rf = bytearray(_FIFO_SIZE + 1)  # answers land at rf[1:]
+        for i in range(_FIFO_SIZE + 1):
+            self.wf[i] = 0x80 | (FIFODataReg << 1)
+        self.mwf = memoryview(self.wf)
+        self.mrf = memoryview(self.rf)
+        # the transfer views of the short answers a cell read gets (2, 3, 5 bytes)
+        self.views = [(self.mwf[: k + 1], self.mrf[: k + 1]) for k in range(6)]
+
+
 class MFRC522:
     """One reader on a shared SPI bus, selected by its own chip select.
 
@@ -150,28 +173,27 @@ class MFRC522:
     the timer stops at the first received bit, so 300 us is a 3x margin).
     max_polls: bound on IRQ register reads per exchange, so a dead chip whose
     timer never fires still costs a bounded time.
+    buffers: a Buffers shared with the other readers of the bus (default:
+    this reader's own).
     """
 
-    def __init__(self, spi, cs, timeout_us=300, max_polls=200):
+    def __init__(self, spi, cs, timeout_us=300, max_polls=200, buffers=None):
         self.spi = spi
         self.cs = cs
         self.timeout_us = timeout_us
         self.max_polls = max_polls
-        # Preallocated transfer buffers: every SPI transaction of an exchange
-        # reuses them, so a cell read allocates (almost) nothing. On the rp2
-        # port each bytearray costs a heap allocation and, sooner or later,
-        # its share of a collection (docs/firmware.md, "rp2040js figures").
-        self._w2 = bytearray(2)
-        self._r2 = bytearray(2)
-        self._ws = bytearray((0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
-        self._rs = bytearray(3)
-        self._wf = bytearray(_FIFO_SIZE + 1)  # FIFO reads: the address n times, then 0
-        self._rf = bytearray(_FIFO_SIZE + 1)
-        for i in range(_FIFO_SIZE + 1):
-            self._wf[i] = 0x80 | (FIFODataReg << 1)
-        self._mwf = memoryview(self._wf)
-        self._mrf = memoryview(self._rf)
-        self._views = [(self._mwf[: k + 1], self._mrf[: k + 1]) for k in range(6)]
+        # The transfer buffers (see Buffers): the readers of one bus may
+        # share them, as main.py's do.
+        b = buffers if buffers is not None else Buffers()
+        self._w2 = b.w2
+        self._r2 = b.r2
+        self._ws = b.ws
+        self._rs = b.rs
+        self._wf = b.wf
+        self._rf = b.rf
+        self._mwf = b.mwf
+        self._mrf = b.mrf
+        self._views = b.views
         self._n = 0  # bytes of the last exchange's answer, in self._rf[1:]
         # The chip select, per transaction. A decoder output (config.py)
         # offers fast_select(): its enable pin's value method, plus the shared
@@ -246,8 +268,7 @@ class MFRC522:
 
     def _fifo_into(self, n):
         """Read n FIFO bytes into self._rf[1 : n + 1] (n clamped to the
-        FIFO's 64) -> n. The transfer views of the short answers a cell read
-        gets (2, 3, 5 bytes) are made once."""
+        FIFO's 64) -> n."""
         if n > _FIFO_SIZE:
             n = _FIFO_SIZE
         w = self._wf

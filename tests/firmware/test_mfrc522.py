@@ -265,8 +265,9 @@ def test_decoder_chip_selects_route_to_the_right_chip() -> None:
 def test_shared_decoder_selects_route_every_transaction_in_any_order() -> None:
     """make_selects gives the selects of one decoder bus a shared record of the
     address on the pins, and the driver then toggles only the enable pin while
-    the pins hold its address: interleaved readers must still each reach their
-    own chip, through both decoders, for register access and whole reads."""
+    the pins hold its address: interleaved readers (sharing their transfer
+    buffers too) must still each reach their own chip, through both decoders,
+    for register access and whole reads."""
     bus = EmulatedSPIBus()
     a = [EmulatedPin(n, value=0) for n in (6, 7, 8)]
     enables = [EmulatedPin(9, value=1), EmulatedPin(10, value=1)]
@@ -279,7 +280,8 @@ def test_shared_decoder_selects_route_every_transaction_in_any_order() -> None:
     pins = {6: a[0], 7: a[1], 8: a[2], 9: enables[0], 10: enables[1]}
     selects = make_selects(parse({"board": 1, "cells": 16, "cs": {"kind": "decoder", "address": [6, 7, 8],
                                                                   "enables": [9, 10]}}), pins.__getitem__)
-    readers = [drv.MFRC522(bus, s) for s in selects]
+    buffers = drv.Buffers()  # shared by the readers of the bus, as main.py does
+    readers = [drv.MFRC522(bus, s, buffers=buffers) for s in selects]
     assert all(r._shared is selects[0].shared for r in readers)  # the fast path is in use
     order = [0, 1, 0, 9, 8, 0, 15, 7, 7, 3, 11, 3, 0]
     assert [readers[ch].version() for ch in order] == [0x80 + ch for ch in order]

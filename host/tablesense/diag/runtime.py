@@ -10,7 +10,10 @@ maintenance break, as a deploy does) and asks MicroPython directly:
 - ``sweeps``: for the board's own config (and any extra cell counts asked
   for), the firmware's Board built on the real devices, stepped through full
   sweeps, timed with ``time.ticks_us`` by the board itself; with the free heap
-  while it sweeps.
+  while it sweeps. The timed sweeps are steady ones: the warm-up lasts until
+  every cell's reading is confirmed (the longest debounce, plus one sweep),
+  so the one-off CELL events of the start (~0.5 ms each on rp2040js) are
+  not counted in them.
 
 Then it resets the board and waits until the firmware answers again, so the
 board is left running. Every wait allows for an emulated board running slower
@@ -51,8 +54,10 @@ for _n in CELLS:
     _b = main.build(_cfg, _Null())
     _b.start()
     _k = max(1, _cfg["cells"])
-    for _ in range(2 * _k):
+    _d = _cfg["debounce"]
+    for _ in range((max(_d["tag"], _d["empty"], _d["error"]) + 1) * _k):
         _b.step()
+    gc.collect()
     _t = time.ticks_us()
     for _ in range(SWEEPS * _k):
         _b.step()
