@@ -487,7 +487,7 @@ def table(
         typer.echo(_("table {table}: headless table (computer players), key {key}, journal {journal}, "
                      "broker {broker} as {user}", table=number, key=key, journal=journal,
                      broker=f"{url.host}:{url.port}", user=url.username or _("anonymous")))
-        t = HeadlessTable(number, TableKey.load(key), journal, url, seed=seed, say=typer.echo).start()
+        t = HeadlessTable(number, TableKey.load(key), journal, url, seed=seed, say=lambda m: typer.echo(_(m))).start()
         try:
             while True:
                 time.sleep(1)
@@ -531,7 +531,7 @@ def simulate(
             from .club_sim import simulate_club
 
             rep = simulate_club(db, players=club, evenings=evenings, rounds=rounds, seed=seed, first_round=first_round,
-                                variant=variant, game=game, progress=lambda m: typer.echo(m, err=True))
+                                variant=variant, game=game, progress=lambda m: typer.echo(_(m), err=True))
             typer.echo(json.dumps(rep.to_json()))
         return
     with _errors():
@@ -544,7 +544,7 @@ def simulate(
         faults = Faults(drop_tables=drop_tables, drop_round=2 if drop_tables else 0,
                         broker_restart_round=2 if restart_broker else 0, director_restart_round=1 if restart_director else 0,
                         duplicates=attack, forgeries=attack)
-        progress_line: Callable[[str], None] = lambda m: console.print(m, highlight=False)  # noqa: E731
+        progress_line: Callable[[str], None] = lambda m: console.print(_(m), highlight=False)  # noqa: E731
         report = run(entrants=entrants, rounds=rounds, format=format, tables=tables, seed=seed, db_url=db,
                      broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=progress_line,
                      move_delay=move_delay, confirm=confirm, seats=seats)

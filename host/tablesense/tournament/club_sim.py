@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tablesense.games.common import say
+
 from . import ratings as rt
 from .db import Database
 from .players import add_player, register_players
@@ -69,7 +71,7 @@ def simulate_club(db_url: str, *, players: int = 40, evenings: int = 10, rounds:
                   attendance: float = 1.0, best: int | None = None,
                   progress: Callable[[str], None] | None = None) -> ClubReport:
     """Run a season of ``evenings`` for a club of ``players``; returns the figures."""
-    say = progress or (lambda _m: None)
+    tell = progress or (lambda _m: None)  # Sentences: the command prints them in its language
     if players < 4:
         raise ValueError("a club needs at least 4 players")
     db = Database(db_url)
@@ -115,7 +117,8 @@ def simulate_club(db_url: str, *, players: int = 40, evenings: int = 10, rounds:
         report.event_ids.append(d.event_id)
         rt.update(db)
         prev_order, order = order, [r.player for r in season_table(db, report.season_id).rows]
-        say(f"evening {k}: {len(ents)} entrants, {rounds} rounds; season leader {order[0] if order else '-'}")
+        tell(say("evening {k}: {n} entrants, {rounds} rounds; season leader {leader}", k=k, n=len(ents), rounds=rounds,
+                 leader=order[0] if order else "-"))
     fam = rt.family_of(game, variant, 4 if size == 2 else 2)
     final = rt.current(db, fam)
     rated = [p for p in skill if p in final]

@@ -23,6 +23,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from tablesense.games.common import message_of, say
+
 from . import protocol as proto
 from .bridge import BrokerURL, DirectorBridge, make_client, wait_until
 from .console import confirm_reported
@@ -107,7 +109,7 @@ def simulate(
     credentials means an anonymous broker (every client connects as itself).
     """
     faults = faults or Faults()
-    say = progress or (lambda _m: None)
+    tell = progress or (lambda _m: None)  # Sentences: the command prints them in its language
     started = time.monotonic()
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if workdir is None:
@@ -186,12 +188,12 @@ def simulate(
                 director.pair_next_round()
             except ValueError as exc:
                 if r > 1:
-                    say(f"stopping after round {r - 1}: {exc}")
+                    tell(say("stopping after round {round}: {error}", round=r - 1, error=message_of(exc)))
                     break
                 raise
             bridge.announce_round()
             report.rounds = r
-            say(f"round {r} paired: {len(director.matches(r))} matches")
+            tell(say("round {round} paired: {n} matches", round=r, n=len(director.matches(r))))
             deadline = time.monotonic() + round_timeout
             dropped_now: set[int] = set()
             restarted = False
@@ -206,18 +208,18 @@ def simulate(
                         dropped_now.update(victims)
                         report.dropped += len(victims)
                         for v in victims:
-                            say(f"table {v} drops off mid-match")
+                            tell(say("table {table} drops off mid-match", table=v))
                             heads[v].crash()
                         _later(faults.down_for, lambda vs=victims: [heads[v].start() for v in vs])
                 if mosq is not None and r == faults.broker_restart_round and not restarted and _some_result_in(director, r):
                     restarted = True
                     report.broker_restarts += 1
-                    say("broker restarts mid-round")
+                    tell(say("broker restarts mid-round"))
                     mosq.restart(down_for=faults.down_for)
                 if r == faults.director_restart_round and not director_restarted and _some_result_in(director, r):
                     director_restarted = True
                     report.director_restarts += 1
-                    say("the director dies mid-round and restarts")
+                    tell(say("the director dies mid-round and restarts"))
                     bridge.crash()
                     old_stats.append(bridge.stats)
                     db.close()
@@ -232,7 +234,7 @@ def simulate(
                 if confirm == "director":
                     # The simulated director confirms each reported result from the console.
                     for m in confirm_reported(director, "director-sim", r):
-                        say(f"director confirms match {m.id} at table {m.table_no}")
+                        tell(say("director confirms match {match} at table {table}", match=m.id, table=m.table_no))
                 time.sleep(0.02)
             if not wait_until(bridge.idle, 10):
                 raise SimulationError("the director did not drain its queue")

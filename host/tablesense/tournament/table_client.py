@@ -28,6 +28,8 @@ from typing import Any, Protocol
 
 import paho.mqtt.client as mqtt
 
+from tablesense.games.common import Sentence, say
+
 from . import protocol as proto
 from .bridge import BrokerURL, make_client
 from .live import live_topic
@@ -256,11 +258,15 @@ class HeadlessTable:
     def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
         if getattr(rc, "is_failure", False):
             log.warning("table %d: broker refused the connection: %s", self.number, rc)
-            self.say(f"table {self.number}: the broker at {self.broker.host}:{self.broker.port} refused us: {rc}")
+            self.say(say("table {table}: the broker at {broker} refused us: {reason}", table=self.number,
+                         broker=f"{self.broker.host}:{self.broker.port}", reason=str(rc)))
             return
         a = self.journal.get("assignment")
-        self.say(f"table {self.number}: connected to {self.broker.host}:{self.broker.port} as {self.broker.username or 'anonymous'}; "
-                 + ("waiting for the director's assignment" if not a else f"resuming round {a.get('round')}"))
+        where = dict(table=self.number, broker=f"{self.broker.host}:{self.broker.port}",
+                     user=self.broker.username or say("anonymous"))
+        self.say(say("table {table}: connected to {broker} as {user}; waiting for the director's assignment", **where)
+                 if not a else
+                 say("table {table}: connected to {broker} as {user}; resuming round {round}", round=a.get("round"), **where))
         client.publish(proto.status_topic(self.number), proto.STATUS_ONLINE, qos=1, retain=True)
         client.subscribe([(proto.assign_topic(self.number), 1), (proto.ack_topic(self.number), 1)])
         self._due.clear()  # a new connection: re-send everything pending at once
@@ -284,8 +290,13 @@ class HeadlessTable:
             and self._keep_reason(data)
             and self.journal.acked(str(data.get("key")), str(data.get("digest")), str(data.get("status")))
         ):
-            self.say(f"table {self.number}: director {data.get('status')} {data.get('key')}"
-                     + (f": {data.get('reason')}" if data.get("reason") else ""))
+            status = _ECHO.get(str(data.get("status")), str(data.get("status")))
+            if data.get("reason"):
+                self.say(say("table {table}: director {status} {key}: {reason}", table=self.number, status=status,
+                             key=str(data.get("key")), reason=str(data.get("reason"))))
+            else:
+                self.say(say("table {table}: director {status} {key}", table=self.number, status=status,
+                             key=str(data.get("key"))))
             self._wake.set()
 
     def _keep_reason(self, ack: dict[str, Any]) -> bool:
@@ -326,7 +337,8 @@ class HeadlessTable:
         signed = self.key.sign(message)
         key = proto.message_key(signed)
         self.journal.queue(key, signed)
-        self.say(f"table {self.number}: sent {key}" + (f" score {message['score']}" if "score" in message else ""))
+        self.say(say("table {table}: sent {key} score {score}", table=self.number, key=key, score=message["score"])
+                 if "score" in message else say("table {table}: sent {key}", table=self.number, key=key))
         self._due[key] = (time.monotonic() + self.resend_interval, self.resend_interval * 2)
         self._publish_pending_one(signed)
         return key
@@ -550,13 +562,23 @@ class HeadlessTable:
         return games[gi]
 
 
-def _assignment_line(table: int, a: dict[str, Any]) -> str:
-    """What the director asked of this table, in one line."""
+#: The director's answers, as a person reads them (the protocol keeps the English word).
+_ECHO = {"accepted": say("accepted"), "duplicate": say("duplicate"), "refused": say("refused")}
+
+
+def _assignment_line(table: int, a: dict[str, Any]) -> Sentence:
+    """What the director asked of this table, in one line (a Sentence: the
+    command prints it in its language)."""
     ms = [m for m in a.get("matches", []) if not m.get("done")]
     if not ms:
-        return f"table {table}: round {a.get('round')}: nothing to play here; waiting for the next round"
-    parts = [" v ".join(str(e.get("name")) for e in m.get("entrants", [])) + f" (match {m.get('match')})" for m in ms]
-    return f"table {table}: round {a.get('round')}: " + "; then ".join(parts)
+        return say("table {table}: round {round}: nothing to play here; waiting for the next round", table=table,
+                   round=a.get("round"))
+    parts = [say("{entrants} (match {match})", entrants=" v ".join(str(e.get("name")) for e in m.get("entrants", [])),
+                 match=m.get("match")) for m in ms]
+    matches = parts[0]
+    for p in parts[1:]:
+        matches = say("{first}; then {then}", first=matches, then=p)
+    return say("table {table}: round {round}: {matches}", table=table, round=a.get("round"), matches=matches)
 
 
 def _restore(match: Any, record: dict[str, Any]) -> None:
