@@ -19,6 +19,8 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tablesense.games.common import say
+
 EntrantId = int
 
 #: The virtual opponent of the entrant that gets the pairing bye.
@@ -127,7 +129,7 @@ def swiss_pairings(
         return []
     if n == 1:
         if ordered[0].had_bye and not allow_rematch:
-            raise PairingError("one entrant left, and it has already had the bye")
+            raise PairingError(say("one entrant left, and it has already had the bye"))
         return [Pairing(ordered[0].id, None)]
     odd = n % 2 == 1
     monotone = all(ordered[i].score >= ordered[i + 1].score for i in range(n - 1)) and all(
@@ -136,10 +138,9 @@ def swiss_pairings(
     band = n > exact_up_to and monotone
     pairs = _solve(ordered, odd, band, allow_rematch)
     if pairs is None:
-        what = "the bye or " if odd else ""
-        raise PairingError(
-            f"no pairing of {n} entrants avoids {what}a rematch; allow rematches or end the Swiss phase"
-        )
+        if odd:
+            raise PairingError(say("no pairing of {n} entrants avoids the bye or a rematch; allow rematches or end the Swiss phase", n=n))
+        raise PairingError(say("no pairing of {n} entrants avoids a rematch; allow rematches or end the Swiss phase", n=n))
     rank_of = {p.id: p.rank for p in ordered}
     pairs.sort(key=lambda pr: (pr.b is None, rank_of[pr.a]))
     return pairs
@@ -329,7 +330,7 @@ def knockout_first_round(seeded: Sequence[EntrantId]) -> list[Pairing]:
     """First knockout round from entrants in seed order; top seeds get the byes."""
     n = len(seeded)
     if n < 2:
-        raise PairingError("a knockout needs at least two entrants")
+        raise PairingError(say("a knockout needs at least two entrants"))
     size = 1
     while size < n:
         size *= 2
@@ -349,7 +350,7 @@ def knockout_next_round(winners: Sequence[EntrantId]) -> list[Pairing]:
     if len(winners) < 2:
         return []
     if len(winners) % 2:
-        raise PairingError(f"{len(winners)} winners cannot form a knockout round")
+        raise PairingError(say("{n} winners cannot form a knockout round", n=len(winners)))
     return [Pairing(winners[i], winners[i + 1]) for i in range(0, len(winners), 2)]
 
 
@@ -374,7 +375,7 @@ def series_winner(games: Sequence[tuple[float, float]], best_of: int) -> int | N
 def snake_groups(seeded: Sequence[EntrantId], group_size: int) -> list[list[EntrantId]]:
     """Split entrants (in seed order) into groups by snake seeding (1-8-9, 2-7-10, ...)."""
     if group_size < 2:
-        raise PairingError("groups need at least two entrants each")
+        raise PairingError(say("groups need at least two entrants each"))
     count = max(1, -(-len(seeded) // group_size))
     groups: list[list[EntrantId]] = [[] for _ in range(count)]
     for i, e in enumerate(seeded):

@@ -356,16 +356,17 @@ def create_app(
         check_csrf(request, token)
         from sqlalchemy.exc import SQLAlchemyError
 
-        tr = tr_of(request)
         try:
             msg = fn()
         except (DirectorError, ValueError, OverflowError) as exc:
             refused(request, str(exc))
-            return RedirectResponse(f"/director?error={_q(tr(message_of(exc)))}", status_code=303)
+            return RedirectResponse(f"/director?error={_q(tr_of(request)(message_of(exc)))}", status_code=303)
         except SQLAlchemyError as exc:  # never a 500: the form again, with what went wrong
             why = str(exc).splitlines()[0]
             refused(request, why)
-            return RedirectResponse(f"/director?error={_q(tr(say('the database refused it: {why}', why=why)))}", status_code=303)
+            told = tr_of(request)(say("the database refused it: {why}", why=why))
+            return RedirectResponse(f"/director?error={_q(told)}", status_code=303)
+        tr = tr_of(request)  # after the action: a change of the event's language answers in the new one
         return RedirectResponse(f"/director?message={_q(msg(tr) if callable(msg) else tr(msg))}", status_code=303)
 
     @app.post("/director/pair")
