@@ -269,3 +269,19 @@ def test_flash_on_a_virtual_micropython_board_in_portuguese_then_pseudo() -> Non
         # the result line: the port, then the bracketed sentence; the progress bar's stage bracketed too
         line = next(x for x in out.splitlines() if x.startswith(path + ":"))
         assert line.split(": ", 1)[1].startswith("⟦"), line
+
+
+def test_tournament_simulate_progress_in_the_pseudo_locale(tmp_path: Path) -> None:
+    from tablesense.tournament.mosquitto import mosquitto_binary
+
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    r = runner.invoke(app, ["tournament", "simulate", "--entrants", "4", "--rounds", "1", "--tables", "2",
+                            "--target", "25", "--confirm", "director", "--db", f"sqlite:///{tmp_path / 's.db'}",
+                            "--lang", "qps"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("⟦") >= 3, r.stderr  # round paired, then the director confirms each match
+    assert not _bare_words(r.stderr), r.stderr
+    r = runner.invoke(app, ["tournament", "simulate", "--club", "4", "--evenings", "1", "--rounds", "1",
+                            "--db", f"sqlite:///{tmp_path / 'c.db'}", "--lang", "pt-BR"])
+    assert r.exit_code == 0, r.output
+    assert re.match(r"noite 1: \d+ inscritos, 1 rodadas; líder da temporada", r.stderr), r.stderr
