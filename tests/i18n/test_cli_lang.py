@@ -285,3 +285,18 @@ def test_tournament_simulate_progress_in_the_pseudo_locale(tmp_path: Path) -> No
                             "--db", f"sqlite:///{tmp_path / 'c.db'}", "--lang", "pt-BR"])
     assert r.exit_code == 0, r.output
     assert re.match(r"noite 1: \d+ inscritos, 1 rodadas; líder da temporada", r.stderr), r.stderr
+
+
+def test_diag_gpio_checks_count_seats_from_1_and_name_them_in_the_reader_language(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tablesense.diag.core import check_seat_gpio
+    from tablesense.i18n import translate
+    from tablesense.table.geometry import TableGeometry
+
+    monkeypatch.setenv("TABLESENSE_GPIO", "sim")
+    checks = check_seat_gpio(TableGeometry.load("dominoes-4"))
+    names = [c.name for c in checks]
+    assert names[0] == "seat 1 (South) turn LED" and "seat 4 (West) call button" in names
+    assert not any(n.startswith("seat 0") for n in names)
+    assert translate(names[0], "pt-BR") == "LED de vez do lugar 1 (Sul)"
+    assert translate(names[1], "ms") == "butang tempat 1 (Selatan)"

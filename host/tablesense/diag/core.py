@@ -111,12 +111,14 @@ class BoardReport:
 
 
 def _pin_label(kind: str, seat: int, name: str) -> Sentence:
-    """A seat pin's check, the seat counted as people count it (from 1)."""
+    """A seat pin's check, the seat counted as people count it (from 1) and
+    named in the reader's language when it is a compass seat ("South")."""
+    named: str = say(name) if "{" not in name and "}" not in name else name  # say(): a catalog word, or as typed
     if kind == "turn LED":
-        return say("seat {number} ({name}) turn LED", number=seat + 1, name=name)
+        return say("seat {number} ({name}) turn LED", number=seat + 1, name=named)
     if kind == "call button":
-        return say("seat {number} ({name}) call button", number=seat + 1, name=name)
-    return say("seat {number} ({name}) button", number=seat + 1, name=name)
+        return say("seat {number} ({name}) call button", number=seat + 1, name=named)
+    return say("seat {number} ({name}) button", number=seat + 1, name=named)
 
 
 def _percentile(values: list[float], q: float) -> float:
