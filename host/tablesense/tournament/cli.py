@@ -138,12 +138,12 @@ def serve(
     import os
 
     from tablesense.i18n import UnknownLanguageError, resolve
-    from tablesense.i18n.cli import activate
+    from tablesense.i18n.cli import activate, active
 
     from .web import MIN_PASSWORD
 
-    try:
-        page_lang = resolve(lang)
+    try:  # without --lang here: `tablesense --lang X director serve`, else the locale (the root resolved it)
+        page_lang = resolve(lang) if lang else active()
     except UnknownLanguageError as e:
         _bad_argument(str(e))
         raise
