@@ -435,7 +435,18 @@ class Board:
         state for `unstable` reads becomes ERR_UNSTABLE. A read error never
         counts towards empty."""
         self.last_read[i] = reading
-        if _same(reading, self.candidate[i]):
+        cand = self.candidate[i]
+        if reading is cand and reading is self.confirmed[i]:
+            # The steady case, every sweep on a quiet table: the same reading
+            # as last time (None, or the very UID object the driver keeps
+            # returning for a tag that stays put), already reported. The same
+            # object agrees with itself by _same's rules, so this is the
+            # general path below without its two calls (~50 us a cell on
+            # rp2040js).
+            self.agree[i] += 1
+            self.disagree[i] = 0
+            return
+        if _same(reading, cand):
             self.agree[i] += 1
             self.candidate[i] = reading  # keep the latest error code
         else:
