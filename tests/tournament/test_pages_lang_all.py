@@ -107,7 +107,9 @@ class _Text(HTMLParser):
 
 def untranslated(text: str, names: list[str]) -> str:
     """What is left of a text once pseudo-translated parts, names and kept words are taken out."""
-    rest = re.sub(r"⟦[^⟧]*⟧", " ", text)
+    rest = text
+    while "⟦" in rest and (inner := re.sub(r"⟦[^⟦⟧]*⟧", " ", rest)) != rest:  # nested: a Sentence's own fields
+        rest = inner
     for n in sorted(names, key=len, reverse=True):
         rest = rest.replace(n, " ")
     rest = KEEP.sub(" ", rest)

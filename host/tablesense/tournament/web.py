@@ -24,6 +24,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
+from markupsafe import Markup
 from starlette.middleware.sessions import SessionMiddleware
 
 from tablesense.games.common import message_of, say
@@ -164,6 +165,16 @@ def install_page_language(templates: Jinja2Templates, default: str | Callable[[]
         return _tr(ctx).plural(singular, many, n, **params)
 
     env.globals["plural"] = plural
+
+    @pass_context
+    def display_words(ctx: Any) -> Markup:
+        """The table display's words in the page's language, for its scripts drawn here
+        (the replay's line of play and cards read them from ``#labels``, as on the display)."""
+        from tablesense.web.labels import labels, labels_json
+
+        return Markup(labels_json(labels(_tr(ctx).lang)))
+
+    env.globals["display_words"] = display_words
     env.globals["tr"] = tr_any
 
 
