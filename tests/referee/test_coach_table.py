@@ -177,3 +177,16 @@ def test_kems_coach_advises_a_swap_or_a_call_from_the_seats_view() -> None:
             assert p["piece"] in {str(c) for c in ref.hand.hands[seat]}
             assert p["take"] in {str(c) for c in ref.hand.board}
         assert public("coach", ev) == {"seat": seat, "hand_no": ref.hand_no}
+
+
+def test_the_coach_waits_until_a_host_deal_is_laid_out() -> None:
+    ref, events, _ = make_referee(seed=5)
+    ref.set_coach(True)
+    assert ref.laying_out  # dealt by the host, not on the racks yet
+    ref.press(ref.hand.to_play, "coach", 0.0)
+    assert not kinds(events, "coach")
+    assert "once the deal is laid out" in kinds(events, "move_rejected")[-1]["instruction"]
+    h = Hands(ref)
+    h.settle()
+    ref.press(ref.hand.to_play, "coach", h.now)
+    assert kinds(events, "coach")

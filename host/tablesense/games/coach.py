@@ -242,7 +242,7 @@ class KemsCoach:
 def kems_words(action: Any) -> Sentence:
     """A Kems action in plain words ("give 7H, take 7S"; None: wait)."""
     if action is None:
-        return say("keep your cards for now: nothing on the board helps you")
+        return say("wait: no card on the board is worth a swap now")
     if hasattr(action, "give"):
         return say("give {give}, take {take}", give=str(action.give), take=str(action.take))
     kind = getattr(action, "kind", "")

@@ -78,7 +78,17 @@ class CoachMixin(RefereeBase):
             return
         if self.phase != "play" or self.hand is None or self.hand.is_over:
             self._coach_refuse(
-                seat, say("{seat}: the coach suggests a move while a hand is played", seat=who)
+                seat,
+                say("{seat}: the coach suggests a move while a round is played", seat=who)
+                if self.spec.game == "kems"
+                else say("{seat}: the coach suggests a move while a hand is played", seat=who),
+            )
+            return
+        if self.laying_out:
+            # a host deal not on the racks yet: a hint about pieces the seat
+            # cannot see yet would only confuse
+            self._coach_refuse(
+                seat, say("{seat}: the coach answers once the deal is laid out", seat=who)
             )
             return
         self._evaluate_now(now)  # a move the table already shows counts first
