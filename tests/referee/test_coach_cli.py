@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from test_table_messages import FakeSession
 from typer.testing import CliRunner
 
 from tablesense.cli import app
 from tablesense.referee.cli import KEYS_HELP, key_command
-from tablesense.referee.core import MatchSpec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -54,18 +54,6 @@ def test_a_tournament_table_refuses_the_coach() -> None:
     )
     assert r.exit_code == 2, r.output
     assert "a tournament table plays without the coach" in r.output
-
-
-class FakeSession:
-    def __init__(self, seats: int) -> None:
-        self.referee = type("R", (), {"spec": MatchSpec("dominoes", "x", seat_names=["a"] * seats)})()
-        self.pressed: list[tuple[int, str]] = []
-
-    def press(self, seat: int, button: str = "main") -> None:
-        self.pressed.append((seat, button))
-
-    def referee_press(self) -> None:
-        self.pressed.append((-1, "referee"))
 
 
 def test_the_keyboard_holds_a_seat_button_for_the_coach() -> None:
