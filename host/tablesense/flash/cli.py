@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -52,6 +53,13 @@ def boards_list(
                   str(ident.board) if ident else "-", ident.fw_version if ident else "-",
                   ident.config_hash.hex() if ident else "-")
     console.print(t)
+
+
+def _deploy_error(exc: Any) -> str:
+    """A failed deploy in the command's language: what failed, the board's
+    state, what to do (``DeployError.parts``; English as ``str(exc)`` gives it)."""
+    message, state, hint = exc.parts()
+    return f"{_(message)}\n{_(state)} {_(hint)}".rstrip()
 
 
 def _fail(message: str, status: int = 1) -> typer.Exit:
@@ -107,7 +115,7 @@ def flash_command(
         raise _fail(_("--check needs --micropython FILE.uf2"), 2)
     warning = check_mpremote_version()
     if warning:
-        err.print(f"[yellow]{warning}[/]")
+        err.print(f"[yellow]{_(warning)}[/]")
 
     geometry = None
     if table is not None:
@@ -116,7 +124,7 @@ def flash_command(
         try:
             geometry = TableGeometry.load(table)
         except (GeometryError, OSError) as exc:
-            raise _fail(str(exc), 2) from None
+            raise _fail(_(message_of(exc)), 2) from None
     if all_boards and geometry is None:
         raise _fail(_("--all needs --table FILE (which boards, and their configs)"), 2)
     if not port and not all_boards:
@@ -125,7 +133,7 @@ def flash_command(
         base = dp.build_payload(firmware or dp.FIRMWARE_DIR, compile=not source_only,
                                 fallback_config=dp.bench_config())
     except dp.DeployError as exc:
-        raise _fail(str(exc), 1) from None
+        raise _fail(_deploy_error(exc), 1) from None
 
     # which payload goes to which port
     jobs: list[tuple[str, dp.Payload, str]] = []  # (port, payload, label)
@@ -207,7 +215,7 @@ def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> 
                 results[p] = deploy(p, payload, progress=tell, force=force).to_json()
                 progress.update(tasks[p], completed=1.0, stage=_.context("deploy stage", "done"))
             except DeployError as exc:
-                failures[p] = _(message_of(exc))
+                failures[p] = _deploy_error(exc)
                 progress.update(tasks[p], stage=_("FAILED"))
             except Exception as exc:  # noqa: BLE001 - one board must not take the others down
                 failures[p] = _("unexpected error: {error}", error=repr(exc))
@@ -287,7 +295,7 @@ def _micropython_image(given: Path | None, install: bool, has_target: bool, err)
     try:
         images.check(images.MICROPYTHON_UF2, images.MICROPYTHON_UF2_SHA256)
     except (OSError, ValueError) as exc:
-        raise _fail(str(exc), 1) from None
+        raise _fail(_(message_of(exc)), 1) from None
     err.print(_("MicroPython image: the bundled v{version} ({file})", version=images.MICROPYTHON_VERSION,
                 file=images.MICROPYTHON_UF2.name))
     return images.MICROPYTHON_UF2
@@ -299,7 +307,7 @@ def _load_uf2(path: Path, chip: str):  # noqa: ANN202
     try:
         return load(path, chip)
     except UF2Error as exc:
-        raise _fail(str(exc), 2) from None
+        raise _fail(_(message_of(exc)), 2) from None
 
 
 def _family(family: int | None) -> str:
@@ -330,7 +338,7 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
             usb = PyUsbIO(dev)
         except PicobootError as exc:
             usb = None
-            err.print("[yellow]" + _("PICOBOOT not usable ({error}); trying the boot volume", error=exc) + "[/]")
+            err.print("[yellow]" + _("PICOBOOT not usable ({error}); trying the boot volume", error=_(message_of(exc))) + "[/]")
         except Exception as exc:  # noqa: BLE001 - pyusb permission errors
             usb = None
             err.print("[yellow]" + _("cannot open the USB device ({error}); trying the boot volume "
@@ -348,7 +356,7 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
                                         sectors=len(image.sectors())))
                 return
             except PicobootError as exc:
-                raise _fail(str(exc)) from None
+                raise _fail(_(message_of(exc))) from None
             finally:
                 usb.close()
     if volumes:
@@ -357,7 +365,7 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
             err.print(_("MicroPython copied to {volume}; the board reboots", volume=volumes[0]))
             return
         except MassStorageError as exc:
-            raise _fail(str(exc)) from None
+            raise _fail(_(message_of(exc))) from None
     raise _fail(_("no board in BOOTSEL mode: unplug the board, hold its BOOTSEL button, plug it in, "
                   "and run this again"))
 

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from tablesense.flash.client import BoardClient, BoardError, Identity
 from tablesense.flash.repl import ReplError, ReplSession
+from tablesense.games.common import message_of, say
 
 FIRMWARE_DIR = Path(__file__).resolve().parents[1] / "firmware"
 #: Firmware files that are never copied to a board.
@@ -63,9 +64,16 @@ class DeployError(RuntimeError):
         self.hint = hint
         self.previous_running = previous_running
 
+    def parts(self) -> tuple[str, str, str]:
+        """What failed, the board's state, what to do: each a Sentence where it
+        was raised as one, so the command prints them in the reader's language."""
+        state = (say("The previous firmware is running.") if self.previous_running
+                 else say("The board is not running the tablesense firmware."))
+        return message_of(self), state, self.hint
+
     def __str__(self) -> str:
-        state = "The previous firmware is running." if self.previous_running else "The board is not running the tablesense firmware."
-        return f"{self.args[0]}\n{state} {self.hint}"
+        message, state, hint = self.parts()
+        return f"{message}\n{state} {hint}"
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,8 @@ def firmware_version(source_dir: Path = FIRMWARE_DIR) -> str:
     for line in text.splitlines():
         if line.startswith("FW_VERSION"):
             return line.split("=", 1)[1].strip().strip("\"'")
-    raise DeployError(f"{source_dir / 'board.py'} has no FW_VERSION line", "Fix the firmware tree.", False)
+    raise DeployError(say("{file} has no FW_VERSION line", file=str(source_dir / "board.py")),
+                      say("Fix the firmware tree."), False)
 
 
 def _mpy_cross() -> list[str]:
@@ -159,8 +168,9 @@ def compile_module(name: str, source: bytes, cache: Path | None = None) -> bytes
         proc = subprocess.run([*_mpy_cross(), "-o", str(out), str(src)], capture_output=True, text=True, cwd=tmp)
         if proc.returncode != 0:
             raise DeployError(
-                f"mpy-cross cannot compile {name}: {proc.stderr.strip() or proc.stdout.strip()}",
-                "Fix the firmware source; nothing was sent to any board.",
+                say("mpy-cross cannot compile {name}: {error}", name=name,
+                    error=proc.stderr.strip() or proc.stdout.strip()),
+                say("Fix the firmware source; nothing was sent to any board."),
                 True,
             )
         data = out.read_bytes()
@@ -179,7 +189,8 @@ def build_payload(source_dir: Path = FIRMWARE_DIR, config: dict | None = None, c
     """Read (and compile) the firmware tree; ``compile=False`` ships source only."""
     sources = sorted(p for p in source_dir.glob("*.py") if p.name not in NOT_DEPLOYED)
     if not any(p.name == "main.py" for p in sources):
-        raise DeployError(f"{source_dir} has no main.py", "Point --firmware at the firmware/ folder.", True)
+        raise DeployError(say("{folder} has no main.py", folder=str(source_dir)),
+                          say("Point --firmware at the firmware/ folder."), True)
     source_files = tuple(BoardFile(p.name, p.read_bytes()) for p in sources)
     compiled: list[BoardFile] = []
     for f in source_files:
@@ -254,8 +265,8 @@ def wait_for_port(port: str, timeout: float, serial_number: str | None = None) -
                 return found
         time.sleep(0.1)
     raise DeployError(
-        f"{port} did not come back within {timeout:.0f} s after the reset",
-        "Unplug the board and plug it in again, then run `tablesense boards list`.",
+        say("{port} did not come back within {seconds} s after the reset", port=port, seconds=f"{timeout:.0f}"),
+        say("Unplug the board and plug it in again, then run `tablesense boards list`."),
         False,
     )
 
@@ -264,7 +275,7 @@ def confirm(port: str, payload: Payload, timeout: float, client_factory: Callabl
             serial_number: str | None = None) -> Identity:
     """Handshake until the board reports this payload (version, config, files)."""
     deadline = time.monotonic() + timeout
-    last = "no answer"
+    last: str = say("no answer")
     while time.monotonic() < deadline:
         try:
             port = wait_for_port(port, max(0.5, deadline - time.monotonic()), serial_number)
@@ -278,20 +289,21 @@ def confirm(port: str, payload: Payload, timeout: float, client_factory: Callabl
                         ident = c.hello(timeout=HELLO_TIMEOUT, retries=0)
                         files = c.files()
                     except BoardError as exc:
-                        last = str(exc)
+                        last = message_of(exc)
                         if not os.path.exists(port):
                             break  # it went away (the reset): find it again
                         continue
                     if _matches(payload, ident, files):
                         return ident
-                    last = f"it runs firmware {ident.fw_version} with config {ident.config_hash.hex()} and other files"
+                    last = say("it runs firmware {version} with config {config} and other files",
+                               version=ident.fw_version, config=ident.config_hash.hex())
                     time.sleep(0.2)
         except BoardError as exc:
-            last = str(exc)
+            last = message_of(exc)
         except DeployError as exc:
-            last = exc.args[0]
+            last = message_of(exc)
         time.sleep(0.2)
-    raise DeployError(f"the board did not confirm the new firmware: {last}", "", False)
+    raise DeployError(say("the board did not confirm the new firmware: {reason}", reason=last), "", False)
 
 
 def deploy(
@@ -342,7 +354,7 @@ def deploy(
         session = session_factory(port)
         session.open()
     except ReplError as exc:
-        raise DeployError(str(exc), "", ident is not None) from None
+        raise DeployError(message_of(exc), "", ident is not None) from None
     swapped = False
     try:
         mpy, on_board = session.hashes()
@@ -367,7 +379,7 @@ def deploy(
             _m, landed = session.hashes([f.name + ".tmp" for f in todo])
             bad = [f.name for f in todo if landed.get(f.name + ".tmp") != f.sha256]
             if bad:
-                raise ReplError(f"{port}: {', '.join(bad)} arrived damaged (hash mismatch)")
+                raise ReplError(say("{port}: {files} arrived damaged (hash mismatch)", port=port, files=", ".join(bad)))
         # 4. swap: old -> .bak, .tmp -> name, main.py last; stale forms removed
         order = sorted(todo, key=lambda f: f.name in KEEP_SOURCE)
         lines = ["import os"]
@@ -385,8 +397,8 @@ def deploy(
         _restore(session, swapped)
         session.hard_reset()
         raise DeployError(
-            f"deploy to {port} failed: {exc}",
-            "Nothing was changed on the board; check the cable and run the same command again.",
+            say("deploy to {port} failed: {error}", port=port, error=message_of(exc)),
+            say("Nothing was changed on the board; check the cable and run the same command again."),
             True,
         ) from None
     # 5. reset and confirm
@@ -396,16 +408,17 @@ def deploy(
         new_ident = confirm(port, payload, confirm_timeout, client_factory, serial_number)
     except DeployError as exc:
         if not swapped:
-            raise DeployError(f"{port}: {exc.args[0]}",
-                              "Its files are the new ones; run `tablesense diag --port PATH` to see why it does not answer.",
+            raise DeployError(say("{port}: {error}", port=port, error=message_of(exc)),
+                              say("Its files are the new ones; run `tablesense diag --port PATH` to see why it does "
+                                  "not answer."),
                               False) from None
         rolled = _roll_back(port, session_factory, client_factory, serial_number)
         raise DeployError(
-            f"{port}: {exc.args[0]}",
-            "The previous files were put back. Check the firmware with `tablesense diag --port PATH`, "
-            "fix it and deploy again." if rolled else
-            "Rolling back failed too: hold BOOTSEL while plugging the board in and reinstall MicroPython "
-            "with `tablesense flash --port PATH --micropython FILE.uf2`, then deploy again.",
+            say("{port}: {error}", port=port, error=message_of(exc)),
+            say("The previous files were put back. Check the firmware with `tablesense diag --port PATH`, "
+                "fix it and deploy again.") if rolled else
+            say("Rolling back failed too: hold BOOTSEL while plugging the board in and reinstall MicroPython "
+                "with `tablesense flash --port PATH --micropython FILE.uf2`, then deploy again."),
             rolled,
         ) from None
     # 6. success. The .bak files stay until the next deploy removes them (they

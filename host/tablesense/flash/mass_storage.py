@@ -14,6 +14,8 @@ import shutil
 import time
 from pathlib import Path
 
+from tablesense.games.common import say
+
 VOLUME_LABELS = ("RPI-RP2", "RP2350")
 INFO_FILE = "INFO_UF2.TXT"
 
@@ -57,7 +59,7 @@ def copy_uf2(uf2_path: Path, volume: Path, timeout: float = 20.0) -> None:
     """Copy the file, flush it to the device, and wait for the volume to go
     away (the board reboots once it has the whole file)."""
     if not (volume / INFO_FILE).is_file():
-        raise MassStorageError(f"{volume} is not an RP2 boot volume (no {INFO_FILE})")
+        raise MassStorageError(say("{volume} is not an RP2 boot volume (no {file})", volume=str(volume), file=INFO_FILE))
     target = volume / uf2_path.name
     try:
         with open(uf2_path, "rb") as src, open(target, "wb") as dst:
@@ -67,13 +69,15 @@ def copy_uf2(uf2_path: Path, volume: Path, timeout: float = 20.0) -> None:
     except OSError as exc:
         # The board may reboot before the close completes: that is success.
         if (volume / INFO_FILE).exists():
-            raise MassStorageError(f"copying to {volume} failed: {exc}; hold BOOTSEL, replug and retry") from None
+            raise MassStorageError(say("copying to {volume} failed: {error}; hold BOOTSEL, replug and retry",
+                                       volume=str(volume), error=str(exc))) from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not (volume / INFO_FILE).exists():
             return
         time.sleep(0.2)
-    raise MassStorageError(
-        f"{volume} is still there {timeout:.0f} s after the copy: the board did not accept the file "
-        "(wrong chip family?). Check it with `tablesense flash --micropython FILE --check`"
-    )
+    raise MassStorageError(say(
+        "{volume} is still there {seconds} s after the copy: the board did not accept the file "
+        "(wrong chip family?). Check it with `tablesense flash --micropython FILE --check`",
+        volume=str(volume), seconds=f"{timeout:.0f}",
+    ))

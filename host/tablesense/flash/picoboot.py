@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tablesense.flash.uf2 import FLASH_START, PAGE_SIZE, SECTOR_SIZE, SRAM_END, UF2Image
+from tablesense.games.common import say
 
 MAGIC = 0x431FD10B
 
@@ -208,14 +209,16 @@ class Picoboot:
             what = f"command 0x{cmd_id:02x} ({COMMAND_NAMES.get(cmd_id, 'unknown')})"
             if status.code == 0 or status.token != token:
                 # the stall came without a status for this command: never "refused: ok"
-                raise PicobootError(
-                    f"the boot ROM stopped {what} without giving a reason (unknown error; its status "
-                    f"names token {status.token}, status {status.code}): unplug the board, hold BOOTSEL, "
-                    "plug it in, retry"
-                ) from None
-            raise PicobootError(f"the boot ROM refused {what}: {status.name} (token {status.token})") from None
+                raise PicobootError(say(
+                    "the boot ROM stopped {what} without giving a reason (unknown error; its status "
+                    "names token {token}, status {code}): unplug the board, hold BOOTSEL, plug it in, retry",
+                    what=what, token=status.token, code=status.code,
+                )) from None
+            raise PicobootError(say("the boot ROM refused {what}: {status} (token {token})", what=what,
+                                    status=status.name, token=status.token)) from None
         except OSError as exc:
-            raise PicobootError(f"USB transfer failed ({exc}): unplug the board, hold BOOTSEL, plug it in, retry") from None
+            raise PicobootError(say("USB transfer failed ({error}): unplug the board, hold BOOTSEL, plug it in, retry",
+                                    error=str(exc))) from None
         return received
 
     def status(self) -> PicobootStatus:
@@ -312,10 +315,11 @@ class Picoboot:
             want = image.sector_data(sector)
             if got != want:
                 bad = next(i for i in range(SECTOR_SIZE) if got[i] != want[i])
-                raise PicobootError(
-                    f"verify failed at 0x{sector + bad:08x}: flash holds 0x{got[bad]:02x}, image has 0x{want[bad]:02x}; "
-                    "run the flash again (a board that keeps failing has a flash problem)"
-                )
+                raise PicobootError(say(
+                    "verify failed at {address}: flash holds {got}, image has {want}; "
+                    "run the flash again (a board that keeps failing has a flash problem)",
+                    address=f"0x{sector + bad:08x}", got=f"0x{got[bad]:02x}", want=f"0x{want[bad]:02x}",
+                ))
             tell("verify", n + 1)
         if reboot:
             self.reboot()
@@ -347,10 +351,11 @@ class Picoboot:
             got = self.read(addr, len(data))
             if got != data:
                 bad = next(i for i in range(len(data)) if got[i] != data[i])
-                raise PicobootError(
-                    f"verify failed at 0x{addr + bad:08x} in RAM: it holds 0x{got[bad]:02x}, the image has "
-                    f"0x{data[bad]:02x}; unplug the board, hold BOOTSEL, plug it in, retry"
-                )
+                raise PicobootError(say(
+                    "verify failed at {address} in RAM: it holds {got}, the image has {want}; "
+                    "unplug the board, hold BOOTSEL, plug it in, retry",
+                    address=f"0x{addr + bad:08x}", got=f"0x{got[bad]:02x}", want=f"0x{data[bad]:02x}",
+                ))
             tell("verify", n + 1)
         if start:
             self.reboot(pc=image.start, sp=SRAM_END[self.chip])

@@ -22,6 +22,8 @@ import math
 from collections.abc import Callable
 from types import TracebackType
 
+from tablesense.games.common import say
+
 #: The mpremote release this adapter was written against.
 MPREMOTE_VERSION = "1.27.0"
 
@@ -49,7 +51,8 @@ def check_mpremote_version() -> str | None:
     except Exception:  # noqa: BLE001 - metadata missing: nothing to compare
         return None
     if found != MPREMOTE_VERSION:
-        return f"mpremote {found} is installed; tablesense is tested with {MPREMOTE_VERSION} (pip install mpremote=={MPREMOTE_VERSION})"
+        return say("mpremote {found} is installed; tablesense is tested with {tested} ({command})", found=found,
+                   tested=MPREMOTE_VERSION, command=f"pip install mpremote=={MPREMOTE_VERSION}")
     return None
 
 
@@ -93,10 +96,10 @@ class ReplSession:
             with _nothing():
                 t = SerialTransport(self.port, baudrate=115200)
         except (TransportError, OSError) as exc:
-            raise ReplError(
-                f"cannot open {self.port} ({exc}): is the board plugged in, and no other program "
-                "(tablesense play, a terminal) using the port?"
-            ) from None
+            raise ReplError(say(
+                "cannot open {port} ({error}): is the board plugged in, and no other program "
+                "(tablesense play, a terminal) using the port?", port=self.port, error=str(exc)
+            )) from None
         mark = len(chatter.getvalue())
         try:
             with _nothing():
@@ -105,11 +108,12 @@ class ReplSession:
             with contextlib.suppress(Exception):
                 t.close()
             seen = chatter.getvalue()[mark:].strip()[-200:]
-            raise ReplError(
-                f"{self.port} did not give a MicroPython raw REPL ({exc}{'; it sent ' + seen if seen else ''}). "
+            raise ReplError(say(
+                "{port} did not give a MicroPython raw REPL ({error}). "
                 "If the board runs firmware that ignores Ctrl-C, unplug it, hold BOOTSEL, plug it in and "
-                "install MicroPython with `tablesense flash --port PATH --micropython FILE.uf2`"
-            ) from None
+                "install MicroPython with `tablesense flash --port PATH --micropython FILE.uf2`",
+                port=self.port, error=f"{exc}{'; it sent ' + seen if seen else ''}",
+            )) from None
         self._t = t
 
     def close(self) -> None:
@@ -138,7 +142,7 @@ class ReplSession:
 
         t = self._t
         if t is None:
-            raise ReplError(f"{self.port}: the raw REPL is not open")
+            raise ReplError(say("{port}: the raw REPL is not open", port=self.port))
         wait = self.timeout if timeout is None else timeout
         try:
             with _nothing():
@@ -147,11 +151,12 @@ class ReplSession:
                 else:
                     out, err = t.exec_raw(code, timeout=math.ceil(wait))
         except (TransportError, OSError) as exc:
-            raise ReplError(f"{self.port}: the board stopped answering the raw REPL ({exc}); check the cable and retry") from None
+            raise ReplError(say("{port}: the board stopped answering the raw REPL ({error}); check the cable and retry",
+                                port=self.port, error=str(exc))) from None
         if err:
             text = err.decode(errors="replace")
             last = text.strip().splitlines()[-1] if text.strip() else text
-            raise ReplError(f"{self.port}: the board raised {last}", text)
+            raise ReplError(say("{port}: the board raised {error}", port=self.port, error=last), text)
         return out
 
     def _exec_fast(self, command: bytes, timeout: float) -> tuple[bytes, bytes]:
@@ -161,7 +166,7 @@ class ReplSession:
         assert t is not None
         data = t.read_until(1, b">", timeout=math.ceil(timeout))
         if not data.endswith(b">"):
-            raise ReplError(f"{self.port}: no raw REPL prompt")
+            raise ReplError(say("{port}: no raw REPL prompt", port=self.port))
         t.serial.write(command + b"\x04")
         # Normally "OK" comes first. A board that was slow to leave its
         # program (an emulated one, or one still booting when the Ctrl-C

@@ -37,6 +37,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tablesense.games.common import say
+
 BLOCK_SIZE = 512
 MAGIC_START0 = 0x0A324655
 MAGIC_START1 = 0x9E5D5157
@@ -183,17 +185,21 @@ def is_e10_block(raw: bytes) -> bool:
 def parse_block(raw: bytes, index: int) -> UF2Block:
     """Decode and check one 512-byte block (``index``: its position in the file)."""
     if len(raw) != BLOCK_SIZE:
-        raise UF2Error(f"block {index}: {len(raw)} bytes, a UF2 block has {BLOCK_SIZE} (the file is truncated)")
+        raise UF2Error(say("block {index}: {n} bytes, a UF2 block has {size} (the file is truncated)", index=index,
+                           n=len(raw), size=BLOCK_SIZE))
     m0, m1, flags, addr, size, block_no, num_blocks, fam = _HEADER.unpack_from(raw, 0)
     (m_end,) = struct.unpack_from("<I", raw, 508)
     if m0 != MAGIC_START0 or m1 != MAGIC_START1:
-        raise UF2Error(f"block {index}: bad start magic (0x{m0:08x} 0x{m1:08x}): not a UF2 file, or damaged")
+        raise UF2Error(say("block {index}: bad start magic ({magic}): not a UF2 file, or damaged", index=index,
+                           magic=f"0x{m0:08x} 0x{m1:08x}"))
     if m_end != MAGIC_END:
-        raise UF2Error(f"block {index}: bad end magic 0x{m_end:08x}: the block is damaged")
+        raise UF2Error(say("block {index}: bad end magic {magic}: the block is damaged", index=index, magic=f"0x{m_end:08x}"))
     if size > MAX_PAYLOAD:
-        raise UF2Error(f"block {index}: payload of {size} bytes, at most {MAX_PAYLOAD} fit in a block")
+        raise UF2Error(say("block {index}: payload of {n} bytes, at most {most} fit in a block", index=index, n=size,
+                           most=MAX_PAYLOAD))
     if num_blocks == 0 or block_no >= num_blocks:
-        raise UF2Error(f"block {index}: block number {block_no} of {num_blocks}")
+        raise UF2Error(say("block {index}: block number {number} of {total}", index=index, number=block_no,
+                           total=num_blocks))
     family = fam if flags & FLAG_FAMILY_ID_PRESENT else None
     return UF2Block(flags, addr, bytes(raw[32 : 32 + size]), block_no, num_blocks, family)
 
@@ -210,13 +216,12 @@ def parse(data: bytes, chip: str = "rp2040", source: str = "the UF2 file") -> UF
     256 bytes, page-aligned, inside flash or inside the chip's SRAM (never
     both in one image), no page given twice."""
     if chip not in CHIP_FAMILIES:
-        raise UF2Error(f"unknown chip {chip!r}: use rp2040 or rp2350")
+        raise UF2Error(say("unknown chip {chip}: use rp2040 or rp2350", chip=repr(chip)))
     if not data:
-        raise UF2Error(f"{source} is empty")
+        raise UF2Error(say("{file} is empty", file=source))
     if len(data) % BLOCK_SIZE:
-        raise UF2Error(
-            f"{source} is {len(data)} bytes, not a multiple of {BLOCK_SIZE}: it is truncated or not a UF2 file"
-        )
+        raise UF2Error(say("{file} is {n} bytes, not a multiple of {size}: it is truncated or not a UF2 file",
+                           file=source, n=len(data), size=BLOCK_SIZE))
     accepted = CHIP_FAMILIES[chip]
     image = UF2Image(family=None, chip=chip)
     blocks: list[tuple[int, UF2Block]] = []
@@ -233,33 +238,37 @@ def parse(data: bytes, chip: str = "rp2040", source: str = "the UF2 file") -> UF
             run = [0, b.num_blocks, index]  # a new image of this family starts
             runs[b.family] = run
         if b.num_blocks != run[1]:
-            raise UF2Error(f"block {index}: says the file has {b.num_blocks} blocks, block {run[2]} said {run[1]}")
+            raise UF2Error(say("block {index}: says the file has {total} blocks, block {other} said {said}", index=index,
+                               total=b.num_blocks, other=run[2], said=run[1]))
         if b.block_no != run[0]:
-            raise UF2Error(f"block {index}: numbered {b.block_no}, expected {run[0]} (blocks missing or out of order)")
+            raise UF2Error(say("block {index}: numbered {number}, expected {expected} (blocks missing or out of order)",
+                               index=index, number=b.block_no, expected=run[0]))
         run[0] += 1
         blocks.append((index, b))
     for family, (got, total, _first) in runs.items():
         if got != total:
-            what = "" if len(runs) == 1 else f" of {_family_label(family)}"
-            raise UF2Error(f"{source} has {got} blocks{what} but says {total}: it is truncated")
+            if len(runs) == 1:
+                raise UF2Error(say("{file} has {got} blocks but says {total}: it is truncated", file=source, got=got,
+                                   total=total))
+            raise UF2Error(say("{file} has {got} blocks of {family} but says {total}: it is truncated", file=source,
+                               got=got, family=_family_label(family), total=total))
     flash_blocks = [(i, b) for i, b in blocks if not b.flags & (FLAG_NOT_MAIN_FLASH | FLAG_FILE_CONTAINER)]
     image.skipped += len(blocks) - len(flash_blocks)
     families: list[int] = []
     for index, b in flash_blocks:
         if b.family is None:
-            raise UF2Error(f"block {index}: no family id; the {chip.upper()} boot ROM needs one (rebuild with a current SDK)")
+            raise UF2Error(say("block {index}: no family id; the {chip} boot ROM needs one (rebuild with a current SDK)",
+                               index=index, chip=chip.upper()))
         if b.family not in families:
             families.append(b.family)
     chosen = next((f for f in families if f in accepted), None)
     if chosen is None:
         if not families:
-            raise UF2Error(f"{source} has no flash blocks for {chip.upper()}")
+            raise UF2Error(say("{file} has no flash blocks for {chip}", file=source, chip=chip.upper()))
         first = next(i for i, b in flash_blocks if b.family == families[0])
         names = " and ".join(family_name(f) for f in families)
-        raise UF2Error(
-            f"{source} is for {names}, not {chip.upper()} "
-            f"(block {first}, family 0x{families[0]:08x}): download the {chip.upper()} build"
-        )
+        raise UF2Error(say("{file} is for {families}, not {chip} (block {block}, family {family}): download the {chip} build",
+                           file=source, families=names, chip=chip.upper(), block=first, family=f"0x{families[0]:08x}"))
     image.family = chosen
     sram_end = SRAM_END[chip]
     region: str | None = None
@@ -268,24 +277,27 @@ def parse(data: bytes, chip: str = "rp2040", source: str = "the UF2 file") -> UF
             image.skipped += 1
             continue
         if len(b.payload) != PAGE_SIZE:
-            raise UF2Error(f"block {index}: payload of {len(b.payload)} bytes; RP2 flash blocks carry {PAGE_SIZE}")
+            raise UF2Error(say("block {index}: payload of {n} bytes; RP2 flash blocks carry {size}", index=index,
+                               n=len(b.payload), size=PAGE_SIZE))
         if b.address % PAGE_SIZE:
-            raise UF2Error(f"block {index}: address 0x{b.address:08x} is not aligned to a {PAGE_SIZE}-byte page")
+            raise UF2Error(say("block {index}: address {address} is not aligned to a {size}-byte page", index=index,
+                               address=f"0x{b.address:08x}", size=PAGE_SIZE))
         if FLASH_START <= b.address < FLASH_START + FLASH_MAX:
             where = "flash"
         elif SRAM_START <= b.address <= sram_end - PAGE_SIZE:
             where = "RAM"
         else:
-            raise UF2Error(
-                f"block {index}: address 0x{b.address:08x} is outside flash (0x10000000..0x11000000) "
-                f"and the {chip.upper()}'s RAM (0x20000000..0x{sram_end:08x})"
-            )
+            raise UF2Error(say("block {index}: address {address} is outside flash (0x10000000..0x11000000) "
+                               "and the {chip}'s RAM ({ram})", index=index, address=f"0x{b.address:08x}",
+                               chip=chip.upper(), ram=f"0x20000000..0x{sram_end:08x}"))
         if region is None:
             region = where
         elif where != region:
-            raise UF2Error(f"block {index}: a {where} block in an image for {region}: one file loads one or the other")
+            raise UF2Error(say("block {index}: a {where} block in an image for {region}: one file loads one or the other",
+                               index=index, where=where, region=region))
         if b.address in image.pages:
-            raise UF2Error(f"block {index}: page 0x{b.address:08x} is written twice")
+            raise UF2Error(say("block {index}: page {address} is written twice", index=index,
+                               address=f"0x{b.address:08x}"))
         image.pages[b.address] = b.payload
         image.blocks += 1
     return image
@@ -301,7 +313,7 @@ def load(path: str | Path, chip: str = "rp2040") -> UF2Image:
     try:
         data = p.read_bytes()
     except OSError as exc:
-        raise UF2Error(f"cannot read {p}: {exc.strerror or exc}") from None
+        raise UF2Error(say("cannot read {file}: {error}", file=str(p), error=str(exc.strerror or exc))) from None
     return parse(data, chip, source=str(p))
 
 

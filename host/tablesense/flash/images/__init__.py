@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from tablesense.games.common import say
+
 HERE = Path(__file__).resolve().parent
 
 #: MicroPython v1.27.0, port rp2, board RPI_PICO (built from source; PROVENANCE.md).
@@ -28,4 +30,5 @@ def check(path: Path, expected: str) -> None:
     """Raise ValueError when a shipped binary is not the one PROVENANCE.md names."""
     found = sha256_of(path)
     if found != expected:
-        raise ValueError(f"{path.name} has sha256 {found}, expected {expected}: the package is damaged; reinstall it")
+        raise ValueError(say("{file} has sha256 {found}, expected {expected}: the package is damaged; reinstall it",
+                             file=path.name, found=found, expected=expected))
