@@ -148,9 +148,10 @@ def test_no_public_channel_carries_the_coachs_suggestion_through_whole_matches(
     def on_session(session: Any) -> None:
         asker.session = session
 
-    result = run_demo(
-        cfg, on_bus=lambda bus: bus.add_listener(asker.seen), on_session=on_session
-    )
+    def on_bus(bus: EventBus) -> None:
+        bus.add_listener(asker.seen)
+
+    result = run_demo(cfg, on_bus=on_bus, on_session=on_session)
     asker.leds.close(blank=False)
     assert result.match_over, f"the match did not finish: {result.errors}"
     counts = check(asker, game)
