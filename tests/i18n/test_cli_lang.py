@@ -300,3 +300,17 @@ def test_diag_gpio_checks_count_seats_from_1_and_name_them_in_the_reader_languag
     assert not any(n.startswith("seat 0") for n in names)
     assert translate(names[0], "pt-BR") == "LED de vez do lugar 1 (Sul)"
     assert translate(names[1], "ms") == "butang tempat 1 (Selatan)"
+
+
+def test_a_damaged_uf2_is_explained_in_the_reader_language(tmp_path: Path) -> None:
+    bad = tmp_path / "half.uf2"
+    bad.write_bytes(b"\0" * 700)
+    code, out = _run("flash", "--micropython", str(bad), "--check", "--lang", "pt-BR")
+    assert code == 2 and "não é múltiplo de 512: está truncado ou não é um arquivo UF2" in " ".join(out.split()), out
+    code, out = _run("flash", "--micropython", str(bad), "--check", "--lang", "ms")
+    assert code == 2 and "bukan gandaan 512" in " ".join(out.split()), out
+    code, out = _run("flash", "--micropython", str(bad), "--check", "--lang", "en")
+    assert code == 2 and "is 700 bytes, not a multiple of 512: it is truncated or not a UF2 file" in " ".join(out.split())
+    bad.write_bytes(b"\0" * 512)
+    code, out = _run("flash", "--micropython", str(bad), "--check", "--lang", "qps")
+    assert code == 2 and not _bare_words(out, (str(bad), "UF2")), out
