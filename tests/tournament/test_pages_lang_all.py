@@ -170,10 +170,13 @@ def test_console_answers_and_refusals_in_the_page_language(sqlite_url: str) -> N
                                              "csrf": csrf[1]}).text
     assert "a partida deve ser um número inteiro" in page  # a form error names its field in Portuguese
     assert "Etapa 2" not in page and "Etapa 1" in page  # the console's heading, glossary: a round is an etapa
+    head = c.get("/standings.csv").text.splitlines()[0]  # a file people open: headers in their language
+    assert head.startswith("Nº do inscrito,Posição,Inscrito") and "Jogadas" in head, head
+    assert c.get("/results.csv").text.startswith("round,match,table")  # a file for programs keeps its keys
     ms = c.get("/director?lang=ms").text
     assert "Sahkan semua yang dilaporkan" in ms and "Padankan pusingan seterusnya" in ms
     assert "pusingan 1 belum selesai" not in ms  # round 1 is confirmed: it may be paired
-    assert "no pairing of 2 entrants avoids a rematch" in ms  # the pairing status says why (untranslated: the pairing room's English)
+    assert "tiada padanan 2 peserta yang mengelakkan perlawanan ulangan" in ms  # the pairing status says why, in Malay
 
 
 def test_event_language_is_the_pages_default(sqlite_url: str) -> None:
