@@ -190,3 +190,34 @@ def test_the_coach_waits_until_a_host_deal_is_laid_out() -> None:
     h.settle()
     ref.press(ref.hand.to_play, "coach", h.now)
     assert kinds(events, "coach")
+
+
+def test_each_seat_reads_the_review_with_its_own_tiles_named() -> None:
+    from tablesense.referee.sit import CoachHints
+
+    ref, events, stored = make_referee(seed=7)
+    ref.set_coach(True)
+    hints = CoachHints()
+    h = Hands(ref)
+    h.settle()
+    ref.press(ref.hand.to_play, "coach", h.now)
+    hints.follow(TableEvent("coach", kinds(events, "coach")[-1], 1, 0.0))
+    assert hints.hint(ref.hand.to_play) is not None
+    assert all(hints.hint(s) is None for s in range(4) if s != ref.hand.to_play)
+    play_hand(ref, h, 10)
+    ended = kinds(events, "hand_ended")[-1]
+    entry = [e for e in stored if e["type"] == "review"][-1]
+    hints.follow(TableEvent("hand_ended", ended, 2, 0.0))
+    assert hints.hint(ref.hand.to_play) is None  # the hint was for a position gone
+    assert public("hand_ended", ended) is not None and "private" not in public("hand_ended", ended)
+    mine = {item["seat"]: item["lines"] for item in ended["private"]["reviews"]}
+    assert sorted(mine) == [0, 1, 2, 3]
+    for seat in range(4):
+        got = hints.review(seat)
+        assert got is not None and got["hand_no"] == ended["hand_no"] and got["lines"] == mine[seat]
+        for line, public_line, e in zip(mine[seat], ended["review"]["lines"], entry["lines"], strict=True):
+            tile = e["better"].get("tile")
+            if e["seat"] == seat and tile is not None:
+                assert tile in line  # its own tile, named to it
+            else:
+                assert line == public_line  # another seat's line as everyone reads it

@@ -20,7 +20,7 @@ from typing import Any
 
 from test_tabletop import my_turn, sit_demo, view, wait
 
-from tablesense.outputs.events import EventBus
+from tablesense.outputs.events import EventBus, TableEvent
 
 
 def state(base: str, **query: str) -> dict[str, Any]:
@@ -83,6 +83,19 @@ def test_the_coach_answers_on_the_seats_own_page_only(browser: Any, artifacts: P
         wait(lambda: len(coach_events) > before, 15, "the coach's answer to a long press")
         assert coach_events[-1].data["private"]["seat"] == 0
         assert view(demo)["moves"] == v["moves"]  # no pass
+        # after a hand, the seat's page reads the review with its own tiles named
+        # (the event as the referee sends it: tests/referee/test_coach_table.py)
+        own = "South chose to lay 3-3 on the left end; to lay 2-3 on the left end was worth about 4.3 points more"
+        sitting.hints.follow(TableEvent("hand_ended", {
+            "hand_no": 1, "review": {"hand_no": 1, "lines": ["(public)"]},
+            "private": {"reviews": [{"seat": 0, "hand_no": 1, "lines": [own]},
+                                    {"seat": 2, "hand_no": 1, "lines": ["North's reading"]}]},
+        }, 1, 0.0))
+        page.wait_for_selector("#coach-review:not([hidden]) li")
+        assert page.locator("#coach-review").inner_text().count("4.3 points more") == 1
+        assert "North's reading" not in page.content()
+        page.screenshot(path=str(artifacts / "tabletop-coach-review-1280.png"), full_page=True)
+        assert "coach" not in state(base) and "4.3" not in json.dumps(state(base))
         ctx.close()
 
 

@@ -360,6 +360,9 @@ class RefereeBase:
     def _review_finished(self) -> None:  # coaching.py
         raise NotImplementedError
 
+    def _review_private(self) -> list[dict[str, Any]]:  # coaching.py
+        raise NotImplementedError
+
     def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
         raise NotImplementedError
 

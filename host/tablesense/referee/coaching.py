@@ -199,13 +199,35 @@ class CoachMixin(RefereeBase):
         if index >= len(done):
             return None
         hand = done[index]
-        shown = {str(lp.tile) for lp in hand.line} | {
-            str(m.tile) for m in hand.moves if type(m).__name__ == "Announce"
-        }
+        shown = _shown_in(hand)
         return {
             "hand_no": hand_no,
             "lines": [self.engine_text(m.sentence(shown)) for m in self.reviews[index]],
         }
+
+    def _review_private(self) -> list[dict[str, Any]]:
+        """The last review as each seat may read it: its own moves' tiles
+        named (it held them), the others' as the display shows them."""
+        if self.review_hand is None:
+            return []
+        index, hand_no = self.review_hand
+        done = self._finished()
+        if index >= len(done):
+            return []
+        hand = done[index]
+        shown = _shown_in(hand)
+        mistakes = self.reviews[index]
+        return [
+            {
+                "seat": seat,
+                "hand_no": hand_no,
+                "lines": [
+                    self.engine_text(m.sentence(None if m.seat == seat else shown))
+                    for m in mistakes
+                ],
+            }
+            for seat in range(len(self.spec.seat_names))
+        ]
 
     def coached_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` with each reviewed hand's ``x-review`` (in place)."""
@@ -214,3 +236,11 @@ class CoachMixin(RefereeBase):
             if index < len(hands):
                 hands[index]["x-review"] = [m.to_json() for m in mistakes]
         return record
+
+
+def _shown_in(hand: Any) -> set[str]:
+    """The tiles the whole table saw during a hand: laid on the line or
+    announced (a tile left in a rack may never be turned up)."""
+    return {str(lp.tile) for lp in hand.line} | {
+        str(m.tile) for m in hand.moves if type(m).__name__ == "Announce"
+    }

@@ -299,8 +299,12 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
         self._commit({"type": "finish"})
         self._review_finished()
         result = self.last_result or {}
-        # the coach's review of this hand, public (it names only tiles shown)
+        # the coach's review of this hand: public (it names only tiles the
+        # table saw), and privately as each seat may read it (its own tiles named)
         review = self._review_view() if self.coach is not None else None
+        coached: dict[str, Any] = (
+            {} if review is None else {"review": review, "private": {"reviews": self._review_private()}}
+        )
         self._emit(
             "hand_ended",
             hand_no=self.hand_no,
@@ -308,7 +312,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
             score=[_num(p) for p in self.match.score],
             record=self.record(),
             counts=self._rack_counts(),
-            **({"review": review} if review is not None else {}),
+            **coached,
         )
         self._say(_result_text(result, self.team_names(), self._hand_word()), "info")
         # the finished hand's whole line (the winning tile too) reaches the

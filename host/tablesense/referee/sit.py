@@ -214,6 +214,59 @@ class SyncedHands(VirtualHands):
         super().handle(ev)
 
 
+class CoachHints:
+    """What the coach said to each seat, kept for that seat's page: the
+    latest hint (the private part of a ``coach`` event, until any move or a
+    new hand makes it stale) and the last hand's review as that seat may
+    read it (``hand_ended``'s private ``reviews``: its own moves' tiles
+    named, the others' as the display shows them). Thread-safe: the bus
+    calls :meth:`follow` in the referee's thread, pages read from theirs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hints: dict[int, dict[str, Any]] = {}
+        self._reviews: dict[int, dict[str, Any]] = {}
+
+    def follow(self, ev: TableEvent) -> None:
+        private = ev.data.get("private")
+        if ev.kind == "coach":
+            seat = private.get("seat") if isinstance(private, dict) else None
+            if not isinstance(seat, int) or not isinstance(private, dict):
+                return
+            hint = {
+                "text": str(private.get("text") or ""),
+                "options": list(private.get("options") or []),
+                "hand_no": ev.data.get("hand_no"),
+            }
+            with self._lock:
+                self._hints[seat] = hint
+            return
+        if ev.kind in ("move_accepted", "hand_started", "hand_ended", "match_started"):
+            with self._lock:
+                self._hints.clear()
+        if ev.kind == "match_started":
+            with self._lock:
+                self._reviews.clear()
+        if ev.kind == "hand_ended" and isinstance(private, dict):
+            for item in private.get("reviews") or []:
+                if isinstance(item, dict) and isinstance(item.get("seat"), int):
+                    with self._lock:
+                        self._reviews[item["seat"]] = {
+                            "hand_no": ev.data.get("hand_no"),
+                            "lines": [str(x) for x in item.get("lines") or []],
+                        }
+
+    def hint(self, seat: int) -> dict[str, Any] | None:
+        with self._lock:
+            hint = self._hints.get(seat)
+            return dict(hint) if hint is not None else None
+
+    def review(self, seat: int) -> dict[str, Any] | None:
+        with self._lock:
+            review = self._reviews.get(seat)
+            return None if review is None else {**review, "lines": list(review["lines"])}
+
+
 class SitDown:
     """The pieces `demo --sit` adds to a demo: the table top, the seat header,
     the page's routes. ``close()`` releases them."""
@@ -236,8 +289,8 @@ class SitDown:
         self.coach = coach
         """Whether the table's coach is on (the page offers "Suggest a move")."""
         self._session = session
-        self._hints: dict[int, dict[str, Any]] = {}
-        self._hints_lock = threading.Lock()
+        self.hints = CoachHints()
+        """Each seat's hint and review, from the bus (:class:`CoachHints`)."""
         self.url: str | None = None
         """The table-top page's address once it is served."""
         self.keys: Any = None
@@ -252,7 +305,7 @@ class SitDown:
             session.referee_press,
             long_press=LONG_PRESS_S if coach else None,
         )
-        self._unfollow = bus.add_listener(self._follow)
+        self._unfollow = bus.add_listener(self.hints.follow)
         self.top = TableTop(
             world,
             geometry,
@@ -277,30 +330,13 @@ class SitDown:
         return {"text": str(msg["text"]), "level": str(msg.get("level") or "info")}
 
     # -- the coach ---------------------------------------------------------------
-    def _follow(self, ev: TableEvent) -> None:
-        """Keep each seat's latest hint (the private part of ``coach``); any
-        move, or a new hand, makes every hint stale."""
-        if ev.kind == "coach":
-            private = ev.data.get("private")
-            seat = private.get("seat") if isinstance(private, dict) else None
-            if not isinstance(seat, int) or not isinstance(private, dict):
-                return
-            hint = {
-                "text": str(private.get("text") or ""),
-                "options": list(private.get("options") or []),
-                "hand_no": ev.data.get("hand_no"),
-            }
-            with self._hints_lock:
-                self._hints[seat] = hint
-        elif ev.kind in ("move_accepted", "hand_started", "hand_ended", "match_started"):
-            with self._hints_lock:
-                self._hints.clear()
-
     def hint(self, seat: int) -> dict[str, Any] | None:
         """Seat ``seat``'s current hint (its keyed page only shows it)."""
-        with self._hints_lock:
-            hint = self._hints.get(seat)
-            return dict(hint) if hint is not None else None
+        return self.hints.hint(seat)
+
+    def review(self, seat: int) -> dict[str, Any] | None:
+        """The last hand's review as seat ``seat`` may read it."""
+        return self.hints.review(seat)
 
     def ask(self, seat: int) -> None:
         """The page's "Suggest a move": the same request as a long press."""
@@ -345,6 +381,7 @@ class SitDown:
 
 __all__ = [
     "KEMS_IDLE_POLLS_WITH_PEOPLE",
+    "CoachHints",
     "SitDown",
     "SocketHeaderBackend",
     "SyncedHands",

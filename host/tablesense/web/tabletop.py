@@ -225,9 +225,10 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
     firmware step.
 
     ``coach`` (a :class:`~tablesense.referee.sit.SitDown`: ``coach`` on or
-    off, ``hint(seat)``, ``ask(seat)``) adds the coach: a seat's keyed view
-    carries ``coach: {"on", "hint"}`` with that seat's hint only; the public
-    and open-hands views never carry one."""
+    off, ``hint(seat)``, ``review(seat)``, ``ask(seat)``) adds the coach: a
+    seat's keyed view carries ``coach: {"on", "hint", "review"}`` with that
+    seat's hint and its reading of the last review only; the public and
+    open-hands views never carry one."""
     router = APIRouter()
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     errors: tuple[type[BaseException], ...] = (ValueError, KeyError)
@@ -292,7 +293,11 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
         """The table as ``who`` sees it, with its own coach's hint."""
         view: dict[str, Any] = top.view(who, open_view)
         if coach is not None and who is not None and not open_view:
-            view["coach"] = {"on": bool(coach.coach), "hint": coach.hint(who)}
+            view["coach"] = {
+                "on": bool(coach.coach),
+                "hint": coach.hint(who),
+                "review": coach.review(who),
+            }
         return view
 
     @router.get("/tabletop/api/state")

@@ -37,6 +37,7 @@
     open_view: "open hands", you_are: "You: {name}", off_count: "{n} off the table",
     coach_ask: "Suggest a move", coach_help: "Coach: press Suggest a move, or hold your button for a second",
     coach_points: "{move}: {points} points", coach_only_you: "only you see this",
+    review_head: "Coach · hand {n}: the moves that cost the most", review_none: "Coach · hand {n}: no move cost much",
   };
   function t(key, params) {
     const template = WORDS[key] !== undefined ? WORDS[key] : EN[key] !== undefined ? EN[key] : key;
@@ -470,6 +471,7 @@
     if (!box) return;
     box.hidden = !(coach && coach.on);
     if (box.hidden) return;
+    renderReview(coach.review);
     const out = $("#coach-hint");
     const hint = coach.hint;
     box.dataset.hint = hint ? "true" : "false";
@@ -491,6 +493,21 @@
       nodes.push(list);
     }
     out.replaceChildren(...nodes);
+  }
+
+  /* The last hand's review as this seat may read it (its own tiles named). */
+  function renderReview(review) {
+    const node = $("#coach-review");
+    const key = JSON.stringify(review || null);
+    if (node.dataset.key === key) return;
+    node.dataset.key = key;
+    node.hidden = !review;
+    if (!review) { node.replaceChildren(); return; }
+    const lines = review.lines || [];
+    const head = make("div", "head", t(lines.length ? "review_head" : "review_none", { n: review.hand_no }));
+    const list = make("ul");
+    for (const line of lines) list.appendChild(make("li", "", line));
+    node.replaceChildren(head, list);
   }
 
   /* What to do now, in the banner's place while the referee says nothing. */
