@@ -9,18 +9,20 @@ from dataclasses import dataclass
 
 from tablesense.flash.client import Identity, identify
 from tablesense.flash.mass_storage import board_info, mounted_volumes
+from tablesense.games.common import say
 
 VID_RPI = 0x2E8A
 PID_MICROPYTHON = 0x0005
 PID_RP2040_BOOT = 0x0003
 PID_RP2350_BOOT = 0x000F
 
-#: Board states, as `tablesense boards list` shows them.
-STATE_FIRMWARE = "tablesense firmware"
-STATE_MICROPYTHON = "MicroPython (no tablesense firmware)"
-STATE_BOOTSEL_RP2040 = "RP2040 boot ROM (BOOTSEL)"
-STATE_BOOTSEL_RP2350 = "RP2350 boot ROM (BOOTSEL)"
-STATE_BUSY = "busy: another program has the port open (tablesense play?)"
+#: Board states, as `tablesense boards list` shows them (Sentences: English in
+#: --json, in the command's language in the table).
+STATE_FIRMWARE = say("tablesense firmware")
+STATE_MICROPYTHON = say("MicroPython (no tablesense firmware)")
+STATE_BOOTSEL_RP2040 = say("RP2040 boot ROM (BOOTSEL)")
+STATE_BOOTSEL_RP2350 = say("RP2350 boot ROM (BOOTSEL)")
+STATE_BUSY = say("busy: another program has the port open (tablesense play?)")
 
 
 def port_busy(device: str) -> bool:

@@ -49,7 +49,7 @@ def boards_list(
         t.add_column(col)
     for b in boards:
         ident = b.identity
-        t.add_row(b.state, b.port or b.location, b.usb_id, b.serial or "-",
+        t.add_row(_(b.state), b.port or b.location, b.usb_id, b.serial or "-",
                   str(ident.board) if ident else "-", ident.fw_version if ident else "-",
                   ident.config_hash.hex() if ident else "-")
     console.print(t)

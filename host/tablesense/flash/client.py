@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from tablesense.firmware import proto
+from tablesense.games.common import message_of, say
 from tablesense.link.serial_link import LinkError, SerialLink
 
 
@@ -89,7 +90,8 @@ class BoardClient:
         try:
             self.link.open()
         except LinkError as exc:
-            raise BoardError(f"{exc}. Is another program (tablesense play, mpremote) using the port?") from None
+            raise BoardError(say("{error}. Is another program (tablesense play, mpremote) using the port?",
+                                 error=message_of(exc))) from None
 
     def close(self) -> None:
         self.link.close()
@@ -119,14 +121,14 @@ class BoardClient:
             try:
                 self.link.send(msg_type, self.board, seq, payload)
             except LinkError as exc:
-                raise BoardError(f"{exc}: check the USB cable") from None
+                raise BoardError(say("{error}: check the USB cable", error=message_of(exc))) from None
             self.stats.sent += 1
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline:
                 try:
                     frames = self.link.receive()
                 except LinkError as exc:
-                    raise BoardError(f"{exc}: check the USB cable") from None
+                    raise BoardError(say("{error}: check the USB cable", error=message_of(exc))) from None
                 for frame in frames:
                     if frame is None:
                         continue
@@ -139,7 +141,8 @@ class BoardClient:
                         self.stats.rtt_ms.append((time.perf_counter() - sent_at) * 1000.0)
                         if rtype == proto.NAK:
                             _ack, code, message = proto.decode_nak(rpayload)
-                            raise BoardError(f"the board refused the command (code {code}): {message or 'no reason given'}")
+                            raise BoardError(say("the board refused the command (code {code}): {reason}", code=code,
+                                                 reason=message or say("no reason given")))
                         if expect and rtype not in expect:
                             raise BoardError(f"unexpected reply type 0x{rtype:02x}")
                         self.board = board
@@ -147,8 +150,9 @@ class BoardClient:
                     self._event(rtype, rpayload)
             self.stats.timeouts += 1
         raise BoardError(
-            f"no answer from {self.port} within {wait:.1f} s: the board is not running the tablesense "
-            "firmware (flash it with `tablesense flash --port PATH`), or it is busy or unplugged"
+            say("no answer from {port} within {seconds} s: the board is not running the tablesense "
+                "firmware (flash it with `tablesense flash --port PATH`), or it is busy or unplugged",
+                port=self.port, seconds=f"{wait:.1f}")
         )
 
     def _event(self, rtype: int, payload: bytes) -> None:
@@ -170,7 +174,8 @@ class BoardClient:
         try:
             d = proto.decode_identity(payload)
         except proto.ProtocolError as exc:
-            raise BoardError(f"the board's IDENTITY does not decode ({exc}): update its firmware") from None
+            raise BoardError(say("the board's IDENTITY does not decode ({error}): update its firmware",
+                                 error=str(exc))) from None
         return Identity(self.board, d["protocol"], d["uid"], d["fw_version"], d["cells"], d["leds"],
                         d["caps"], d["config_hash"])
 
@@ -226,7 +231,7 @@ class BoardClient:
             try:
                 frames = self.link.receive()
             except LinkError as exc:
-                raise BoardError(f"{exc}: check the USB cable") from None
+                raise BoardError(say("{error}: check the USB cable", error=message_of(exc))) from None
             for frame in frames:
                 if frame is not None:
                     self._event(frame[0], frame[3])
