@@ -1,6 +1,6 @@
-"""The ``search`` dominoes player and the ``reasoner`` Kems player: legal in
-every variant and seat count, only public knowledge, exact endgames, and the
-calls reasoned from their value. Strength is measured by
+"""The ``search`` dominoes player: legal in every variant and seat count,
+only public knowledge, exact endgames. (The ``reasoner`` Kems player's tests
+are in test_kems_reasoner.py.) Strength is measured by
 ``benchmarks/players.py``, not here."""
 
 from __future__ import annotations
@@ -24,16 +24,7 @@ from tablesense.games.dominoes_players import (
     make_player as make_domino_player,
 )
 from tablesense.games.dominoes_search import SearchPlayer, policy_playout, solve
-from tablesense.games.kems import Call, Card, KemsMatch, KemsRound, Refresh, Swap
-from tablesense.games.kems_players import (
-    ReasonerPlayer,
-    TrackingPlayer,
-    four_probability,
-    play_round,
-    track,
-)
 
-C = Card.parse
 KINDS = [
     ("pairs-pips", None, {}),
     ("pairs-pips", None, {"forced_block": "allowed", "opening": "rotation"}),
@@ -167,72 +158,6 @@ def test_players_are_registered_by_name() -> None:
     assert make_domino_player("search").name == "search"
     with pytest.raises(ValueError, match="unknown dominoes player"):
         make_domino_player("oracle")
-
-
-# --------------------------------------------------------------------------- Kems
-
-
-def test_reasoner_plays_legal_events_with_every_seat_count() -> None:
-    rng = random.Random(7)
-    for seats in (4, 6, 8):
-        match = KemsMatch(seats=seats)
-        players = [ReasonerPlayer() if s % 2 else TrackingPlayer() for s in range(seats)]
-        for _ in range(3):
-            rnd = match.new_round(rng)
-            if play_round(rnd, players, rng, max_ticks=150):  # play() checks every event
-                match.finish_round()
-            else:
-                match.abandon_round()
-
-
-DEAL = ["9S 9H KS KH", "7S 8S TS JS", "QS QH AS AH", "7H 8H TH JH"]
-
-
-def test_reasoner_contres_exactly_when_an_opponent_is_a_third_likely_to_hold_four() -> None:
-    """In positions of tracking play, the reasoner (no sign lit) calls
-    contre exactly when an opponent's estimated four reaches a third."""
-    contres = 0
-    for seed in range(12):
-        r = random.Random(seed)
-        rnd = KemsMatch().new_round(r)
-        for _ in range(80):
-            if rnd.is_over:
-                break
-            view = rnd.view(0)
-            if not view.signal:
-                know = track(view)
-                p = max(four_probability(know, t) for t in (1, 3))
-                b = ReasonerPlayer().choose(rnd, 0, random.Random(1))
-                contre = isinstance(b, Call) and b.kind == "contre"
-                assert contre == (p >= 1 / 3), (p, b)
-                contres += contre
-            e = TrackingPlayer().choose(rnd, r.randrange(4), r)
-            if isinstance(e, Call):
-                break
-            rnd.play(e if e is not None else Refresh())
-    assert contres > 0
-
-
-def test_reasoner_kems_on_the_sign_and_double_after_the_partners_kems() -> None:
-    rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
-    rnd.play(Swap(0, C("KS"), C("9D")))
-    rnd.play(Swap(0, C("KH"), C("9C")))
-    rng = random.Random(1)
-    assert ReasonerPlayer().choose(rnd, 2, rng) == Call(2, "kems")
-    rnd.play(Swap(2, C("AS"), C("QD")))
-    rnd.play(Swap(2, C("AH"), C("QC")))
-    rnd.play(Call(2, "kems"))
-    assert ReasonerPlayer().choose(rnd, 0, rng) == Call(0, "double")
-
-
-def test_reasoner_never_calls_without_evidence() -> None:
-    rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
-    rng = random.Random(1)
-    for _ in range(30):
-        e = ReasonerPlayer().choose(rnd, 1, rng)
-        assert not isinstance(e, Call)
-        if e is None:
-            rnd.play(Refresh())
 
 
 def test_search_still_plays_when_the_table_shows_facts_no_deal_explains(

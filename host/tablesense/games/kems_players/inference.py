@@ -32,7 +32,7 @@ from tablesense.games.kems_players.base import holds_four
 from tablesense.games.kems_players.knowledge import Knowledge, Tracker
 from tablesense.games.kems_players.tracking import TrackingPlayer
 
-__all__ = ["policy_four_probability"]
+__all__ = ["policy_four_probability", "policy_likelihood"]
 
 
 def policy_four_probability(
@@ -87,7 +87,7 @@ def policy_four_probability(
             continue
         weight = prod(comb(pool[r], n) for r, n in need.items())
         cards = [c for r, n in need.items() for c in by_rank[r][:n]]
-        weight *= _likelihood(view, target, laid_dealt + cards, model, mismatch)
+        weight *= policy_likelihood(view, target, laid_dealt + cards, model, mismatch)
         total += weight
         if all(r == rank for r in guess):
             four += weight
@@ -96,11 +96,16 @@ def policy_four_probability(
     return four / total
 
 
-def _likelihood(
+def policy_likelihood(
     view: SeatView, target: int, dealt: list[Card], model: TrackingPlayer, mismatch: float
 ) -> float:
     """How well ``model``, dealt ``dealt`` at seat ``target``, explains the
-    target's swaps and waits in ``view``'s public history."""
+    target's swaps and waits in ``view``'s public history: the product over
+    its swaps of 1/(number of equally good swaps) when the model would make
+    it, ``mismatch`` when not, and over the refreshes (every seat was polled
+    and nobody acted) of 1 when the model would wait, ``mismatch`` when it
+    would swap. With ``mismatch=0`` it is positive exactly when the model
+    could have played the target's part of the history (0 below 1e-9)."""
     n = view.seats
     opponents = [s for s in range(n) if team_of(s, n) != team_of(target, n)]
     hand = list(dealt)
