@@ -169,6 +169,7 @@ def test_console_answers_and_refusals_in_the_page_language(sqlite_url: str) -> N
     page = c.post("/director/correct", data={"match": "x", "score_a": "1", "score_b": "2", "reason": "r",
                                              "csrf": csrf[1]}).text
     assert "a partida deve ser um número inteiro" in page  # a form error names its field in Portuguese
+    assert re.search(r"<details open>\s*<summary>Corrigir um resultado", page)  # and its form opens again
     assert "Etapa 2" not in page and "Etapa 1" in page  # the console's heading, glossary: a round is an etapa
     head = c.get("/standings.csv").text.splitlines()[0]  # a file people open: headers in their language
     assert head.startswith("Nº do inscrito,Posição,Inscrito") and "Jogadas" in head, head

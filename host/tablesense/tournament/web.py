@@ -346,9 +346,9 @@ def create_app(
         return RedirectResponse("/standings", status_code=303)
 
     @app.get("/director", response_class=HTMLResponse)
-    def manage(request: Request, message: str = "", error: str = "") -> Response:
+    def manage(request: Request, message: str = "", error: str = "", form: str = "") -> Response:
         need_login(request)
-        c = ctx(request, refresh=0, message=message, error=error, csrf=request.session.get("csrf", ""),
+        c = ctx(request, refresh=0, message=message, error=error, form=form[:40], csrf=request.session.get("csrf", ""),
                 event_lang=director.language(), server_lang=server_lang,
                 tables=director.tables(), quiet=set(director.quiet_tables()),
                 current=director.current_round_no(), complete=director.round_complete(), now=time.time(),
@@ -371,7 +371,8 @@ def create_app(
             msg = fn()
         except (DirectorError, ValueError, OverflowError) as exc:
             refused(request, str(exc))
-            return RedirectResponse(f"/director?error={_q(tr_of(request)(message_of(exc)))}", status_code=303)
+            form = request.url.path.rsplit("/", 1)[-1]  # the form to open again (its words are translated)
+            return RedirectResponse(f"/director?error={_q(tr_of(request)(message_of(exc)))}&form={_q(form)}", status_code=303)
         except SQLAlchemyError as exc:  # never a 500: the form again, with what went wrong
             why = str(exc).splitlines()[0]
             refused(request, why)
