@@ -212,3 +212,39 @@ def test_usb_transport_without_poll_reads_a_non_blocking_stdin(fw: ModuleType) -
     assert bytes(stdin.data) == b"rest"
     stdin.data.clear()
     assert t.read() == b""
+
+
+def test_usb_transport_polls_with_ipoll_when_the_port_has_it(fw: ModuleType) -> None:
+    """MicroPython's ipoll() answers without allocating (poll() builds a list
+    each call, once per board step): the transport uses it when it exists."""
+
+    class Stdin:
+        def __init__(self) -> None:
+            self.data = bytearray()
+
+        def read(self, n: int) -> bytes:
+            out = bytes(self.data[:n])
+            del self.data[:n]
+            return out
+
+    class IPoller:
+        def __init__(self, stdin: Stdin) -> None:
+            self.stdin = stdin
+            self.calls = 0
+
+        def poll(self, timeout: int) -> list[int]:
+            raise AssertionError("poll() used although ipoll() exists")
+
+        def ipoll(self, timeout: int) -> list[tuple[object, int]]:
+            self.calls += 1
+            return [(self.stdin, 1)] if self.stdin.data else []
+
+    stdin = Stdin()
+    poller = IPoller(stdin)
+    t = fw.UsbTransport(stdin, object(), poller)
+    assert t.read() == b"" and poller.calls == 1
+    stdin.data += b"ab\x03cd"
+    assert t.read() == b"ab\x03"  # stops right after 0x03
+    assert t.read() == b"cd"
+    assert t.read() == b""
+    assert bytes(stdin.data) == b""
