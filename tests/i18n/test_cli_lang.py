@@ -314,3 +314,11 @@ def test_a_damaged_uf2_is_explained_in_the_reader_language(tmp_path: Path) -> No
     bad.write_bytes(b"\0" * 512)
     code, out = _run("flash", "--micropython", str(bad), "--check", "--lang", "qps")
     assert code == 2 and not _bare_words(out, (str(bad), "UF2")), out
+
+
+def test_boards_list_names_the_state_in_the_reader_language_and_json_in_english(virtual_board: str) -> None:
+    r = runner.invoke(app, ["boards", "list", "--port", virtual_board, "--lang", "pt-BR"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "firmware do tablesense" in r.stdout and "Placas" in r.stdout, r.stdout
+    r = runner.invoke(app, ["boards", "list", "--port", virtual_board, "--lang", "ms", "--json"])
+    states = [b["state"] for b in json.loads(r.stdout)]
+    assert "tablesense firmware" in states
