@@ -261,3 +261,40 @@ def test_sim_boards_rp2040_prints_one_path_per_board(tmp_path: Path) -> None:
     serials = [line.split("USB serial ")[1].split(")")[0] for line in err.splitlines() if "USB serial" in line]
     assert len(serials) == 2 and serials[0] != serials[1]  # a distinct USB serial per board
     assert len(list(tmp_path.glob("*.flash"))) == 2
+
+
+def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> None:
+    """As `sim boards --table T` does: the table-top page over the same world,
+    its seat keys and the play command, plus (bare MicroPython boards) the
+    flash command of each board."""
+    import re
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tablesense.cli", "sim", "boards", "--rp2040", "--table", "dominoes-4",
+         "--state-dir", str(tmp_path), "--fresh", "--web-port", "0", "--display", ""],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        paths = [proc.stdout.readline().strip(), proc.stdout.readline().strip()]
+        err = proc.stderr
+        threading.Thread(target=lambda: lines.extend(err), daemon=True).start()
+        until(lambda: any("Ctrl-C to stop" in ln for ln in lines), 30.0)
+        text = " ".join(" ".join(lines).split())  # rich wraps long lines
+        urls = re.findall(r"table top: (\S+)", text)
+        assert len(urls) == 4  # one per seat, each with its key
+        with urllib.request.urlopen(urls[1], timeout=10) as r:
+            assert r.status == 200 and 'data-seat="1"' in r.read().decode()
+        for board, path in enumerate(paths, start=1):
+            assert f"tablesense flash --port {path} --table dominoes-4 --board {board}" in text
+        assert f"tablesense play --table dominoes-4 --port {paths[0]} --port {paths[1]} --seat-header" in text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, "".join(lines)

@@ -13,6 +13,7 @@ different :class:`_Served`.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import signal
 import sys
@@ -129,8 +130,11 @@ def boards_command(
     if rp2040:
         from tablesense.sim.rp2040.cli import rp2040_boards
 
+        hooks = functools.partial(_tabletop_hooks, enabled=tabletop, display=display, link_dir=link_dir,
+                                  host=host, web_port=web_port, open_hands=open_hands,
+                                  save_session=save_session, seed=seed, flash_first=True)
         raise typer.Exit(rp2040_boards(table, count, seed, faults, burst, link_dir, state_dir, fresh,
-                                       scenario, exit_after_scenario, _serve, _play))
+                                       scenario, exit_after_scenario, _serve, _play, hooks))
     if micropython or table is None:  # the flash+diag room's boards (tablesense.sim.mpboard)
         from tablesense.sim.mpboard import boards_command as micropython_boards
 
@@ -178,13 +182,52 @@ def boards_command(
         stable_links=link_dir is not None,
         on_path=on_path,
     )
+    start_tabletop, stop_tabletop = _tabletop_hooks(
+        vt, geometry, err, enabled=tabletop, display=display, link_dir=link_dir, host=host, web_port=web_port,
+        open_hands=open_hands, save_session=save_session, seed=seed)
+    status = _serve(
+        vt,
+        err,
+        on_started=start_tabletop,
+        on_stop=stop_tabletop,
+        script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
+        exit_after_script=exit_after_scenario,
+        started=started,
+        describe=lambda b: _("board {board} ({name}, {cells} cells)", board=b, name=geometry.board(b).name,
+                             cells=geometry.board(b).channels),
+        stable=vt.stable_paths,
+    )
+    raise typer.Exit(status)
+
+
+def _tabletop_hooks(
+    vt,  # noqa: ANN001 - a VirtualTable (of virtual or emulated RP2040 boards)
+    geometry,  # noqa: ANN001 - its TableGeometry
+    err,  # noqa: ANN001 - a rich Console
+    *,
+    enabled: bool,
+    display: str | None,
+    link_dir: Path | None,
+    host: str,
+    web_port: int,
+    open_hands: bool,
+    save_session: Path | None,
+    seed: int,
+    flash_first: bool = False,
+) -> tuple[Any, Any]:
+    """(on_started, on_stop) for `_serve`: the table-top page over ``vt``'s
+    world, its seat header socket, and the lines that tell a person how to
+    use them. One definition for every kind of board a table can be made of
+    (``flash_first``: boards that boot bare MicroPython until `tablesense
+    flash` deploys the firmware, as emulated RP2040s do)."""
     top_server: Any = None
     follower: Any = None
     top: Any = None
+    cleanup: list[Any] = []
 
     def start_tabletop() -> None:
         nonlocal top_server, follower, top
-        if not tabletop:
+        if not enabled:
             return
         from tablesense.sim.hand import TableTop
         from tablesense.sim.header import SeatHeaderServer
@@ -227,14 +270,17 @@ def boards_command(
             top_server = serve_tabletop(top, host, 0, keys)
         for line in keys.lines(top_server.url, [seat.name for seat in geometry.seats]):
             err.print(line, markup=False, highlight=False, soft_wrap=True)
-        ports = " ".join(f"--port {p}" for p in (vt.stable_paths() or vt.device_paths()).values())
+        paths = vt.stable_paths() or vt.device_paths()
+        if flash_first:
+            for board, path in sorted(paths.items()):
+                err.print("  " + _("deploy the firmware first: {command}", command=(
+                    f"tablesense flash --port {path} --table {geometry.name} --board {board}")))
+        ports = " ".join(f"--port {p}" for p in paths.values())
         err.print("  " + _("referee it: {command}", command=(
             f"tablesense play --table {geometry.name} {ports} --seat-header {header.path}"
             + (f" --seed {seed}" if seed else ""))))
         err.print("  " + _("(the tags are the virtual set of seed {seed}: {command})", seed=seed,
                            command=f"`tablesense tags export --registry virtual:{seed}`"))
-
-    cleanup: list[Any] = []
 
     def stop_tabletop() -> None:
         for fn in cleanup:
@@ -249,19 +295,7 @@ def boards_command(
             save_session.write_text(json.dumps(top.scenario(), indent=1) + "\n")
             err.print(_("session saved as a scenario: {file}", file=save_session))
 
-    status = _serve(
-        vt,
-        err,
-        on_started=start_tabletop,
-        on_stop=stop_tabletop,
-        script_runner=(lambda stop: _play(script, vt, stop, err)) if script else None,
-        exit_after_script=exit_after_scenario,
-        started=started,
-        describe=lambda b: _("board {board} ({name}, {cells} cells)", board=b, name=geometry.board(b).name,
-                             cells=geometry.board(b).channels),
-        stable=vt.stable_paths,
-    )
-    raise typer.Exit(status)
+    return start_tabletop, stop_tabletop
 
 
 def _play(script, vt, stop: threading.Event, err) -> None:  # noqa: ANN001 - typed at the call site

@@ -71,8 +71,11 @@ def rp2040_boards(
     exit_after_scenario: bool,
     serve: Callable[..., int],
     play: Callable[..., None],
+    tabletop: Callable[..., tuple[Any, Any]] | None = None,
 ) -> int:
-    """Run emulated boards until a signal; returns the exit status (2: bad input)."""
+    """Run emulated boards until a signal; returns the exit status (2: bad input).
+    ``tabletop(vt, geometry, err) -> (on_started, on_stop)`` serves the
+    table-top page over a table's boards, as `sim boards` does."""
     from rich.console import Console
 
     from tablesense.i18n.cli import _  # the language of `sim boards --lang`
@@ -117,9 +120,10 @@ def rp2040_boards(
                       on_path=on_path)
     err.print(_("emulated RP2040 boards of {table} (rp2040js, MicroPython v1.27.0); flash kept in {folder}",
                 table=geometry.name, folder=where))
+    on_started, on_stop = tabletop(vt, geometry, err) if tabletop is not None else (None, None)
     try:
         return serve(
-            vt, err,
+            vt, err, on_started=on_started, on_stop=on_stop,
             script_runner=(lambda stop: play(script, vt, stop, err)) if script else None,
             exit_after_script=exit_after_scenario, started=started,
             describe=lambda b: _("board {board} ({name}, {cells} cells, USB serial {serial})", board=b,
