@@ -49,7 +49,8 @@ def policy_four_probability(
     not have made; above 0 so that a player who is not ``model`` (a person)
     only flattens the estimate. Returns None when no guess of the hidden
     cards explains the history at all (the caller falls back on another
-    estimate).
+    estimate). So does a seat whose history no guess explains without a
+    mismatch: it does not play like ``model``.
     """
     held = know.held[target]
     ranks = {c.rank for c in held}
@@ -77,7 +78,7 @@ def policy_four_probability(
     by_rank: dict[str, list[Card]] = {}
     for c in sorted(know.unseen, key=str):
         by_rank.setdefault(c.rank, []).append(c)
-    four = total = 0.0
+    four = total = best = 0.0
     for guess in combinations_with_replacement(sorted(pool), hidden):
         need = Counter(guess)
         if any(pool[r] < n for r, n in need.items()):
@@ -87,11 +88,16 @@ def policy_four_probability(
             continue
         weight = prod(comb(pool[r], n) for r, n in need.items())
         cards = [c for r, n in need.items() for c in by_rank[r][:n]]
-        weight *= policy_likelihood(view, target, laid_dealt + cards, model, mismatch)
+        like = policy_likelihood(view, target, laid_dealt + cards, model, mismatch)
+        best = max(best, like)
+        weight *= like
         total += weight
         if all(r == rank for r in guess):
             four += weight
-    if total <= 0.0:
+    if best <= mismatch:
+        # no guess explains the history without a move the model would not
+        # make: this seat does not play like the model (a person, another
+        # kind of player), so its estimate is not to be trusted
         return None
     return four / total
 

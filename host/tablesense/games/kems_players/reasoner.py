@@ -18,27 +18,34 @@ __all__ = ["ReasonerPlayer"]
 class ReasonerPlayer(TrackingPlayer):
     """The ``reasoner`` Kems player: tracking's card sense, with the calls reasoned out.
 
-    It plays the swaps of :class:`~tablesense.games.kems_players.TrackingPlayer`
-    (every card seen, the rank chosen by what is still reachable, the partner's
-    rank fed, an opponent's rank denied) and decides the calls from their value:
+    What decides a round between computer players (measured, docs/players.md):
+    every player says kems the moment its partner's sign lights, so a four
+    lives only until the partner's next poll, and an opponent polled in
+    between may contre it. A four made with three taken cards is plain to
+    see (they are public) and gets contred about two times in three; a four
+    made from a dealt pair with two takes is not seen by ``tracking``'s
+    estimate at all. So the reasoner:
 
-    - **contre** when the estimated probability ``p`` that an opponent holds
-      four of a kind (:func:`~tablesense.games.kems_players.four_probability`:
-      the hidden cards weighted by how well they explain that opponent's swaps)
-      passes a third, not a half. Waiting is not free: an opponent who holds
-      four is about to be called by its partner (its sign is lit), which costs
-      one point. So a contre is worth ``p - (1 - p) = 2p - 1`` against ``-p``
-      for waiting, and pays once ``p > 1/3``. When two opponents may hold four,
-      it names the more likely one; a double contre (both opponents) scores
-      ``double_points``, which raises the value of the call.
-    - **kems, or first the double**: on its partner's sign it says kems at once
-      (the partner's four may be contred while it waits) — unless the card that
-      completes its own four is on the board right now and no opponent looks
-      close to four: then it takes that card first and says kems on its next
-      poll, and its partner (who now sees this seat's sign) answers ``double``,
-      worth ``double_points`` instead of 1.
-    - **double** after its partner's kems when its own sign says the partner
-      holds four (as every player does).
+    - **contres on an opponent model**: :meth:`four` replays the opponent's
+      swaps and waits with ``tracking``'s policy over every guess of its
+      hidden (dealt) cards (:mod:`~tablesense.games.kems_players.inference`);
+      only a dealt pair explains some takes, which reveals the fours made
+      from one. It calls contre once ``p`` reaches a third: waiting is not
+      free (an opponent who holds four is about to be called by its partner,
+      costing one point), so a contre is worth ``2p - 1`` against ``-p`` for
+      waiting. It names the opponent whose contre is worth most (a double
+      contre when that opponent's partner may hold four too). An opponent
+      whose partner has acted since its last swap, or after a quiet tick,
+      holds no four (a partner who sees the sign calls at once).
+    - **completes four only unseen**: it does not make the take that would
+      complete its four when that take would let an opponent estimate four
+      at ``stealth`` or more (:meth:`exposure`, with ``tracking``'s
+      estimate); it waits instead, and its team scores by contring the
+      opponents' fours or by a four made from a dealt pair.
+    - **kems** on its partner's sign at once, and **double** right after the
+      partner's kems when its own sign says the partner holds four too (as
+      every player does); ``go_double`` (off) first completes its own four
+      when one take away.
 
     It never bluffs a sign or a call.
     """
@@ -49,7 +56,7 @@ class ReasonerPlayer(TrackingPlayer):
     ``tracking``: the completing take shows, and it contres both hands)."""
     double_risk: float = 0.3
     """Skip the double when an opponent is this likely to hold four already."""
-    stealth: float | None = None
+    stealth: float | None = 0.5
     """Do not complete four with a take that would let an opponent estimate
     four at this probability or more (it would contre before the partner
     calls); ``None``: always complete."""
