@@ -24,13 +24,10 @@ sends something.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import select
-import threading
 import time
-import tty
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,8 +35,9 @@ from tablesense.firmware import board as fw_board
 from tablesense.firmware import leds as fw_leds
 from tablesense.firmware import mfrc522 as fw_mfrc522
 from tablesense.firmware import proto
-from tablesense.sim.faults import ByteFaults, FaultPlan
+from tablesense.sim.faults import FaultPlan
 from tablesense.sim.mfrc522_emu import EmulatedMFRC522, EmulatedPin, EmulatedSPIBus
+from tablesense.sim.pty_board import PtyBoard, _Pty  # noqa: F401 - _Pty: where it was found before
 from tablesense.table.geometry import TableGeometry
 
 FIRMWARE_DIR = Path(fw_board.__file__).resolve().parent
@@ -90,55 +88,6 @@ class EmulatedNeoPixel:
             self._on_write(self.shown)
 
 
-class _Pty:
-    """The board's end of a pseudo-terminal (the master) plus its slave path."""
-
-    def __init__(self, link_path: Path | None) -> None:
-        self.master, self._slave = os.openpty()
-        tty.setraw(self._slave)  # no echo, no line discipline: binary frames pass untouched
-        os.set_blocking(self.master, False)
-        self.path = os.ttyname(self._slave)
-        self.link_path = link_path
-        if link_path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                link_path.unlink()
-            link_path.symlink_to(self.path)
-        self.closed = False
-
-    def read(self) -> bytes:
-        try:
-            return os.read(self.master, 4096)
-        except BlockingIOError:
-            return b""
-        except OSError as exc:
-            if exc.errno == errno.EIO:
-                return b""  # nobody has the slave open
-            raise
-
-    def write(self, data: bytes) -> int:
-        """Write what fits; a host that does not read loses the rest (like USB CDC)."""
-        sent = 0
-        while sent < len(data):
-            try:
-                sent += os.write(self.master, data[sent:])
-            except BlockingIOError:
-                return sent
-            except OSError:
-                return sent
-        return sent
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        if self.link_path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self.link_path.unlink()
-        for fd in (self._slave, self.master):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
 class _Transport:
     """The firmware's transport: pty bytes through the fault filters."""
 
@@ -172,8 +121,9 @@ class _Transport:
             vb.bytes_tx += pty.write(data)
 
 
-class VirtualBoard:
-    """The real firmware Board for one board of a table, on its own pty."""
+class VirtualBoard(PtyBoard):
+    """The real firmware Board for one board of a table, on its own pty
+    (the cable's lifecycle: :class:`~tablesense.sim.pty_board.PtyBoard`)."""
 
     def __init__(
         self,
@@ -189,14 +139,11 @@ class VirtualBoard:
         with_leds: bool = True,
         fw_version: str | None = None,
     ) -> None:
+        super().__init__(board_id, faults=faults, link_dir=link_dir, on_path=on_path)
         self.geometry = geometry
-        self.board_id = board_id
         self.spec = geometry.board(board_id)
         self.seed = seed
-        self.plan = faults or FaultPlan()
-        self.link_dir = link_dir
         self.scan_interval = scan_interval
-        self.on_path = on_path
         self.config = config if config is not None else geometry.board_config(board_id)
         self.with_leds = with_leds and self.spec.leds > 0
         self.fw_version = fw_version or fw_board.FW_VERSION
@@ -219,85 +166,10 @@ class VirtualBoard:
         self.bytes_tx = 0
         self.boots = 0
         self.firmware: fw_board.Board | None = None
-        self._pty: _Pty | None = None
-        self._to_host: ByteFaults | None = None
-        self._to_board: ByteFaults | None = None
-        self._generation = 0
-        self._lock = threading.RLock()
-        self._stop = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        self._thread: threading.Thread | None = None
         self._pending_reboot = False
         self._files = self._firmware_files()
 
-    # --- public API -------------------------------------------------------------
-
-    @property
-    def path(self) -> str | None:
-        """The current device path (``/dev/pts/N``), None while unplugged."""
-        pty = self._pty
-        return pty.path if pty is not None else None
-
-    @property
-    def stable_path(self) -> str | None:
-        """The symlink in ``link_dir`` that follows the board across replugs (like a udev name)."""
-        return str(self.link_dir / f"board-{self.board_id}") if self.link_dir is not None else None
-
-    @property
-    def lock(self) -> threading.RLock:
-        """Held while the firmware steps: hold it to change the world under this board."""
-        return self._lock
-
-    @property
-    def plugged(self) -> bool:
-        return self._pty is not None
-
-    def start(self) -> str:
-        """Plug the board in and start its firmware; returns the device path."""
-        with self._lock:
-            if self._pty is None:
-                self._plug()
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(
-                target=self._run, name=f"virtual-board {self.board_id}", daemon=True
-            )
-            self._thread.start()
-        path = self.path
-        assert path is not None
-        return path
-
-    def stop(self) -> None:
-        """Unplug and stop the thread; idempotent."""
-        self._stop.set()
-        self._wake()
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(2.0)
-        self._thread = None
-        with self._lock:
-            self._unplug()
-        for fd in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._wake_r = self._wake_w = -1
-
-    def unplug(self) -> None:
-        """Pull the USB cable: the device path vanishes and the board loses power."""
-        with self._lock:
-            self._unplug()
-        self._wake()
-
-    def replug(self) -> str:
-        """Plug it back: a new pty (new path), a fresh boot, the same identity."""
-        with self._lock:
-            if self._pty is None:
-                self._plug()
-            path = self.path
-        self._wake()
-        assert path is not None
-        return path
+    # --- public API (the cable's: PtyBoard) -------------------------------------------
 
     def reboot(self, cause: int = proto.BOOT_WATCHDOG) -> None:
         """Restart the firmware on the same port (BOOT frame, cells unscanned)."""
@@ -310,34 +182,17 @@ class VirtualBoard:
         """What the strip shows now."""
         return list(self.neopixel.shown)
 
-    def fault_counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for name, f in (("to_host", self._to_host), ("to_board", self._to_board)):
-            if f is not None:
-                c = f.counts
-                out[f"{name}_dropped"] = c.dropped
-                out[f"{name}_corrupted"] = c.corrupted
-                out[f"{name}_duplicated"] = c.duplicated
-                out[f"{name}_delayed"] = c.delayed
-        return out
-
     # --- internals -----------------------------------------------------------------
 
-    def _plug(self) -> None:
-        link = self.link_dir / f"board-{self.board_id}" if self.link_dir is not None else None
-        self._pty = _Pty(link)
-        self._generation += 1
-        self._to_host = self.plan.byte_faults(self.board_id, "to_host", self._generation)
-        self._to_board = self.plan.byte_faults(self.board_id, "to_board", self._generation)
+    def _power_on(self) -> None:
         self._boot(proto.BOOT_POWER_ON)
-        if self.on_path is not None:
-            self.on_path(self.board_id, self._pty.path)
 
-    def _unplug(self) -> None:
-        pty, self._pty = self._pty, None
+    def _power_off(self) -> None:
         self.firmware = None
-        if pty is not None:
-            pty.close()
+
+    def _thread_name(self) -> str:
+        return f"virtual-board {self.board_id}"
+
 
     def _boot(self, cause: int) -> None:
         self.boots += 1
@@ -383,10 +238,6 @@ class VirtualBoard:
     def _led_written(self, frame: list[RGB]) -> None:
         if self.on_leds is not None:
             self.on_leds(frame)
-
-    def _wake(self) -> None:
-        with contextlib.suppress(OSError):
-            os.write(self._wake_w, b"!")
 
     def _run(self) -> None:
         next_scan = time.monotonic()

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from tablesense.firmware import config as fw_config
 from tablesense.flash import images
-from tablesense.sim.faults import ByteFaults, FaultPlan
+from tablesense.sim.faults import FaultPlan
 from tablesense.sim.mfrc522_emu import (
     EmulatedI2C,
     EmulatedMCP23017,
@@ -57,8 +57,9 @@ from tablesense.sim.mfrc522_emu import (
     EmulatedPin,
     EmulatedSPIBus,
 )
+from tablesense.sim.pty_board import PtyBoard
 from tablesense.sim.rp2040 import BOOTROM
-from tablesense.sim.virtual_board import RGB, _Pty
+from tablesense.sim.virtual_board import RGB
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "board.mjs"
@@ -170,8 +171,9 @@ class _I2CBus:
         return None  # stop
 
 
-class Rp2040Board:
-    """One emulated RP2040 board; see the module docstring.
+class Rp2040Board(PtyBoard):
+    """One emulated RP2040 board; see the module docstring (the cable's
+    lifecycle: :class:`~tablesense.sim.pty_board.PtyBoard`).
 
     ``config``: the board config the *hardware* is built from (cells, chip
     selects, LED pin); the firmware reads its own copy from /config.json once
@@ -196,12 +198,9 @@ class Rp2040Board:
     ) -> None:
         from tablesense.flash.deploy import bench_config
 
+        super().__init__(board_id, faults=faults, link_dir=link_dir, on_path=on_path)
         self.geometry = geometry
-        self.board_id = board_id
         self.seed = seed
-        self.plan = faults or FaultPlan()
-        self.link_dir = link_dir
-        self.on_path = on_path
         if config is None:
             config = geometry.board_config(board_id) if geometry is not None else bench_config(board_id)
         self.config = fw_config.parse(dict(config))
@@ -214,7 +213,6 @@ class Rp2040Board:
         if fresh:
             with contextlib.suppress(FileNotFoundError):
                 self.flash_path.unlink()
-        self._lock = threading.RLock()
         self.on_leds: Callable[[list[RGB]], None] | None = None
         self.on_frame_out: Callable[[bytes], None] | None = None
         self.boots = 0
@@ -224,16 +222,8 @@ class Rp2040Board:
         self.usb_connected = threading.Event()
         self._leds: list[RGB] = [(0, 0, 0)] * int(self.config["leds"])
         self._build_hardware()
-        self._pty: _Pty | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._dev_r = self._ans_w = -1
-        self._to_host: ByteFaults | None = None
-        self._to_board: ByteFaults | None = None
-        self._generation = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
         self.log_lines: list[str] = []
 
     # --- the hardware around the chip --------------------------------------------
@@ -278,25 +268,9 @@ class Rp2040Board:
         if reset is not None:
             pin(reset)
 
-    # --- public API (VirtualBoard's) -------------------------------------------------
+    # --- public API (VirtualBoard's; the cable's: PtyBoard) ---------------------------
 
-    @property
-    def path(self) -> str | None:
-        pty = self._pty
-        return pty.path if pty is not None else None
-
-    @property
-    def stable_path(self) -> str | None:
-        return str(self.link_dir / f"board-{self.board_id}") if self.link_dir is not None else None
-
-    @property
-    def lock(self) -> threading.RLock:
-        """Held while a device message is answered: hold it to change the world."""
-        return self._lock
-
-    @property
-    def plugged(self) -> bool:
-        return self._pty is not None
+    join_timeout = 5.0  # the emulator's process is killed on the way
 
     def start(self) -> str:
         """Plug the board in (its emulator starts, booting from its flash); returns the path."""
@@ -304,50 +278,7 @@ class Rp2040Board:
         if reason is not None:
             raise Rp2040Error(f"cannot start an emulated RP2040 board: {reason}")
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            if self._pty is None:
-                self._plug()
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name=f"rp2040 board {self.board_id}", daemon=True)
-            self._thread.start()
-        path = self.path
-        assert path is not None
-        return path
-
-    def stop(self) -> None:
-        """Stop the emulator and unplug; idempotent. The flash file stays."""
-        self._stop.set()
-        self._wake()
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(5.0)
-        self._thread = None
-        with self._lock:
-            self._kill()
-            self._unplug_pty()
-        for fd in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._wake_r = self._wake_w = -1
-
-    def unplug(self) -> None:
-        """Pull the cable: the emulator stops at once (a power cut; what was
-        programmed into flash stays), the device path vanishes."""
-        with self._lock:
-            self._kill()
-            self._unplug_pty()
-        self._wake()
-
-    def replug(self) -> str:
-        """Plug it back: a new path, the emulator boots again from the same flash."""
-        with self._lock:
-            if self._pty is None:
-                self._plug()
-            path = self.path
-        self._wake()
-        assert path is not None
-        return path
+        return super().start()
 
     def reboot(self, cause: int = 1) -> None:
         """Reset the chip on the same port (the emulator restarts from its flash)."""
@@ -368,17 +299,6 @@ class Rp2040Board:
         """What the strip shows now (decoded from the data line)."""
         return list(self._leds)
 
-    def fault_counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for name, f in (("to_host", self._to_host), ("to_board", self._to_board)):
-            if f is not None:
-                c = f.counts
-                out[f"{name}_dropped"] = c.dropped
-                out[f"{name}_corrupted"] = c.corrupted
-                out[f"{name}_duplicated"] = c.duplicated
-                out[f"{name}_delayed"] = c.delayed
-        return out
-
     @property
     def running(self) -> bool:
         p = self._proc
@@ -386,20 +306,14 @@ class Rp2040Board:
 
     # --- processes ---------------------------------------------------------------------
 
-    def _plug(self) -> None:
-        link = self.link_dir / f"board-{self.board_id}" if self.link_dir is not None else None
-        self._pty = _Pty(link)
-        self._generation += 1
-        self._to_host = self.plan.byte_faults(self.board_id, "to_host", self._generation)
-        self._to_board = self.plan.byte_faults(self.board_id, "to_board", self._generation)
+    def _power_on(self) -> None:
         self._spawn()
-        if self.on_path is not None:
-            self.on_path(self.board_id, self._pty.path)
 
-    def _unplug_pty(self) -> None:
-        pty, self._pty = self._pty, None
-        if pty is not None:
-            pty.close()
+    def _power_off(self) -> None:
+        self._kill()
+
+    def _thread_name(self) -> str:
+        return f"rp2040 board {self.board_id}"
 
     def _spawn(self) -> None:
         js = rp2040js_dir()
@@ -458,10 +372,6 @@ class Rp2040Board:
                     if f is not None:
                         f.close()
         self._dev_r = self._ans_w = -1  # the device thread closes them when Node is gone
-
-    def _wake(self) -> None:
-        with contextlib.suppress(OSError):
-            os.write(self._wake_w, b"!")
 
     # --- the I/O loop ---------------------------------------------------------------------
 
