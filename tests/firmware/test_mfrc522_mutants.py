@@ -585,3 +585,17 @@ def test_a_remembered_select_never_hides_a_new_tag_or_a_bad_answer() -> None:
     assert r.read_uid() == bytes.fromhex("11223344")
     tag.uid, tag.levels = other, 2
     assert r.read_uid() == other
+
+
+def test_the_status_comes_from_the_poll_that_saw_the_end() -> None:
+    """Every poll of an exchange reads ComIrqReg, ErrorReg and FIFOLevelReg in
+    one transaction; only the bytes of the poll whose ComIrqReg shows the end
+    count (an error bit or a level seen while the frame was still arriving
+    is not the outcome)."""
+    chip, r = make(lambda frame: ([0, 0, drv.IRQ_RX], 0, b"\x44\x00"))
+    chip.reads[drv.ErrorReg] = [drv.ERRREG_COLL, drv.ERRREG_CRC, 0]
+    chip.reads[drv.FIFOLevelReg] = [0, 1, 2]
+    assert r.transceive(b"\x52", 7) == (0, b"\x44\x00")
+    assert r.polls == 3
+    assert chip.transfers[-2] == bytes([0x80 | (drv.ComIrqReg << 1), 0x80 | (drv.ErrorReg << 1),
+                                        0x80 | (drv.FIFOLevelReg << 1), 0])
