@@ -3,6 +3,8 @@ against the datasheet and ISO 14443-3."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 from tablesense.firmware import mfrc522 as drv
@@ -280,9 +282,11 @@ def test_shared_decoder_selects_route_every_transaction_in_any_order() -> None:
     pins = {6: a[0], 7: a[1], 8: a[2], 9: enables[0], 10: enables[1]}
     selects = make_selects(parse({"board": 1, "cells": 16, "cs": {"kind": "decoder", "address": [6, 7, 8],
                                                                   "enables": [9, 10]}}), pins.__getitem__)
+    assert all(isinstance(s, DecoderSelect) for s in selects)
+    shared = cast(DecoderSelect, selects[0]).shared
     buffers = drv.Buffers()  # shared by the readers of the bus, as main.py does
     readers = [drv.MFRC522(bus, s, buffers=buffers) for s in selects]
-    assert all(r._shared is selects[0].shared for r in readers)  # the fast path is in use
+    assert shared is not None and all(r._shared is shared for r in readers)  # the fast path is in use
     order = [0, 1, 0, 9, 8, 0, 15, 7, 7, 3, 11, 3, 0]
     assert [readers[ch].version() for ch in order] == [0x80 + ch for ch in order]
     for ch in (2, 10, 13):
