@@ -209,7 +209,8 @@ def test_each_seat_reads_the_review_with_its_own_tiles_named() -> None:
     entry = [e for e in stored if e["type"] == "review"][-1]
     hints.follow(TableEvent("hand_ended", ended, 2, 0.0))
     assert hints.hint(ref.hand.to_play) is None  # the hint was for a position gone
-    assert public("hand_ended", ended) is not None and "private" not in public("hand_ended", ended)
+    shown = public("hand_ended", ended)
+    assert shown is not None and "private" not in shown
     mine = {item["seat"]: item["lines"] for item in ended["private"]["reviews"]}
     assert sorted(mine) == [0, 1, 2, 3]
     for seat in range(4):
