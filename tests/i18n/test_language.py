@@ -49,3 +49,13 @@ def test_pseudo_translation_reaches_nested_sentences_and_keeps_values() -> None:
 
 def test_an_unmarked_string_passes_through() -> None:
     assert Translator("ms")("no such message here") == "no such message here"
+
+
+def test_a_decimal_reads_as_the_language_writes_it() -> None:
+    # the coach's review: "1.5" would read as fifteen hundred in Portuguese
+    s = say("seat {seat} chose to {played}; to {better} was worth about {loss} points more",
+            seat="South", played="play 5-6", better="play 2-2", loss=1.5)
+    assert str(s).endswith("about 1.5 points more")
+    assert "1,5 pontos" in translate(s, "pt-BR")
+    assert "1.5 mata" in translate(s, "ms")
+    assert translate(say("{n} of {m}", n=3, m=2.0), "pt-BR") == "3 of 2"  # whole numbers stay whole

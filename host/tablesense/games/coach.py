@@ -119,7 +119,7 @@ class Mistake:
             seat=self.seat,
             played=move_words(self.played, shown),
             better=move_words(self.better, shown),
-            loss=f"{self.loss:.1f}",
+            loss=round(self.loss, 1),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from babel.numbers import format_decimal
+
 DOMAIN = "tablesense"
 LOCALE_DIR = Path(__file__).with_name("locale")
 
@@ -153,9 +155,20 @@ def translate(message: object, lang: str) -> str:
     template = getattr(message, "template", None)
     params = getattr(message, "params", None)
     if isinstance(template, str) and isinstance(params, Mapping):
-        done = {k: translate(v, lang) if hasattr(v, "template") else v for k, v in params.items()}
+        done = {k: _param(v, lang) for k, v in params.items()}
         return tr.gettext(template).format(**done)
     return tr.gettext(str(message)) if isinstance(message, str) and message else str(message)
+
+
+def _param(value: object, lang: str) -> object:
+    """A Sentence's parameter in ``lang``: a nested Sentence translated, a
+    decimal written as the language writes it (``1,5`` in Portuguese, where
+    ``1.5`` reads as a thousands group); anything else as it is."""
+    if hasattr(value, "template"):
+        return translate(value, lang)
+    if isinstance(value, float) and lang not in ("en", PSEUDO):
+        return format_decimal(value, locale=lang.replace("-", "_"))
+    return value
 
 
 def ngettext(singular: str, plural: str, n: int, lang: str) -> str:
