@@ -282,3 +282,24 @@ def test_six_and_eight_seat_kems_fit_a_kiosk_screen(
     )
     assert rotated == 0
     page.screenshot(path=str(artifacts / f"kems-{seats}-seats.png"))
+
+
+@pytest.mark.parametrize(("lang", "shown"), [("en", "3.5"), ("pt-BR", "3,5"), ("ms", "3.5")])
+def test_a_half_point_reads_as_the_table_language_writes_it(browser: Any, lang: str, shown: str) -> None:
+    # brazilian-points scores halves (a blocked hand); "3.5" reads as
+    # thirty-five hundred in Portuguese
+    bus = EventBus()
+    server = serve_display(bus, lang=lang)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        pg = ctx.new_page()
+        pg.goto(server.url)
+        pg.wait_for_function("document.body.dataset.conn === 'live'", timeout=5000)
+        view = {"game": "kems", "board": ["7S", "8S", "9S", "TS"], "seats": [], "scores": [3.5, 1],
+                "target": 6}
+        state = wait_seq(pg, publish(bus, view))
+        assert state["scores"] == [shown, "1"]
+    finally:
+        ctx.close()
+        server.stop()
+        bus.close()

@@ -47,9 +47,12 @@
     return n;
   }
 
+  /* A score as the page's language writes it: 3,5 in Portuguese, 3.5 in
+     English and Malay (the page's lang attribute is the table's language). */
   function num(x) {
     if (typeof x !== "number") return String(x);
-    return Number.isInteger(x) ? String(x) : String(Math.round(x * 100) / 100);
+    const lang = document.documentElement.lang || "en";
+    return x.toLocaleString(lang, { maximumFractionDigits: 2, useGrouping: false });
   }
 
   /* Labels per score entry: team members' names when scores are per team. */
