@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tablesense.table.words import say
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS matches (
     id TEXT PRIMARY KEY,
@@ -79,18 +81,25 @@ class Journal:
         try:
             if self.path.parent and not self.path.parent.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a folder that cannot be made (read-only, no such device)
+            raise JournalError(say("cannot open the journal {path}: {error}", path=str(self.path),
+                                   error=exc.strerror or str(exc))) from None
+        try:
             self._db = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False
             )
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
-                raise JournalError(f"{self.path}: SQLite refused WAL mode (got {mode})")
+                raise JournalError(say("{path}: SQLite refused WAL mode (got {mode})", path=str(self.path), mode=mode))
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
         except sqlite3.Error as exc:
-            kept = " (the file is left as it is)" if self.path.exists() else ""
-            raise JournalError(f"cannot open the journal {self.path}: {exc}{kept}") from None
+            if self.path.exists():
+                raise JournalError(say("cannot open the journal {path}: {error} (the file is left as it is)",
+                                       path=str(self.path), error=str(exc))) from None
+            raise JournalError(say("cannot open the journal {path}: {error}", path=str(self.path),
+                                   error=str(exc))) from None
         self.match_id: str | None = None
 
     # -- matches -----------------------------------------------------------
@@ -108,7 +117,7 @@ class Journal:
     def resume(self, match_id: str) -> None:
         """Append to an existing match."""
         if self.match(match_id) is None:
-            raise JournalError(f"no match {match_id!r} in {self.path}")
+            raise JournalError(say("no match {id!r} in {path}", id=match_id, path=str(self.path)))
         self.match_id = match_id
 
     def running(self) -> MatchRow | None:
@@ -153,8 +162,8 @@ class Journal:
             raise
         except (sqlite3.Error, ValueError, TypeError, IndexError) as exc:
             raise JournalError(
-                f"cannot read the journal {self.path}: {exc} (the file is damaged; "
-                f"it is left as it is)"
+                say("cannot read the journal {path}: {error} (the file is damaged; it is left as it is)",
+                    path=str(self.path), error=str(exc))
             ) from None
 
     def close_match(self, status: str = "finished", match_id: str | None = None) -> None:
@@ -203,7 +212,7 @@ class Journal:
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
-            raise JournalError(f"cannot write the journal {self.path}: {exc}") from None
+            raise JournalError(say("cannot write the journal {path}: {error}", path=str(self.path), error=str(exc))) from None
 
     def close(self) -> None:
         """Idempotent."""

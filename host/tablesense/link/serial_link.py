@@ -24,6 +24,7 @@ from typing import Protocol
 import serial
 
 from tablesense.firmware import proto
+from tablesense.table.words import say
 
 #: A decoded frame: (msg_type, board, seq, payload).
 Frame = tuple[int, int, int, bytes]
@@ -98,9 +99,9 @@ class SerialLink:
                 exclusive=True,
             )
         except serial.SerialException as exc:
-            raise LinkError(f"cannot open {self.port}: {_reason(exc)}") from None
+            raise LinkError(say("cannot open {port}: {reason}", port=self.port, reason=_reason(exc))) from None
         except (OSError, ValueError) as exc:
-            raise LinkError(f"cannot open {self.port}: {exc}") from None
+            raise LinkError(say("cannot open {port}: {reason}", port=self.port, reason=str(exc))) from None
         with contextlib.suppress(serial.SerialException, OSError):
             ser.reset_input_buffer()
         self._decoder = proto.FrameDecoder()
@@ -133,12 +134,12 @@ class SerialLink:
     def write(self, data: bytes) -> None:
         ser = self._ser
         if ser is None:
-            raise LinkError(f"{self.port} is not open")
+            raise LinkError(say("{port} is not open", port=self.port))
         with self._write_lock:
             try:
                 ser.write(data)
             except (serial.SerialException, OSError) as exc:
-                raise LinkError(f"write to {self.port} failed: {_reason(exc)}") from None
+                raise LinkError(say("write to {port} failed: {reason}", port=self.port, reason=_reason(exc))) from None
         self.bytes_tx += len(data)
 
     def receive(self) -> list[Received]:
@@ -148,7 +149,7 @@ class SerialLink:
         """
         ser = self._ser
         if ser is None:
-            raise LinkError(f"{self.port} is not open")
+            raise LinkError(say("{port} is not open", port=self.port))
         try:
             data = ser.read(1)
             if data:
@@ -158,7 +159,7 @@ class SerialLink:
         except (serial.SerialException, OSError, TypeError) as exc:
             # TypeError: pyserial's posix read can fail this way when the port is
             # closed under it by another thread.
-            raise LinkError(f"read from {self.port} failed: {_reason(exc)}") from None
+            raise LinkError(say("read from {port} failed: {reason}", port=self.port, reason=_reason(exc))) from None
         now = time.monotonic()
         if not data:
             # Half a frame and then silence: its end (the delimiter) was lost. Drop
@@ -198,11 +199,13 @@ def split_frames(decoder: proto.FrameDecoder, data: bytes) -> list[Received]:
 
 
 def _reason(exc: BaseException) -> str:
+    """Why the port failed, in words a person reads (translatable); what the
+    OS or pyserial said otherwise, as it said it."""
     text = str(exc) or exc.__class__.__name__
     if "exclusively lock" in text or "Resource temporarily unavailable" in text:
-        return "another program has the port open (close it, e.g. a serial monitor or a second tablesense)"
+        return say("another program has the port open (close it, e.g. a serial monitor or a second tablesense)")
     if "No such file" in text:
-        return "no such device (unplugged?)"
+        return say("no such device (unplugged?)")
     if "returned no data" in text or "Input/output error" in text:
-        return "the device disconnected"
+        return say("the device disconnected")
     return text

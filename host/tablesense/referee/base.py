@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tablesense.games.common import HandResult, OptionError, say
+from tablesense.games.common import HandResult, OptionError, message_of, say
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import DominoRules, KemsRules, Rejection, TableMove, TableRules
@@ -44,11 +44,11 @@ class RefereeBase:
         deal: str = "engine",
     ) -> None:
         if spec.game not in GAMES:
-            raise RefereeError(f"unknown game {spec.game!r}: use dominoes or kems")
+            raise RefereeError(say("unknown game {game!r}: use dominoes or kems", game=spec.game))
         if spec.game not in geometry.games:
             raise RefereeError(
-                f"table {geometry.name!r} is laid out for {', '.join(geometry.games)}, "
-                f"not {spec.game}"
+                say("table {table!r} is laid out for {games}, not {game}", table=geometry.name,
+                    games=", ".join(geometry.games), game=spec.game)
             )
         if deal not in ("engine", "table"):
             raise ValueError(
@@ -59,7 +59,8 @@ class RefereeBase:
             spec.seat_names = [s.name for s in geometry.seats] or _default_names(n)
         if len(spec.seat_names) != n:
             raise RefereeError(
-                f"table {geometry.name!r} has {n} seats; {len(spec.seat_names)} players were named"
+                say("table {table!r} has {n} seats; {named} players were named", table=geometry.name, n=n,
+                    named=len(spec.seat_names))
             )
         if not spec.seat_kinds:
             spec.seat_kinds = ["human"] * n
@@ -148,7 +149,8 @@ class RefereeBase:
                 raise OptionError(f"Kems has one variant, classic, not {spec.variant!r}")
             return KemsMatch(spec.options, seats=n)
         except (OptionError, ValueError) as exc:
-            raise RefereeError(f"cannot set up {spec.game} {spec.variant}: {exc}") from None
+            raise RefereeError(say("cannot set up {game} {variant}: {error}", game=spec.game, variant=spec.variant,
+                                      error=message_of(exc))) from None
 
     @property
     def hand(self) -> Any:

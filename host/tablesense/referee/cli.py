@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
-from tablesense.games.common import message_of
+from tablesense.games.common import message_of, say
 from tablesense.i18n import N_, Translator
 from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
 from tablesense.i18n.cli import _, activate
@@ -28,11 +29,27 @@ from tablesense.referee.console import log_events as _log_events
 DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
 
 
-def _err(message: str, code: int = 2) -> typer.Exit:
+def _err(message: object, code: int = 2) -> typer.Exit:
+    """Print ``error: MESSAGE`` in the command's language (a Sentence is
+    translated; a plain string is printed as it is) and exit with ``code``."""
     from rich.console import Console
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    text = _(message) if hasattr(message, "template") else str(message)
+    Console(stderr=True).print(f"[bold red]{escape(_('error:'))}[/] {escape(text)}", highlight=False)
     return typer.Exit(code)
+
+
+def _demo_failure(exc: BaseException) -> object:
+    """What stopped the demo: a sentence a person reads as it was raised (a
+    bad --seats, --player or --variant, a journal that cannot be used);
+    anything else with its type, as a developer needs it."""
+    message = message_of(exc)
+    return message if hasattr(message, "template") else f"{type(exc).__name__}: {exc}"
+
+
+def _afresh(exc: BaseException) -> Any:
+    """A journal that cannot be used, and the way out (exit 1)."""
+    return say("{error}; to start afresh, move it aside or use --journal PATH", error=message_of(exc))
 
 
 def default_journal() -> Path:
@@ -201,13 +218,13 @@ def register(app: typer.Typer) -> None:
 
         console = Console(stderr=True)
         if deal not in ("table", "host"):
-            raise _err("--deal is 'table' (read from the racks) or 'host' (the host deals)")
+            raise _err(say("--deal is 'table' (read from the racks) or 'host' (the host deals)"))
         if coach and director is not None:
             raise _err(_("a tournament table plays without the coach: --coach cannot go with --director"))
         try:
             geometry = TableGeometry.load(table)
         except (GeometryError, FileNotFoundError) as exc:
-            raise _err(str(exc)) from None
+            raise _err(message_of(exc)) from None
         chosen_game = game or geometry.games[0]
         n = len(geometry.seats)
         reporter = None
@@ -228,7 +245,8 @@ def register(app: typer.Typer) -> None:
                     variant = str(announced["variant"])
         names = [s.strip() for s in seats.split(",")] if seats else [s.name for s in geometry.seats]
         if len(names) != n:
-            raise _err(f"table {geometry.name} has {n} seats; --seats names {len(names)}")
+            raise _err(say("table {table} has {n} seats; --seats names {named}", table=geometry.name, n=n,
+                           named=len(names)))
         kinds = ["bot" if x.lower() == "bot" else "human" for x in names]
         names = [
             f"Bot {i + 1}" if k == "bot" else x
@@ -239,7 +257,7 @@ def register(app: typer.Typer) -> None:
                 TagRegistry.virtual(seed or 0) if tags == "virtual" else TagRegistry.load(tags)
             )
         except TagRegistryError as exc:
-            raise _err(str(exc)) from None
+            raise _err(message_of(exc)) from None
         options: dict[str, Any] = {}
         if target is not None:
             options["target"] = int(target) if float(target).is_integer() else target
@@ -258,13 +276,13 @@ def register(app: typer.Typer) -> None:
         for port in port_list:
             if not Path(port).exists():
                 raise _err(
-                    f"--port {port}: no such device (is the board plugged in? "
-                    "'tablesense boards list' shows the boards found)"
+                    say("--port {port}: no such device (is the board plugged in? "
+                        "'tablesense boards list' shows the boards found)", port=port)
                 )
         try:
             jour = Journal(journal or default_journal())
         except JournalError as exc:
-            raise _err(f"{exc}; to start afresh, move it aside or use --journal PATH", 1) from None
+            raise _err(_afresh(exc), 1) from None
         bus = EventBus(history_size=2000)
         if reporter is not None:
             reporter.attach(bus)
@@ -294,10 +312,10 @@ def register(app: typer.Typer) -> None:
                 jour.resume(running.id)
         except RefereeError as exc:
             jour.close()
-            raise _err(str(exc)) from None
+            raise _err(message_of(exc)) from None
         except JournalError as exc:
             jour.close()
-            raise _err(f"{exc}; to start afresh, move it aside or use --journal PATH", 1) from None
+            raise _err(_afresh(exc), 1) from None
         referee.set_coach(coach)
         make = domino_bot if spec.game == "dominoes" else kems_bot
         bots = {i: make(None) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
@@ -360,7 +378,8 @@ def register(app: typer.Typer) -> None:
                     long_press=LONG_PRESS_S if coach else None,
                 )
             except Exception as exc:  # no GPIO on this machine: keyboard only
-                console.print(f"[yellow]seat buttons unavailable ({exc}); use the keyboard[/]")
+                console.print("[yellow]" + escape(_(say("seat buttons unavailable ({error}); use the keyboard",
+                                                        error=message_of(exc)))) + "[/]")
             evening = None
             if reporter is not None:  # match after match as the director announces them (referee.evening)
                 from tablesense.referee.evening import Evening, MatchMaker, TableMatches
@@ -391,8 +410,8 @@ def register(app: typer.Typer) -> None:
                 )
                 console.print(
                     Translator(spec.lang)(
-                        template, id=running.id, match=_describe(spec), n=referee.hand_no,
-                        score=score, entries=len(entries),
+                        say(template, id=running.id, match=_describe(spec), n=referee.hand_no,
+                            score=score, entries=len(entries)),
                     ),
                     highlight=False,
                 )
@@ -411,7 +430,7 @@ def register(app: typer.Typer) -> None:
                     evening.finish(referee.record())
                     evening.run(TableMatches(maker, session, jour, stop))
         except (RefereeError, JournalError) as exc:
-            raise _err(str(exc), 1) from None
+            raise _err(message_of(exc), 1) from None
         finally:
             session.detach()
             if leds is not None:
@@ -508,14 +527,14 @@ def register(app: typer.Typer) -> None:
 
         console = Console(stderr=True)
         if game not in DEFAULT_VARIANT:
-            raise _err(f"unknown game {game!r}: use dominoes or kems")
+            raise _err(say("unknown game {game!r}: use dominoes or kems", game=game))
         table_lang = _table_lang(lang)
         announcer = _announcer(table_lang, speech, volume, quiet_hours)
         _ = Translator(table_lang)
         if link not in ("virtual", "direct"):
-            raise _err("--link is virtual or direct")
+            raise _err(say("--link is virtual or direct"))
         if boards not in ("virtual", "rp2040"):
-            raise _err("--boards is virtual or rp2040")
+            raise _err(say("--boards is virtual or rp2040"))
         cfg = DemoConfig(
             game=game,
             variant=variant,
@@ -548,12 +567,12 @@ def register(app: typer.Typer) -> None:
             try:
                 layout = TableGeometry.load(demo_table(cfg, demo_variant(cfg)))
                 cfg.sit = parse_seats(sit, [seat.name for seat in layout.seats])
-            except ValueError as exc:
-                raise _err(str(exc)) from None
+            except (ValueError, FileNotFoundError) as exc:
+                raise _err(message_of(exc)) from None
             if not web or link != "virtual":
-                raise _err("--sit needs the page and the virtual boards (no --no-web, no --link direct)")
+                raise _err(say("--sit needs the page and the virtual boards (no --no-web, no --link direct)"))
         elif open_hands:
-            raise _err("--open-hands goes with --sit")
+            raise _err(say("--open-hands goes with --sit"))
         stop = threading.Event()
         _stop_on_signals(stop)
         quiet = not web and hands is not None
@@ -598,7 +617,7 @@ def register(app: typer.Typer) -> None:
                 on_tabletop=tabletop,
             )
         except Exception as exc:  # a clear message, never a traceback
-            raise _err(f"{type(exc).__name__}: {exc}", 1) from None
+            raise _err(_demo_failure(exc), 1) from None
         if announcer is not None:
             announcer.drain(timeout=60.0)
             announcer.close()
@@ -631,7 +650,7 @@ def _table_lang(option: str | None) -> str:
     try:
         return resolve(option)
     except UnknownLanguageError as exc:
-        raise _err(str(exc)) from None
+        raise _err(str(exc)) from None  # before any language is known: English
 
 
 def _announcer(lang: str, speech: bool, volume: int, quiet_hours: str | None) -> Any:
@@ -639,25 +658,36 @@ def _announcer(lang: str, speech: bool, volume: int, quiet_hours: str | None) ->
     exit 3 with how to install it; bad ``--quiet-hours``: exit 2."""
     from tablesense.outputs.speech import Announcer, EspeakVoice, QuietHours, SpeechUnavailableError
 
+    # the outputs room words these in English (it imports no Sentence):
+    # the command says them in its language
     try:
         quiet = QuietHours.parse(quiet_hours) if quiet_hours else None
-    except ValueError as exc:
-        raise _err(str(exc)) from None
+    except ValueError:
+        raise _err(say("quiet hours {text!r}: write them as HH:MM-HH:MM, for example 22:00-08:00",
+                       text=quiet_hours)) from None
     if not speech:
         return None
     try:
         voice = EspeakVoice()
-    except SpeechUnavailableError as exc:
-        raise _err(str(exc), 3) from None
+    except SpeechUnavailableError:
+        raise _err(say("espeak-ng is not installed: sudo apt-get install espeak-ng (or run without --speech)"),
+                   3) from None
     return Announcer(voice, lang=lang, volume=volume, quiet=quiet)
 
 
-def _describe(spec: Any) -> str:
-    """``dominoes pairs-pips on dominoes-4, seats South, East, North, West``."""
-    return (
-        f"{spec.game} {spec.variant} on {spec.table or 'this table'}, "
-        f"seats {', '.join(spec.seat_names)}"
-    )
+def _describe(spec: Any) -> Any:
+    """``dominoes pairs-pips on dominoes-4, seats South, East, North, West``
+    (a Sentence: the seat names as the table says them)."""
+    from tablesense.referee.words import seat_word
+
+    seats = [seat_word(name) for name in spec.seat_names]
+    names: Any = seats[0] if seats else ""
+    for name in seats[1:]:
+        names = say("{first}, {then}", first=names, then=name)
+    if spec.table:
+        return say("{game} {variant} on {table}, seats {seats}", game=spec.game, variant=spec.variant,
+                   table=spec.table, seats=names)
+    return say("{game} {variant} on this table, seats {seats}", game=spec.game, variant=spec.variant, seats=names)
 
 
 def _choose_match(
@@ -668,6 +698,7 @@ def _choose_match(
     options contradict (another table, game, variant, seats or target) is
     refused with both ways on; ``--new`` keeps it in the journal as
     abandoned and says so. Returns ``(spec, running row or None)``."""
+    from tablesense.games.common import listed
     from tablesense.referee.core import MatchSpec
 
     running = jour.running()
@@ -679,36 +710,39 @@ def _choose_match(
         from tablesense.journal.store import JournalError
 
         raise JournalError(
-            f"cannot read the journal {jour.path}: match {running.id} has no valid "
-            f"description ({exc!r}); the file is left as it is"
+            say("cannot read the journal {path}: match {id} has no valid description ({error}); "
+                "the file is left as it is", path=str(jour.path), id=running.id, error=repr(exc))
         ) from None
     if new:
         jour.close_match("abandoned", running.id)
         console.print(
-            f"[yellow]the unfinished match {running.id} ({_describe(old)}) stays in the "
-            f"journal as abandoned; a new match starts[/]",
+            "[yellow]" + escape(_(say("the unfinished match {id} ({match}) stays in the journal as abandoned; "
+                                      "a new match starts", id=running.id, match=_describe(old)))) + "[/]",
             highlight=False,
         )
         return spec, None
-    differs: list[str] = []
+    differs: list[Any] = []
     if old.table and old.table != table:
-        differs.append(f"it is on table {old.table}, not {table}")
+        differs.append(say("it is on table {table}, not {given}", table=old.table, given=table))
     if given.get("game") is not None and given["game"] != old.game:
-        differs.append(f"its game is {old.game}, not {given['game']}")
+        differs.append(say("its game is {game}, not {given}", game=old.game, given=given["game"]))
     if given.get("variant") is not None and given["variant"] != old.variant:
-        differs.append(f"its variant is {old.variant}, not {given['variant']}")
+        differs.append(say("its variant is {variant}, not {given}", variant=old.variant, given=given["variant"]))
     if given.get("seats") is not None and list(given["seats"]) != list(old.seat_names):
-        differs.append(f"its seats are {', '.join(old.seat_names)}")
+        differs.append(say("its seats are {seats}", seats=", ".join(old.seat_names)))
     if given.get("target") is not None and given["target"] != old.options.get("target"):
-        differs.append(f"its target is {old.options.get('target', 'the default')}")
+        if "target" in old.options:
+            differs.append(say("its target is {target}", target=old.options["target"]))
+        else:
+            differs.append(say("its target is the default"))
     if differs:
+        journal_opt = "" if _default_journal_is(jour.path) else f" --journal {jour.path}"
         raise _err(
-            f"the journal {jour.path} holds an unfinished match {running.id} "
-            f"({_describe(old)}, {running.entries} journal entries): {'; '.join(differs)}.\n"
-            f"  resume it as it was: tablesense play --table {old.table or table}"
-            f"{'' if _default_journal_is(jour.path) else f' --journal {jour.path}'}\n"
-            f"  or start a new match (the unfinished one stays in the journal as abandoned): "
-            f"add --new",
+            say("the journal {path} holds an unfinished match {id} ({match}, {n} journal entries): {differs}.\n"
+                "  resume it as it was: {command}\n"
+                "  or start a new match (the unfinished one stays in the journal as abandoned): add --new",
+                path=str(jour.path), id=running.id, match=_describe(old), n=running.entries,
+                differs=listed(differs), command=f"tablesense play --table {old.table or table}{journal_opt}"),
             2,
         )
     return old, running
@@ -735,11 +769,12 @@ def _start_reporter(
     try:
         broker = BrokerURL.parse(director)
     except ValueError as exc:
-        raise _err(f"--director: {_(message_of(exc))}") from None
+        raise _err(say("--director: {error}", error=message_of(exc))) from None
     try:
         key = TableKey.load(table_key)
     except (OSError, ValueError, SignatureError) as exc:
-        raise _err(f"--table-key {table_key}: {_(message_of(exc))}") from None
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else message_of(exc)
+        raise _err(say("--table-key {path}: {error}", path=str(table_key), error=reason)) from None
     path = outbox or Path(journal or default_journal()).with_name("outbox.sqlite")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -757,15 +792,15 @@ def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, consol
     try:
         key = reporter.report(record)
     except ReportError as exc:
-        console.print(f"[red]not reported: {exc}; call the director[/]")
+        console.print("[red]" + escape(_(say("not reported: {error}; call the director", error=message_of(exc)))) + "[/]")
         return False
-    console.print("result sent to the director; waiting for its acknowledgement ...")
+    console.print(_("result sent to the director; waiting for its acknowledgement ..."))
     status = reporter.wait_echo(key, stop=stop)
     if status is None:
-        console.print("[yellow]not acknowledged yet: the result stays in the outbox and is "
-                      "re-sent when the table starts again[/]")
+        console.print("[yellow]" + _("not acknowledged yet: the result stays in the outbox and is "
+                                     "re-sent when the table starts again") + "[/]")
         return False
-    console.print(f"director: result {status}")
+    console.print(_("director: {what} {status}", what=_("result"), status=_(ECHO_WORDS.get(status, status))))
     return status in ("accepted", "duplicate")
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tablesense.games.common import say
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.table.tags import TagRegistry
 
@@ -302,7 +303,7 @@ def demo_table(cfg: DemoConfig, variant: str) -> str:
     seats = cfg.seats or (VARIANT_SEATS.get(variant, 4) if cfg.game == "dominoes" else 4)
     key = (cfg.game, seats)
     if key not in DEMO_TABLES:
-        raise ValueError(f"no demo table for {cfg.game} with {seats} seats")
+        raise ValueError(say("no demo table for {game} with {n} seats", game=cfg.game, n=seats))
     return DEMO_TABLES[key]
 
 
@@ -357,7 +358,7 @@ def run_demo(
         lang=cfg.lang,
     )
     if cfg.sit and (cfg.link != "virtual" or not cfg.web):
-        raise ValueError("--sit needs the virtual boards and the web page")
+        raise ValueError(say("--sit needs the virtual boards and the web page"))
     bus = EventBus(history_size=2000)
     if on_bus is not None:
         on_bus(bus)

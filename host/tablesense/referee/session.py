@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tablesense.games.common import say
 from tablesense.referee.core import Referee, RefereeError
 from tablesense.referee.layout import Sensed
 
@@ -50,7 +51,7 @@ def domino_bot(name: str | None = "greedy") -> Any:
     }
     name = name or "greedy"
     if name not in classes:
-        raise ValueError(f"unknown dominoes player {name!r}; players: {', '.join(classes)}")
+        raise ValueError(say("unknown dominoes player {name!r}; players: {players}", name=name, players=", ".join(classes)))
     return getattr(dominoes_players, classes[name])()
 
 

@@ -30,6 +30,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from tablesense.games.common import say
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.outputs.gpio import (
     LONG_PRESS_S,
@@ -41,6 +42,7 @@ from tablesense.outputs.gpio import (
     forward_buttons,
 )
 from tablesense.referee.demo import VirtualHands
+from tablesense.referee.words import seat_word
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
@@ -62,7 +64,7 @@ def parse_seats(text: str, names: Sequence[str]) -> tuple[int, ...]:
         return "".join(ch for ch in word.lower() if ch.isalnum())
 
     by_name = {key(name): i for i, name in enumerate(names)}
-    listed = ", ".join(f"{i + 1} = {name}" for i, name in enumerate(names))
+    listed = _numbered(names)
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -71,23 +73,33 @@ def parse_seats(text: str, names: Sequence[str]) -> tuple[int, ...]:
         if part.isdigit():
             n = int(part)
             if n == 0:
-                raise ValueError(f"seats count from 1 at this table ({listed}): there is no seat 0")
+                raise ValueError(say("seats count from 1 at this table ({seats}): there is no seat 0", seats=listed))
             if n > len(names):
-                raise ValueError(f"there is no seat {n} at this table ({listed})")
+                raise ValueError(say("there is no seat {n} at this table ({seats})", n=n, seats=listed))
             seat = n - 1
         elif key(part) in by_name:
             seat = by_name[key(part)]
         else:
-            raise ValueError(f"--sit takes seats by name or number ({listed}), not {part!r}")
+            raise ValueError(say("--sit takes seats by name or number ({seats}), not {part!r}", seats=listed, part=part))
         if seat in out:
-            raise ValueError(f"{names[seat]} is named twice in --sit")
+            raise ValueError(say("{seat} is named twice in --sit", seat=seat_word(names[seat])))
         out.append(seat)
     if not out:
-        raise ValueError(f"--sit needs at least one seat ({listed})")
+        raise ValueError(say("--sit needs at least one seat ({seats})", seats=listed))
     if len(out) == len(names):
-        raise ValueError("--sit leaves no seat to the computer: use `tablesense play` with `sim boards`")
+        raise ValueError(say("--sit leaves no seat to the computer: use `tablesense play` with `sim boards`"))
     return tuple(out)
 
+
+
+def _numbered(names: Sequence[str]) -> str:
+    """``1 = South, 2 = East, ...``: the seats as players count them, each
+    name as the table says it (translated where it is a compass word)."""
+    items = [say("{n} = {seat}", n=i + 1, seat=seat_word(name)) for i, name in enumerate(names)]
+    out = items[0] if items else say("no seats")
+    for item in items[1:]:
+        out = say("{first}, {then}", first=out, then=item)
+    return out
 
 class SocketHeaderBackend(GPIOBackend):
     """The seat header of ``tablesense sim boards`` over its socket (see

@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import typer
+from rich.markup import escape
 
 from tablesense.i18n.cli import LANG_OPTION, _
+from tablesense.table.words import message_of
 
 sim_app = typer.Typer(
     name="sim",
@@ -150,12 +152,12 @@ def boards_command(
     try:
         geometry = TableGeometry.load(table)
     except (GeometryError, FileNotFoundError) as exc:
-        err.print(f"[red]{exc}[/]")
+        err.print(f"[red]{escape(_(message_of(exc)))}[/]")
         raise typer.Exit(2) from None
     try:
         plan = FaultPlan.from_rate(faults, seed=seed, burst=burst)
     except ValueError as exc:
-        err.print(f"[red]{exc}[/]")
+        err.print(f"[red]{escape(_(message_of(exc)))}[/]")
         raise typer.Exit(2) from None
     plan.unplug_every = unplug_every
     plan.reboot_every = reboot_every
@@ -164,7 +166,7 @@ def boards_command(
         try:
             script = Scenario.load(scenario, geometry)
         except ScenarioError as exc:
-            err.print(f"[red]{exc}[/]")
+            err.print(f"[red]{escape(_(message_of(exc)))}[/]")
             raise typer.Exit(2) from None
 
     started = threading.Event()

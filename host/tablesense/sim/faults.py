@@ -29,6 +29,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tablesense.table.words import say
+
 FaultKind = Literal["unplug", "replug", "reboot"]
 
 
@@ -73,9 +75,9 @@ class FaultPlan:
         of mean length ``burst``), split 40/40/20 between drops, corruption and
         duplication, and ``rate`` of writes delayed by 1-20 ms."""
         if not 0.0 <= rate < 0.5:
-            raise ValueError(f"fault rate {rate} is outside 0..0.5")
+            raise ValueError(say("fault rate {rate} is outside 0..0.5", rate=rate))
         if burst < 1.0:
-            raise ValueError(f"burst length {burst} is below 1")
+            raise ValueError(say("burst length {burst} is below 1", burst=burst))
         return cls(
             seed=seed,
             drop=rate * 0.4,

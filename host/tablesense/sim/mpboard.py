@@ -31,6 +31,8 @@ import tty
 from pathlib import Path
 from types import TracebackType
 
+from tablesense.table.words import message_of, say
+
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "mpboard.mjs"
 ROM_DIR = HERE / "mpboard_rom"
@@ -188,7 +190,7 @@ class MicroPythonBoards:
 
     def __init__(self, count: int, *, seed: int = 0, soft_reset: bool = True) -> None:
         if count < 1:
-            raise ValueError("--count must be at least 1")
+            raise ValueError(say("--count must be at least 1"))
         self.boards = [MicroPythonBoard(board_uid(i + 1, seed), soft_reset=soft_reset) for i in range(count)]
 
     def start(self) -> dict[int, str]:
@@ -227,7 +229,7 @@ def boards_command(count: int, micropython: bool) -> int:
     try:
         served = MicroPythonBoards(count)
     except ValueError as exc:
-        err.print(f"[red]{exc}[/]")
+        err.print("[red]" + _(message_of(exc)) + "[/]")
         return 2
     stop = threading.Event()
     old = {s: signal.signal(s, lambda *_: stop.set()) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesense.table.geometry import TableGeometry
+from tablesense.table.words import say
 
 ACTIONS = (
     "place",
@@ -106,12 +107,14 @@ class Scenario:
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ScenarioError(f"cannot read scenario {str(p)!r}: {exc.strerror or exc}") from None
+            raise ScenarioError(say("cannot read scenario {file!r}: {error}", file=str(p),
+                                    error=exc.strerror or str(exc))) from None
         try:
             data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
         except (ValueError, tomllib.TOMLDecodeError) as exc:
             raise ScenarioError(
-                f"{p}: not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}"
+                say("{file}: not valid {format}: {error}", file=str(p),
+                    format="JSON" if p.suffix.lower() == ".json" else "TOML", error=str(exc))
             ) from None
         return cls.from_dict(data, geometry, source=str(p))
 
@@ -122,7 +125,7 @@ class Scenario:
         problems: list[str] = []
         raw_steps = data.get("steps") if isinstance(data, dict) else None
         if not isinstance(raw_steps, list):
-            raise ScenarioError(f"{source}: a scenario needs a list of steps ([[steps]] in TOML)")
+            raise ScenarioError(say("{source}: a scenario needs a list of steps ([[steps]] in TOML)", source=source))
         cells = set(geometry.cells) if geometry else None
         boards = {b.id for b in geometry.boards} if geometry else None
         steps: list[Step] = []
@@ -201,8 +204,10 @@ class Scenario:
                 )
             )
         if problems:
+            # the problems name the file's own keys and values: the sentence around them is translated
             raise ScenarioError(
-                f"{source}: {len(problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in problems)
+                say("{source}: {n} problem(s):\n{lines}", source=source, n=len(problems),
+                    lines="\n".join(f"  - {p}" for p in problems))
             )
         return cls(steps, source)
 

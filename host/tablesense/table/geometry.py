@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tablesense.table.words import say
+
 #: A cell's name in the geometry file, e.g. ``"left-3"`` or ``"seat2-5"``.
 CellId = str
 
@@ -85,8 +87,11 @@ class GeometryError(ValueError):
         self.source = source
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
+        # the problems name the file's own keys and values (TOML, seat indexes
+        # as written): only the sentence around them is translated
         super().__init__(
-            f"{source}: {len(self.problems)} problem(s) in the table geometry:\n{lines}"
+            say("{source}: {n} problem(s) in the table geometry:\n{lines}",
+                source=source, n=len(self.problems), lines=lines)
         )
 
 
@@ -180,7 +185,7 @@ class TableGeometry:
         try:
             raw = p.read_bytes()
         except FileNotFoundError:
-            raise FileNotFoundError(f"no table geometry file at {str(path)!r}") from None
+            raise FileNotFoundError(say("no table geometry file at {path!r}", path=str(path))) from None
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

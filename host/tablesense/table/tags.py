@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from tablesense.table.words import joined, message_of, say
+
 FORMAT = "tablesense.tags/1"
 
 PieceKind: TypeAlias = Literal["tile", "card", "badge"]
@@ -61,7 +63,7 @@ class Piece:
         if raw.startswith("badge:"):
             name = raw[len("badge:") :].strip()
             if not name:
-                raise ValueError(f"badge without a name: {text!r}")
+                raise ValueError(say("badge without a name: {text!r}", text=text))
             return cls("badge", f"badge:{name}")
         if "-" in raw:
             parts = raw.split("-")
@@ -69,11 +71,11 @@ class Piece:
                 a, b = sorted(int(p) for p in parts)
                 if b <= 6:
                     return cls("tile", f"{a}-{b}")
-            raise ValueError(f"not a double-six tile: {text!r}")
+            raise ValueError(say("not a double-six tile: {text!r}", text=text))
         up = raw.upper()
         if len(up) == 2 and up[0] in RANKS and up[1] in SUITS:
             return cls("card", up)
-        raise ValueError(f"not a tile, card or badge: {text!r}")
+        raise ValueError(say("not a tile, card or badge: {text!r}", text=text))
 
     def __str__(self) -> str:
         return self.text
@@ -111,7 +113,7 @@ def _set_members(kind: SetKind) -> list[str]:
         return all_cards(32)
     if kind == "cards52":
         return all_cards(52)
-    raise ValueError(f"unknown set {kind!r}: use tiles, cards32 or cards52")
+    raise ValueError(say("unknown set {kind!r}: use tiles, cards32 or cards52", kind=kind))
 
 
 def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -120,7 +122,7 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     out: dict[str, object] = {}
     for k, v in pairs:
         if k in out:
-            raise ValueError(f"tag or field {k[:40]!r} appears twice")
+            raise ValueError(say("tag or field {key!r} appears twice", key=k[:40]))
         out[k] = v
     return out
 
@@ -132,9 +134,9 @@ def _uid_hex(uid: bytes | str) -> str:
     try:
         bytes.fromhex(text)
     except ValueError:
-        raise TagRegistryError(f"not a hexadecimal UID: {uid!r}") from None
+        raise TagRegistryError(say("not a hexadecimal UID: {uid!r}", uid=uid)) from None
     if not text:
-        raise TagRegistryError("empty UID")
+        raise TagRegistryError(say("empty UID"))
     return text
 
 
@@ -191,9 +193,9 @@ class TagRegistry:
         key = _uid_hex(uid)
         p = piece if isinstance(piece, Piece) else Piece.parse(piece)
         if key in self._by_uid:
-            raise TagRegistryError(f"tag {key} is already enrolled as {self._by_uid[key]}")
+            raise TagRegistryError(say("tag {uid} is already enrolled as {piece}", uid=key, piece=str(self._by_uid[key])))
         if p in self._by_piece:
-            raise TagRegistryError(f"{p} is already enrolled with tag {self._by_piece[p]}")
+            raise TagRegistryError(say("{piece} is already enrolled with tag {uid}", piece=str(p), uid=self._by_piece[p]))
         self._by_uid[key] = p
         self._by_piece[p] = key
 
@@ -203,7 +205,7 @@ class TagRegistry:
         try:
             p = self._by_uid.pop(key)
         except KeyError:
-            raise TagRegistryError(f"tag {key} is not enrolled") from None
+            raise TagRegistryError(say("tag {uid} is not enrolled", uid=key)) from None
         del self._by_piece[p]
         return p
 
@@ -219,27 +221,28 @@ class TagRegistry:
     def from_json(cls, obj: object, source: str = "registry") -> TagRegistry:
         """Build from the decoded file; every problem is listed in one error."""
         if not isinstance(obj, dict):
-            raise TagRegistryError(f"{source}: expected a JSON object")
+            raise TagRegistryError(say("{source}: expected a JSON object", source=source))
         if obj.get("format") != FORMAT:
             raise TagRegistryError(
-                f"{source}: format must be {FORMAT!r}, got {obj.get('format')!r}"
+                say("{source}: format must be {expected!r}, got {got!r}", source=source, expected=FORMAT,
+                    got=obj.get("format"))
             )
         tags = obj.get("tags")
         if not isinstance(tags, dict):
-            raise TagRegistryError(f"{source}: 'tags' must be an object uid -> piece")
+            raise TagRegistryError(say("{source}: 'tags' must be an object uid -> piece", source=source))
         extra = sorted(set(obj) - {"format", "tags"})
-        problems: list[str] = [f"unknown field {k!r}" for k in extra if not k.startswith("x-")]
+        problems: list[str] = [say("unknown field {field!r}", field=k) for k in extra if not k.startswith("x-")]
         reg = cls()
         for uid, piece in tags.items():
             if not isinstance(piece, str):
-                problems.append(f"tag {uid[:40]}: piece must be a string, got {type(piece).__name__}")
+                problems.append(say("tag {uid}: piece must be a string, got {type}", uid=uid[:40], type=type(piece).__name__))
                 continue
             try:
                 reg.add(uid, piece)
             except ValueError as exc:
-                problems.append(f"tag {uid}: {exc}")
+                problems.append(say("tag {uid}: {error}", uid=uid, error=message_of(exc)))
         if problems:
-            raise TagRegistryError(f"{source}: " + "; ".join(problems))
+            raise TagRegistryError(say("{source}: {problems}", source=source, problems=joined(problems)))
         return reg
 
     @classmethod
@@ -249,13 +252,15 @@ class TagRegistry:
         try:
             obj = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
         except OSError as exc:
-            raise TagRegistryError(f"{p}: cannot read: {exc.strerror or exc}") from None
+            raise TagRegistryError(say("{file}: cannot read: {error}", file=str(p), error=exc.strerror or str(exc))) from None
         except json.JSONDecodeError as exc:
-            raise TagRegistryError(f"{p}: not valid JSON: {exc}") from None
+            raise TagRegistryError(say("{file}: not valid JSON: {error}", file=str(p), error=str(exc))) from None
         except RecursionError:
-            raise TagRegistryError(f"{p}: nested too deeply to be a tag registry") from None
+            raise TagRegistryError(say("{file}: nested too deeply to be a tag registry", file=str(p))) from None
         except ValueError as exc:  # a duplicate tag id, a number of thousands of digits
-            raise TagRegistryError(f"{p}: {str(exc)[:120]}") from None
+            reason = message_of(exc)
+            raise TagRegistryError(say("{file}: {error}", file=str(p),
+                                       error=reason if hasattr(reason, "template") else reason[:120])) from None
         return cls.from_json(obj, source=str(p))
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -286,3 +291,4 @@ class TagRegistry:
             used.add(uid)
             reg.add(uid, name)
         return reg
+

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tablesense.games.common import say
 from tablesense.games.kems_players.reasoner import ReasonerPlayer
 from tablesense.games.kems_players.simple import GreedyPlayer, RandomPlayer
 from tablesense.games.kems_players.tracking import TrackingPlayer
@@ -21,4 +22,5 @@ def make_player(name: str) -> RandomPlayer | GreedyPlayer | TrackingPlayer:
     try:
         return PLAYERS[name]()
     except KeyError:
-        raise ValueError(f"unknown Kems player {name!r}; players: {', '.join(PLAYERS)}") from None
+        raise ValueError(say("unknown Kems player {name!r}; players: {players}", name=name,
+                             players=", ".join(PLAYERS))) from None

@@ -77,8 +77,10 @@ def rp2040_boards(
     ``tabletop(vt, geometry, err) -> (on_started, on_stop)`` serves the
     table-top page over a table's boards, as `sim boards` does."""
     from rich.console import Console
+    from rich.markup import escape
 
     from tablesense.i18n.cli import _  # the language of `sim boards --lang`
+    from tablesense.table.words import message_of
 
     err = Console(stderr=True, highlight=False)
     reason = available()
@@ -108,7 +110,7 @@ def rp2040_boards(
         plan = FaultPlan.from_rate(faults, seed=seed, burst=burst)
         script = Scenario.load(scenario, geometry) if scenario is not None else None
     except (GeometryError, FileNotFoundError, ValueError, ScenarioError) as exc:
-        err.print(f"[red]{exc}[/]")
+        err.print(f"[red]{escape(_(message_of(exc)))}[/]")
         return 2
     started = threading.Event()
 
