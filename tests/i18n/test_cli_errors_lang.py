@@ -222,3 +222,19 @@ def test_the_table_rooms_errors_stay_english_for_logs_and_translate_where_shown(
     message = message_of(caught.value)
     assert Translator("pt-BR")(message).startswith("nenhum arquivo de geometria de mesa em")
     assert Translator("ms")(message).startswith("tiada fail geometri meja di")
+
+
+def test_the_keyboard_answers_in_the_tables_language() -> None:
+    from types import SimpleNamespace
+
+    from tablesense.referee.cli import key_command
+
+    session = SimpleNamespace(referee=SimpleNamespace(spec=SimpleNamespace(seat_names=["S", "E", "N", "W"])),
+                              press=lambda seat, button: None, referee_press=lambda: None)
+    no_seat, unknown = key_command(session, "p 9"), key_command(session, "x")
+    assert no_seat == "there is no seat 9: the seats are 1 to 4"  # English for logs and tests
+    pt, ms = Translator("pt-BR"), Translator("ms")
+    assert pt(no_seat) == "não existe lugar 9: os lugares vão de 1 a 4"
+    assert ms(no_seat) == "tiada tempat 9: tempat ialah 1 hingga 4"
+    assert pt(unknown).startswith("tecla desconhecida 'x'; teclas: p N = botão do lugar N")
+    assert ms(unknown).startswith("kekunci tidak dikenali 'x'; kekunci: p N = butang tempat N")

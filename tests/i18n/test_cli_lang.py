@@ -96,7 +96,7 @@ def test_tags_in_every_language(tmp_path: Path) -> None:
             _run("tags", "check", "--registry", "virtual:x", "--lang", lang),
         ]
         assert [c for c, _ in runs] == [2, 0, 0, 2, 2], runs
-        # the first run's words are the table room's (TagRegistryError, English): the rest are this command's
+        # the first run ends with what the OS says (`No such file or directory`, English): the rest are ours
         outs[lang] = "\n".join(o for _, o in runs[1:])
     assert not _bare_words(outs["qps"], data), outs["qps"]
     assert "etiqueta(s) importada(s)" in outs["pt-BR"] and "completo" in outs["pt-BR"]

@@ -22,10 +22,12 @@ tags_app = typer.Typer(name="tags", help="The tag registry: enrol, export, impor
 
 def _err(message: str, status: int) -> typer.Exit:
     from rich.console import Console
+    from rich.markup import escape
 
     # a Sentence is translated here; other text arrives in the command's language already
     text = _(message) if hasattr(message, "template") else message
-    Console(stderr=True, highlight=False).print(f"[red]{text}[/]")
+    # escaped: a geometry problem quotes the file's [[boards]]
+    Console(stderr=True, highlight=False).print(f"[red]{escape(text)}[/]")
     return typer.Exit(status)
 
 

@@ -64,8 +64,10 @@ def _deploy_error(exc: Any) -> str:
 
 def _fail(message: str, status: int = 1) -> typer.Exit:
     from rich.console import Console
+    from rich.markup import escape
 
-    Console(stderr=True, highlight=False).print(f"[red]{message}[/]")
+    # escaped: a geometry problem quotes the file's [[boards]]
+    Console(stderr=True, highlight=False).print(f"[red]{escape(message)}[/]")
     return typer.Exit(status)
 
 

@@ -906,11 +906,11 @@ def _keyboard(session: Any, stop: threading.Event, console: Any = None) -> None:
         if stop.is_set():
             return
         answer = key_command(session, line)
-        if answer and console is not None:
-            console.print(f"[yellow]{answer}[/]", highlight=False)
+        if answer and console is not None:  # in the table's language (the keys themselves stay p, c, h, r)
+            console.print("[yellow]" + escape(_(answer)) + "[/]", highlight=False)
 
 
-KEYS_HELP = (
+KEYS_HELP = say(
     "keys: p N = seat N's button, c N = seat N's call button, "
     "h N = seat N's button held (the coach), r = the referee button"
 )
@@ -929,10 +929,11 @@ def key_command(session: Any, line: str) -> str | None:
         return None
     if key in ("p", "c", "h"):
         if len(parts) != 2 or not parts[1].isdigit():
-            return f"'{line.strip()}': say which seat, 1 to {n} (for example '{key} 1'); {KEYS_HELP}"
+            return say("'{line}': say which seat, 1 to {n} (for example '{key} 1'); {keys}", line=line.strip(), n=n,
+                       key=key, keys=KEYS_HELP)
         seat = int(parts[1])
         if not 1 <= seat <= n:
-            return f"there is no seat {seat}: the seats are 1 to {n}"
+            return say("there is no seat {seat}: the seats are 1 to {n}", seat=seat, n=n)
         session.press(seat - 1, {"p": "main", "c": "call", "h": "coach"}[key])
         return None
-    return f"unknown key '{line.strip()}'; {KEYS_HELP}"
+    return say("unknown key '{line}'; {keys}", line=line.strip(), keys=KEYS_HELP)
