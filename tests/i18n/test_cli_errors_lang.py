@@ -238,3 +238,24 @@ def test_the_keyboard_answers_in_the_tables_language() -> None:
     assert ms(no_seat) == "tiada tempat 9: tempat ialah 1 hingga 4"
     assert pt(unknown).startswith("tecla desconhecida 'x'; teclas: p N = botão do lugar N")
     assert ms(unknown).startswith("kekunci tidak dikenali 'x'; kekunci: p N = butang tempat N")
+
+
+def test_why_the_seat_buttons_are_unavailable(tmp_path: Path) -> None:
+    """`play` says "seat buttons unavailable (WHY); use the keyboard" and goes
+    on: WHY is a sentence too (a seat header that is not there, RPi.GPIO
+    missing on a Pi)."""
+    from tablesense.outputs.gpio import GPIOError, RPiGPIOBackend
+    from tablesense.referee.sit import SocketHeaderBackend
+
+    with pytest.raises(GPIOError) as caught:
+        SocketHeaderBackend(str(tmp_path / "none.sock"))
+    why = message_of(caught.value)
+    assert Translator("pt-BR")(why).startswith("não foi possível alcançar o conector virtual dos lugares em")
+    assert Translator("ms")(why).startswith("tidak dapat mencapai penyambung tempat maya di")
+    try:
+        RPiGPIOBackend()
+    except GPIOError as exc:
+        why = message_of(exc)
+        if "not installed" in why:
+            assert Translator("pt-BR")(why).startswith("o módulo RPi.GPIO não está instalado")
+            assert Translator("ms")(why).startswith("modul RPi.GPIO tidak dipasang")

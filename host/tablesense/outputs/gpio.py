@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal
 
+from tablesense.i18n import N_
 from tablesense.outputs.clock import ManualScheduler, Scheduler, ThreadScheduler, TimerHandle
 from tablesense.outputs.events import EventBus, TableEvent
 
@@ -239,9 +240,9 @@ class RPiGPIOBackend(GPIOBackend):
                 import RPi.GPIO as module  # type: ignore[import-not-found]
             except ImportError as exc:
                 raise GPIOError(
-                    "the RPi.GPIO module is not installed: on a Raspberry Pi 5 run "
-                    "`pip install rpi-lgpio`, on older Pis `pip install RPi.GPIO`; "
-                    "elsewhere use TABLESENSE_GPIO=sim"
+                    N_("the RPi.GPIO module is not installed: on a Raspberry Pi 5 run "
+                       "`pip install rpi-lgpio`, on older Pis `pip install RPi.GPIO`; "
+                       "elsewhere use TABLESENSE_GPIO=sim")
                 ) from exc
             except RuntimeError as exc:  # RPi.GPIO raises this when not on a Pi
                 raise GPIOError(f"RPi.GPIO cannot run here: {exc}") from exc

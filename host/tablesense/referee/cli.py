@@ -379,7 +379,7 @@ def register(app: typer.Typer) -> None:
                 )
             except Exception as exc:  # no GPIO on this machine: keyboard only
                 console.print("[yellow]" + escape(_(say("seat buttons unavailable ({error}); use the keyboard",
-                                                        error=message_of(exc)))) + "[/]")
+                                                        error=_(message_of(exc))))) + "[/]")
             evening = None
             if reporter is not None:  # match after match as the director announces them (referee.evening)
                 from tablesense.referee.evening import Evening, MatchMaker, TableMatches

@@ -116,8 +116,8 @@ class SocketHeaderBackend(GPIOBackend):
             self._sock.connect(path)
         except OSError as exc:
             raise GPIOError(
-                f"cannot reach the virtual seat header at {path}: {exc.strerror or exc} "
-                "(is `tablesense sim boards` running?)"
+                say("cannot reach the virtual seat header at {path}: {error} (is `tablesense sim boards` running?)",
+                    path=str(path), error=exc.strerror or str(exc))
             ) from None
         self._levels: dict[int, bool] = {}
         self._watchers: dict[int, Any] = {}
