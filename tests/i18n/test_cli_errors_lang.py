@@ -259,3 +259,17 @@ def test_why_the_seat_buttons_are_unavailable(tmp_path: Path) -> None:
         if "not installed" in why:
             assert Translator("pt-BR")(why).startswith("o módulo RPi.GPIO não está instalado")
             assert Translator("ms")(why).startswith("modul RPi.GPIO tidak dipasang")
+
+
+def test_sit_takes_the_seat_names_the_error_lists() -> None:
+    """The refusal lists `1 = Sul, 2 = Leste, ...`: those names are taken too."""
+    from tablesense.referee.sit import parse_seats
+
+    names = ["South", "East", "North", "West"]
+    assert parse_seats("sul,Oeste", names, ["Sul", "Leste", "Norte", "Oeste"]) == (0, 3)
+    assert parse_seats("timur", names, ["Selatan", "Timur", "Utara", "Barat"]) == (1,)
+    assert parse_seats("north", names, ["Sul", "Leste", "Norte", "Oeste"]) == (2,)  # the layout's own names still
+    assert parse_seats("lugar 3", ["Seat 1", "Seat 2", "Seat 3", "Seat 4"],
+                       ["Lugar 1", "Lugar 2", "Lugar 3", "Lugar 4"]) == (2,)
+    code, out = _run("demo", "--sit", "norte", "--no-web", "--lang", "pt-BR")  # parsed, then: needs the page
+    assert code == 2 and "--sit precisa da página e das placas virtuais" in out, out

@@ -562,11 +562,13 @@ def register(app: typer.Typer) -> None:
         if sit is not None:
             from tablesense.referee.demo import demo_table, demo_variant
             from tablesense.referee.sit import parse_seats
+            from tablesense.referee.words import seat_word
             from tablesense.table.geometry import TableGeometry
 
             try:
                 layout = TableGeometry.load(demo_table(cfg, demo_variant(cfg)))
-                cfg.sit = parse_seats(sit, [seat.name for seat in layout.seats])
+                names = [seat.name for seat in layout.seats]
+                cfg.sit = parse_seats(sit, names, [_(seat_word(name)) for name in names])
             except (ValueError, FileNotFoundError) as exc:
                 raise _err(message_of(exc)) from None
             if not web or link != "virtual":

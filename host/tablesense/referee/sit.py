@@ -52,18 +52,20 @@ from tablesense.table.tags import TagRegistry
 KEMS_IDLE_POLLS_WITH_PEOPLE = 60
 
 
-def parse_seats(text: str, names: Sequence[str]) -> tuple[int, ...]:
+def parse_seats(text: str, names: Sequence[str], said: Sequence[str] = ()) -> tuple[int, ...]:
     """``--sit`` as a player says it -> the seats' indexes in the table's order.
 
     A seat is named as the table names it (``south``, ``seat 2``; any case,
-    spaces and hyphens ignored) or by its number counted from 1 in the
-    table's order, as players count ("1" is the first seat): never the
-    0-based index a game record writes, which is why a ``0`` gets its own
-    sentence. Several seats are separated by commas."""
+    spaces and hyphens ignored), as the table's language says it (``said``,
+    in seat order: ``sul``, ``lugar 2`` at a Portuguese table) or by its
+    number counted from 1 in the table's order, as players count ("1" is the
+    first seat): never the 0-based index a game record writes, which is why a
+    ``0`` gets its own sentence. Several seats are separated by commas."""
     def key(word: str) -> str:
         return "".join(ch for ch in word.lower() if ch.isalnum())
 
-    by_name = {key(name): i for i, name in enumerate(names)}
+    by_name = {key(name): i for i, name in enumerate(said)}
+    by_name.update({key(name): i for i, name in enumerate(names)})
     listed = _numbered(names)
     out: list[int] = []
     for part in text.split(","):
