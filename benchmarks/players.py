@@ -1,11 +1,14 @@
 """League of the computer players: every player against every other, per variant.
 
 Usage: ``.venv/bin/python benchmarks/players.py [--deals N] [--key-deals M]
-[--seed S] [--jobs J] [--quick] [--only VARIANT:A:B ...]``
+[--seed S] [--jobs J] [--quick] [--only VARIANT:A:B ...] [--search NAME=VALUE ...]``
 
 ``--only`` plays just the named pairings (repeat it; ``--only key`` is the
 goal pairings): e.g. ``--only key --key-deals 100`` measures the goals
-alone, and the Elo tables then cover only the players met.
+alone, and the Elo tables then cover only the players met. ``--search``
+sets a field of the league's ``SearchPlayer`` (repeat it), e.g.
+``--search pips_weight=1.0 --search worlds=120``: how a change is measured
+before it becomes a default.
 
 For each variant (dominoes ``pairs-pips``, ``pips-two-player``,
 ``brazilian-points``; Kems with 4 seats) every pair of players meets over
@@ -20,7 +23,9 @@ whatever ``--jobs`` is, and the search player runs with a fixed number of
 worlds (no time budget) for the same reason.
 
 It prints, per variant, each pairing's match score with a Wilson 95 %
-interval, and Elo ratings (Bradley-Terry fit to all match results, mean
+interval (for a goal pairing also the mean points per hand of each side and
+the mean margin with a 95 % half-width: a finer reading than matches won,
+though hands of one match are not independent), and Elo ratings (Bradley-Terry fit to all match results, mean
 1500) with 95 % intervals from a bootstrap over paired deals. It also reports
 the decision time of the new players (median and worst over every decision
 with a choice, CPU time — on a shared machine the wall time mostly measures
@@ -38,6 +43,7 @@ matches count half; ``n/a`` for a goal pairing ``--only`` left out.
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import random
 import statistics
@@ -46,7 +52,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tablesense.games import kems_players as kp
@@ -90,9 +96,14 @@ class Timed:
         return out
 
 
-def domino_player(name: str) -> Any:
+SearchOpts = tuple[tuple[str, Any], ...]
+"""``--search`` settings: (field, value) pairs for the league's search player."""
+
+
+def domino_player(name: str, search: SearchOpts = ()) -> Any:
     if name == "search":
-        return SearchPlayer(worlds=LEAGUE_WORLDS, budget_ms=None)
+        opts: dict[str, Any] = {"worlds": LEAGUE_WORLDS, **dict(search)}
+        return SearchPlayer(**opts, budget_ms=None)
     return {"random": RandomPlayer, "greedy": GreedyPlayer, "montecarlo": MonteCarloPlayer}[name]()
 
 
@@ -109,6 +120,8 @@ class Pairing:
     b: str
     deals: list[float] = field(default_factory=list)
     """A's points per paired deal: 0, 0.5, 1, 1.5 or 2 (two matches)."""
+    hands: list[tuple[float, float]] = field(default_factory=list)
+    """Dominoes: the points of A's side and of B's side in every hand."""
     times: dict[str, list[float]] = field(default_factory=dict)
 
     @property
@@ -120,7 +133,9 @@ class Pairing:
         return sum(self.deals) / max(self.matches, 1)
 
 
-def play_domino_pairing(variant: str, a: str, b: str, deals: int, seed: int) -> Pairing:
+def play_domino_pairing(
+    variant: str, a: str, b: str, deals: int, seed: int, search: SearchOpts = ()
+) -> Pairing:
     out = Pairing(variant, a, b)
     times: dict[str, list[float]] = {a: [], b: []}
     for k in range(deals):
@@ -129,8 +144,8 @@ def play_domino_pairing(variant: str, a: str, b: str, deals: int, seed: int) -> 
             deal_rng = random.Random(_seed(seed, variant, a, b, k))
             play_rng = random.Random(_seed(seed, variant, a, b, k, a_team))
             match = DominoMatch(variant)
-            pa = Timed(domino_player(a), times[a], True)
-            pb = Timed(domino_player(b), times[b], True) if b != a else pa
+            pa = Timed(domino_player(a, search), times[a], True)
+            pb = Timed(domino_player(b, search), times[b], True) if b != a else pa
             seats = [pa if match.team_of(s) == a_team else pb for s in range(match.seats)]
             for _ in range(1000):
                 if match.is_over:
@@ -139,7 +154,8 @@ def play_domino_pairing(variant: str, a: str, b: str, deals: int, seed: int) -> 
                 while not hand.is_over:
                     s = hand.to_play
                     hand.play(seats[s].choose(hand, s, play_rng))
-                match.finish_hand()
+                pts = match.finish_hand().points
+                out.hands.append((pts[a_team], pts[1 - a_team]))
             score += 1.0 if match.winner == a_team else 0.5 if match.winner is None else 0.0
         out.deals.append(score)
     out.times = times
@@ -241,11 +257,14 @@ def elo_table(
 # --------------------------------------------------------------------------- main
 
 
-def _run(task: tuple[str, str, str, int, int]) -> Pairing:
-    variant, a, b, deals, seed = task
+Task = tuple[str, str, str, int, int, SearchOpts]
+
+
+def _run(task: Task) -> Pairing:
+    variant, a, b, deals, seed, search = task
     if variant == "kems":
         return play_kems_pairing(a, b, deals, seed)
-    return play_domino_pairing(variant, a, b, deals, seed)
+    return play_domino_pairing(variant, a, b, deals, seed, search)
 
 
 def decision_times(seed: int, positions: int = 90) -> tuple[list[float], list[float]]:
@@ -272,6 +291,19 @@ def decision_times(seed: int, positions: int = 90) -> tuple[list[float], list[fl
             out.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
     return out, cpu
+
+
+def _hand_points(p: Pairing) -> str:
+    """A goal pairing's mean points per hand, each side, and the mean margin
+    with its standard error (a finer measure than matches won)."""
+    diffs = [x - y for x, y in p.hands]
+    se = statistics.stdev(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else 0.0
+    mean_a = statistics.mean(x for x, _ in p.hands)
+    mean_b = statistics.mean(y for _, y in p.hands)
+    return (
+        f"{p.a} vs {p.b}: {len(p.hands)} hands, points per hand {mean_a:.3f} against "
+        f"{mean_b:.3f}, margin {statistics.mean(diffs):+.3f} ± {1.96 * se:.3f}"
+    )
 
 
 def _ms(times: list[float]) -> str:
@@ -305,6 +337,25 @@ def _only(
     return out
 
 
+def _search_opts(parser: argparse.ArgumentParser, specs: list[str]) -> SearchOpts:
+    """``--search`` settings as (field, value); a value is a Python literal
+    (``120``, ``0.25``, ``None``) or else a string."""
+    known = {f.name for f in fields(SearchPlayer)} - {"budget_ms", "name"}
+    out: list[tuple[str, Any]] = []
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep or name not in known:
+            parser.error(
+                f"--search {spec!r}: write NAME=VALUE, NAME one of {', '.join(sorted(known))}"
+            )
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        out.append((name, value))
+    return tuple(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="League of the computer players")
     parser.add_argument("--deals", type=int, default=10, help="paired deals per pairing")
@@ -322,11 +373,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="VARIANT:A:B",
         help="play only this pairing (repeatable; 'key': the goal pairings)",
     )
+    parser.add_argument(
+        "--search",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a SearchPlayer setting for the league (repeatable), e.g. worlds=120",
+    )
     args = parser.parse_args(argv)
     only = _only(parser, args.only)
     if args.quick:
         args.deals = args.key_deals = 2
-    tasks: list[tuple[str, str, str, int, int]] = []
+    search = _search_opts(parser, args.search or [])
+    tasks: list[Task] = []
     groups: list[tuple[str, tuple[str, ...]]] = [(v, DOMINO_PLAYERS) for v in DOMINO_VARIANTS]
     groups.append(("kems", KEMS_PLAYERS))
     for variant, names in groups:
@@ -335,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if only is not None and (variant, a, b) not in only:
                     continue
                 deals = args.key_deals if (variant, a, b) in KEY_PAIRS else args.deals
-                tasks.append((variant, a, b, deals, args.seed))
+                tasks.append((variant, a, b, deals, args.seed, search))
     # the longest first, so two workers finish together
     tasks.sort(key=lambda t: -t[3] * (3 if "search" in t[1:3] else 1))
     start = time.perf_counter()
@@ -350,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"seed={args.seed} deals={args.deals} key_deals={args.key_deals} "
         f"wall={time.perf_counter() - start:.0f}s"
+        + (" search: " + " ".join(f"{k}={v!r}" for k, v in search) if search else "")
     )
     shares: dict[tuple[str, str, str], float] = {}
     new_times: dict[str, list[float]] = {"search": [], "reasoner": []}
@@ -359,14 +418,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         names = tuple(n for n in names if any(n in (p.a, p.b) for p in rows))
         print(f"\n## {variant}")
+        notes: list[str] = []
         print("| A | B | matches | A's share | 95 % interval |")
         print("|---|---|---:|---:|---|")
         for p in rows:
             lo, hi = wilson(p.share, p.matches)
             print(f"| {p.a} | {p.b} | {p.matches} | {p.share:.1%} | {lo:.1%} – {hi:.1%} |")
+            if (variant, p.a, p.b) in KEY_PAIRS and p.hands:
+                notes.append(_hand_points(p))
             shares[(variant, p.a, p.b)] = p.share
             for name in new_times:
                 new_times[name] += p.times.get(name, [])
+        for line in notes:
+            print(line)
         table = elo_table(names, rows, _seed(args.seed, variant, "elo"))
         print("| player | Elo | 95 % interval |")
         print("|---|---:|---|")
@@ -374,7 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"| {name} | {e:.0f} | {lo:.0f} – {hi:.0f} |")
     print()
     print(
-        f"search decisions in the league ({LEAGUE_WORLDS} worlds), CPU: {_ms(new_times['search'])}"
+        f"search decisions in the league ({dict(search).get('worlds', LEAGUE_WORLDS)} worlds), "
+        f"CPU: {_ms(new_times['search'])}"
     )
     wall, cpu = decision_times(args.seed)
     print(f"search with the table default (80 ms budget), wall: {_ms(wall)}; CPU: {_ms(cpu)}")

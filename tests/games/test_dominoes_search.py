@@ -1,5 +1,6 @@
-"""The search player's machinery: the mask solver against the engine's, the
-scorer against the engine's result, the match equity, and the score before a
+"""The search player's machinery (``dominoes_search``, ``dominoes_endgame``,
+``dominoes_equity``): the mask solver against the engine's, the scorer
+against the engine's result, the match equity, and the score before a
 hand. (Legality in every variant and seat count, public knowledge only:
 ``test_search_players.py``.)"""
 
@@ -10,17 +11,12 @@ import random
 import pytest
 
 from tablesense.games.dominoes import Announce, DominoHand, DominoMatch, Play
+from tablesense.games.dominoes.options import DominoOptions
+from tablesense.games.dominoes_endgame import _Scorer, solve, solve_fast
+from tablesense.games.dominoes_equity import MatchEquity, hand_counts, hand_value, sample_counts
+from tablesense.games.dominoes_equity_data import STORED
 from tablesense.games.dominoes_inference import tile_mask
-from tablesense.games.dominoes_search import (
-    MatchEquity,
-    SearchPlayer,
-    _policy_run,
-    _Scorer,
-    hand_value,
-    policy_playout,
-    solve,
-    solve_fast,
-)
+from tablesense.games.dominoes_search import SearchPlayer, _policy_run, policy_playout
 
 KINDS = [
     ("pairs-pips", None, {}),
@@ -116,6 +112,30 @@ def test_match_equity_is_a_fair_monotone_chance(variant: str) -> None:
         assert eq.win(a, b) + eq.win(b, a) == pytest.approx(1.0)
         assert eq.win(a, b) < 0.5 < eq.win(b, a)
     assert eq.win(t - 1, 0) > eq.win(t // 2, 0) > eq.win(1, 0) > 0.5
+
+
+@pytest.mark.parametrize("variant", ["pairs-pips", "brazilian-points"])
+def test_the_filled_equity_table_is_the_plain_recursion(variant: str) -> None:
+    """The table filled from the target down (fast enough for a first
+    decision) holds what the recursion over every step computes."""
+    eq = MatchEquity(_hand_at(variant, (0, 0)))
+    assert eq._grid is not None
+    t = eq.target
+    states = [(a, b) for a in range(0, t, max(1, t // 12)) for b in range(0, t, max(1, t // 9))]
+    filled = [eq.win(a, b) for a, b in states]
+    eq._grid = None
+    eq._v.clear()
+    assert [eq.win(a, b) for a, b in states] == pytest.approx(filled, abs=1e-12)
+
+
+def test_the_stored_hand_scores_are_what_sampling_gives() -> None:
+    """The stored distributions (a first decision does not sample them) are
+    the seeded sample of today's engine, and options that are not a
+    variant's defaults are sampled, not looked up."""
+    for (variant, seats, samples), counts in STORED.items():
+        assert sample_counts(DominoOptions.from_dict(variant), seats, samples) == counts
+    other = DominoOptions.from_dict("pairs-pips", {"score_all_pips": True})
+    assert hand_counts(other, 4, 200) == sample_counts(other, 4, 200)
 
 
 def test_near_the_target_any_domino_wins_the_match_and_a_small_one_is_enough() -> None:
