@@ -74,7 +74,8 @@ KEY_PAIRS = {
     ("kems", "reasoner", "tracking"),
 }
 """The pairings the goals are about: they get ``--key-deals`` paired deals."""
-LEAGUE_WORLDS = 60
+LEAGUE_WORLDS = 120
+"""The search player's default (its table budget allows them on this machine)."""
 
 
 class Timed:
