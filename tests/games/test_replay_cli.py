@@ -37,7 +37,9 @@ def test_a_legal_record_prints_the_result_object_and_exits_0() -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["ok"] is True and out["winner"] in (0, 1) and len(out["score"]) == 2
-    assert "legal record" in res.stderr and "hand 0" in res.stderr
+    # the summary counts hands and teams from 1, as players do; the JSON from 0
+    assert "legal record" in res.stderr and "hand 1:" in res.stderr and "hand 0" not in res.stderr
+    assert f"team {out['winner'] + 1} wins" in res.stderr
 
 
 def test_an_illegal_step_exits_1_with_hand_move_and_sentence() -> None:
@@ -47,7 +49,7 @@ def test_an_illegal_step_exits_1_with_hand_move_and_sentence() -> None:
     assert out["ok"] is False and isinstance(out["hand"], int) and isinstance(out["move"], int)
     assert "may not pass" in out["error"]
     assert set(out) == {"ok", "hand", "move", "error"}
-    assert "illegal step" in res.stderr
+    assert f"illegal step in hand {out['hand'] + 1}, move {out['move'] + 1}:" in res.stderr.replace("\n", " ")
 
 
 @pytest.mark.parametrize("name", ["pairs-pips-malformed.json", "brazilian-points-malformed.json"])

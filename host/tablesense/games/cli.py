@@ -83,23 +83,24 @@ OUTCOME_WORDS = (
 
 
 def _summary(out: dict[str, Any], status: int, _: Translator) -> str:
-    """The human summary on stderr, in the chosen language (indexes as the
-    record counts them: hand 0 is the record's first hand)."""
+    """The human summary on stderr, in the chosen language, counting hands,
+    moves and teams from 1 as players do (the JSON on stdout keeps the
+    record's 0-based indexes: hand 1 here is ``hands[0]`` there)."""
     if status in (2, 3):
         if status == 3:
             return str(out["error"])
         return "[red]" + _(N_("not a valid record:")) + "[/] " + str(out["error"])
     if status == 1:
-        where = _(N_("illegal step in hand {hand}, move {move}:"), hand=out["hand"], move=out["move"])
+        where = _(N_("illegal step in hand {hand}, move {move}:"), hand=out["hand"] + 1, move=out["move"] + 1)
         return f"[red]{where}[/] {out['error']}"
     lines = []
     for i, h in enumerate(out["hands"]):
         label = f" ({_(h['label'])})" if h.get("label") else ""
-        who = _(N_("nobody")) if h["winner"] is None else _(N_("team {team}"), team=h["winner"])
+        who = _(N_("nobody")) if h["winner"] is None else _(N_("team {team}"), team=h["winner"] + 1)
         lines.append(_(N_("hand {hand}: {outcome}{label}, {who}, points {points}"),
-                       hand=i, outcome=_.context("outcome", h["outcome"]), label=label, who=who, points=h["points"]))
+                       hand=i + 1, outcome=_.context("outcome", h["outcome"]), label=label, who=who, points=h["points"]))
     winner = (_(N_("no winner yet")) if out["winner"] is None
-              else _(N_("team {team} wins"), team=out["winner"]))
+              else _(N_("team {team} wins"), team=out["winner"] + 1))
     lines.append("[green]" + _(N_("legal record:")) + "[/] "
                  + _(N_("score {score}, {winner}"), score=out["score"], winner=winner))
     return "\n".join(lines)
