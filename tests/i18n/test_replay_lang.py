@@ -24,18 +24,29 @@ def _replay(name: str, *args: str) -> tuple[int, dict, str]:
     return result.exit_code, out, result.stderr
 
 
-@pytest.mark.parametrize(("lang", "words"), [
-    ("pt-BR", ("o lugar 0 tem 2-4", "na ponta esquerda", "não pode passar")),
-    ("ms", ("tempat 0 memegang 2-4", "hujung kiri", "tidak boleh lalu")),
-    ("en", ("seat 0 holds 2-4", "the left end", "it may not pass")),
+@pytest.mark.parametrize(("lang", "words", "summary"), [
+    ("pt-BR", ("o lugar 0 tem 2-4", "na ponta esquerda", "não pode passar"), "mão 1, jogada 5: Lugar 1 tem 2-4"),
+    ("ms", ("tempat 0 memegang 2-4", "hujung kiri", "tidak boleh lalu"), "pusingan 1, langkah 5: Tempat 1 memegang 2-4"),
+    ("en", ("seat 0 holds 2-4", "the left end", "it may not pass"), "hand 1, move 5: Seat 1 holds 2-4"),
 ])
-def test_an_illegal_dominoes_record_is_explained_in_the_chosen_language(lang, words) -> None:
+def test_an_illegal_dominoes_record_is_explained_in_the_chosen_language(lang, words, summary) -> None:
     code, out, err = _replay("pairs-pips-illegal.json", "--lang", lang)
     assert code == 1
     assert set(out) == {"ok", "hand", "move", "error"}   # the spec's keys, untranslated
     for w in words:
-        assert w in out["error"]
-    assert words[0] in err.replace("\n", " ")
+        assert w in out["error"]    # the record's own numbers, as the format's examples
+    # the summary a person reads counts hands, moves and seats from 1
+    assert summary in " ".join(err.split())
+
+
+@pytest.mark.parametrize(("lang", "summary"), [
+    ("pt-BR", "vem da mão do parceiro, Lugar 4 (parceiros"),
+    ("ms", "ia dari tangan rakan sepasukan, Tempat 4 (tiada"),
+])
+def test_a_kems_partner_is_counted_from_one_in_the_summary(lang, summary) -> None:
+    code, out, err = _replay("kems-illegal.json", "--lang", lang)
+    assert code == 1
+    assert summary in " ".join(err.split())
 
 
 def test_a_kems_rejection_in_malay_uses_the_rule_texts_words() -> None:

@@ -43,6 +43,7 @@ def replay_command(
 
     out: dict[str, Any]
     status: int
+    human = ""
     try:
         obj = loads(sys.stdin.buffer.read()) if file == "-" else load(file)
         result = replay(obj)
@@ -50,6 +51,7 @@ def replay_command(
     except IllegalStepError as exc:
         out = {"ok": False, "hand": exc.hand, "move": exc.move, "error": _(exc.message)}
         status = 1
+        human = _(_counted_from_one(exc.message))
     except RecordFormatError as exc:
         out, status = {"ok": False, "error": _(message_of(exc))}, 2
     except Exception as exc:  # a bug in an engine: say so, without a traceback
@@ -68,7 +70,7 @@ def replay_command(
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if not quiet:
-        err.print(_summary(out, status, _))
+        err.print(_summary(out, status, _, human))
     raise typer.Exit(status)
 
 
@@ -82,7 +84,19 @@ OUTCOME_WORDS = (
 )
 
 
-def _summary(out: dict[str, Any], status: int, _: Translator) -> str:
+def _counted_from_one(message: object) -> str:
+    """An engine's sentence with its seats and teams counted from 1 ("Seat 3"
+    for the record's seat 2), for the summary a person reads; the JSON's
+    ``error`` keeps the record's numbers, as the format's examples do."""
+    from tablesense.games.common import say
+    from tablesense.referee.words import engine_sentence
+
+    return engine_sentence(
+        message, lambda seat: say("Seat {n}", n=seat + 1), lambda team: say("team {team}", team=team + 1)
+    )
+
+
+def _summary(out: dict[str, Any], status: int, _: Translator, human: str = "") -> str:
     """The human summary on stderr, in the chosen language, counting hands,
     moves and teams from 1 as players do (the JSON on stdout keeps the
     record's 0-based indexes: hand 1 here is ``hands[0]`` there)."""
@@ -92,7 +106,7 @@ def _summary(out: dict[str, Any], status: int, _: Translator) -> str:
         return "[red]" + _(N_("not a valid record:")) + "[/] " + str(out["error"])
     if status == 1:
         where = _(N_("illegal step in hand {hand}, move {move}:"), hand=out["hand"] + 1, move=out["move"] + 1)
-        return f"[red]{where}[/] {out['error']}"
+        return f"[red]{where}[/] {human or out['error']}"
     lines = []
     for i, h in enumerate(out["hands"]):
         label = f" ({_(h['label'])})" if h.get("label") else ""

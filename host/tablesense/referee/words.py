@@ -64,6 +64,7 @@ ENGINE_NAMED = (
     N_("{variant} has no boneyard: {seat} passes"),
     N_("{who} opens this hand ({reason}), not {seat}"),
     N_("{seat} must draw from the boneyard ({left_in_bone} tiles left) before passing"),
+    N_("{take} is not on the board ({board}); it comes from partner {partner}'s hand (no direct swap between partners)"),
     N_("the match was over after round {i} ({winner} reached {target} points): no round may follow"),
     N_(
         "{t} on the {end} would block the game while {seat} can play {tile} on the {end2}: "
