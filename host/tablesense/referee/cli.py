@@ -680,12 +680,9 @@ def _announcer(lang: str, speech: bool, volume: int, quiet_hours: str | None) ->
 def _describe(spec: Any) -> Any:
     """``dominoes pairs-pips on dominoes-4, seats South, East, North, West``
     (a Sentence: the seat names as the table says them)."""
-    from tablesense.referee.words import seat_word
+    from tablesense.referee.words import in_a_row, seat_word
 
-    seats = [seat_word(name) for name in spec.seat_names]
-    names: Any = seats[0] if seats else ""
-    for name in seats[1:]:
-        names = say("{first}, {then}", first=names, then=name)
+    names = in_a_row([seat_word(name) for name in spec.seat_names])
     if spec.table:
         return say("{game} {variant} on {table}, seats {seats}", game=spec.game, variant=spec.variant,
                    table=spec.table, seats=names)

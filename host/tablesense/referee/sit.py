@@ -42,7 +42,7 @@ from tablesense.outputs.gpio import (
     forward_buttons,
 )
 from tablesense.referee.demo import VirtualHands
-from tablesense.referee.words import seat_word
+from tablesense.referee.words import in_a_row, seat_word
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
@@ -98,10 +98,7 @@ def _numbered(names: Sequence[str]) -> str:
     """``1 = South, 2 = East, ...``: the seats as players count them, each
     name as the table says it (translated where it is a compass word)."""
     items = [say("{n} = {seat}", n=i + 1, seat=seat_word(name)) for i, name in enumerate(names)]
-    out = items[0] if items else say("no seats")
-    for item in items[1:]:
-        out = say("{first}, {then}", first=out, then=item)
-    return out
+    return in_a_row(items) if items else say("no seats")
 
 class SocketHeaderBackend(GPIOBackend):
     """The seat header of ``tablesense sim boards`` over its socket (see

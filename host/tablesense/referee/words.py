@@ -21,7 +21,7 @@ Three things happen to a Sentence on its way out, in this order:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from tablesense.games.common import Sentence, message_of, say
@@ -84,6 +84,17 @@ def seat_word(name: str) -> str:
     if m:
         return say("Seat {n}", n=int(m.group(1)))
     return name
+
+
+def in_a_row(items: Sequence[str]) -> str:
+    """``a, b, c``: names or phrases one after another, each still translated
+    on its own (a plain ``", ".join`` of Sentences would be English only)."""
+    if not items:
+        return ""
+    out = items[0]
+    for item in items[1:]:
+        out = say("{first}, {then}", first=out, then=item)
+    return out
 
 
 def engine_sentence(
