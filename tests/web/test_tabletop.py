@@ -123,6 +123,7 @@ def moved(demo: dict[str, Any], moves: Any) -> bool:
 
 
 def free(page: Any, cells: list[str]) -> str | None:
+    """The first of ``cells`` the page shows empty."""
     for c in cells:
         if page.locator(f'[data-cell="{c}"] [data-piece]').count() == 0:
             return c
@@ -145,9 +146,12 @@ def choose(v: dict[str, Any], hand: dict[str, str], geometry: TableGeometry, pag
         a, b = int(tile[0]), int(tile[2])
         for end in ("left", "right"):
             if ends.get(end) in (a, b):
-                target = free(page, geometry.line.arm(end))
-                if target is not None:
-                    return cell, tile, target
+                # the next cell of the arm by the referee's line: the page may
+                # not yet draw the computer's last tile
+                arm = geometry.line.arm(end)
+                laid = len(line.get(end) or [])
+                if laid < len(arm):
+                    return cell, tile, arm[laid]
     return None
 
 
@@ -242,9 +246,17 @@ def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], ar
             continue
         if v.get("result") or (v.get("hand_no") or 1) > 1 or v.get("match_over"):
             break
-        if not my_turn(dominoes, page):
+        if v.get("correction"):
+            # only seat 0's move can be refused here: the computer's hands play legally
+            page.screenshot(path=str(artifacts / "tabletop-hand-refused.png"))
+            raise AssertionError(f"seat 0's move was refused: {v['correction']} (plays {plays}, passes {passes})")
+        # decide on the view that says it is seat 0's turn: one read a moment
+        # earlier may predate the computer's last move (its ends and line)
+        mine = my_turn(dominoes, page)
+        if not mine:
             time.sleep(0.15)
             continue
+        v = mine
         moves = v.get("moves")
         move = choose(v, rack(page), geo, page)
         if move is None:
@@ -257,7 +269,8 @@ def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], ar
             plays += 1
         wait(lambda m=moves: moved(dominoes, m), 20, "the referee to accept seat 0's move")
     else:
-        raise AssertionError("the hand did not end")
+        page.screenshot(path=str(artifacts / "tabletop-hand-stalled.png"))
+        raise AssertionError(f"the hand did not end (plays {plays}, passes {passes}; last view {v})")
     assert plays >= 1
     page.screenshot(path=str(artifacts / "tabletop-hand-over.png"))
     result = wait(lambda: dominoes.get("result"), 30, "the demo to end its hand")
