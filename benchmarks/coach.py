@@ -7,7 +7,7 @@ review while the finished hand is on the display, both in the referee's
 thread: they must stay well inside what a player accepts as "at once" (the
 issue's budget for a computer decision: 100 ms median, 400 ms at worst on
 this machine, a Raspberry Pi 4 being about three times slower). The peer in
-the same run is the search player's own ``choose`` (its default 80 ms time
+the same run is the search player's own ``choose`` (its default 200 ms time
 budget), on the same positions, so a busy machine slows both alike.
 
 For each variant, ``--hands`` hands are dealt from a fixed seed and played

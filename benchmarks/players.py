@@ -29,7 +29,7 @@ though hands of one match are not independent), and Elo ratings (Bradley-Terry f
 1500) with 95 % intervals from a bootstrap over paired deals. It also reports
 the decision time of the new players (median and worst over every decision
 with a choice, CPU time — on a shared machine the wall time mostly measures
-the other processes; ``search`` also with its table default, an 80 ms
+the other processes; ``search`` also with its table default, a 200 ms
 budget, in wall and CPU time). The last line is
 
     dominoes_vs_montecarlo=P kems_vs_tracking=Q
@@ -74,7 +74,7 @@ KEY_PAIRS = {
     ("kems", "reasoner", "tracking"),
 }
 """The pairings the goals are about: they get ``--key-deals`` paired deals."""
-LEAGUE_WORLDS = 120
+LEAGUE_WORLDS = SearchPlayer.worlds
 """The search player's default (its table budget allows them on this machine)."""
 
 
@@ -268,13 +268,15 @@ def _run(task: Task) -> Pairing:
     return play_domino_pairing(variant, a, b, deals, seed, search)
 
 
-def decision_times(seed: int, positions: int = 90) -> tuple[list[float], list[float]]:
-    """Wall and CPU times of the search player with its table default (80 ms
-    budget) on positions from greedy play in every dominoes variant."""
+def decision_times(seed: int, positions: int = 90) -> tuple[list[float], list[float], list[int]]:
+    """Wall and CPU times of the search player with its table default (200 ms
+    budget) on positions from greedy play in every dominoes variant, and the
+    worlds each decision played before the budget stopped it."""
     rng = random.Random(seed)
     player = SearchPlayer()
     out: list[float] = []
     cpu: list[float] = []
+    played: list[int] = []
     for variant in DOMINO_VARIANTS:
         for _ in range(positions // len(DOMINO_VARIANTS)):
             hand = DominoMatch(variant).new_hand(rng)
@@ -291,7 +293,8 @@ def decision_times(seed: int, positions: int = 90) -> tuple[list[float], list[fl
             player.choose(hand, hand.to_play, rng)
             out.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
-    return out, cpu
+            played.append(player.played)
+    return out, cpu, played
 
 
 def _hand_points(p: Pairing) -> str:
@@ -341,7 +344,7 @@ def _only(
 def _search_opts(parser: argparse.ArgumentParser, specs: list[str]) -> SearchOpts:
     """``--search`` settings as (field, value); a value is a Python literal
     (``120``, ``0.25``, ``None``) or else a string."""
-    known = {f.name for f in fields(SearchPlayer)} - {"budget_ms", "name"}
+    known = {f.name for f in fields(SearchPlayer) if f.init} - {"budget_ms", "name"}
     out: list[tuple[str, Any]] = []
     for spec in specs:
         name, sep, text = spec.partition("=")
@@ -442,8 +445,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"search decisions in the league ({dict(search).get('worlds', LEAGUE_WORLDS)} worlds), "
         f"CPU: {_ms(new_times['search'])}"
     )
-    wall, cpu = decision_times(args.seed)
-    print(f"search with the table default (80 ms budget), wall: {_ms(wall)}; CPU: {_ms(cpu)}")
+    wall, cpu, played = decision_times(args.seed)
+    print(f"search with the table default (200 ms budget), wall: {_ms(wall)}; CPU: {_ms(cpu)}")
+    cut = sum(1 for n in played if n < SearchPlayer.worlds)
+    print(
+        f"the budget stopped {cut} of {len(played)} of those decisions before "
+        f"{SearchPlayer.worlds} worlds (fewest played: {min(played, default=0)})"
+    )
     print(f"reasoner decisions (every poll), CPU: {_ms(new_times['reasoner'])}")
     goal = [shares.get((v, "search", "montecarlo")) for v in ("pairs-pips", "brazilian-points")]
     p = "n/a" if None in goal else f"{min(x for x in goal if x is not None):.3f}"

@@ -125,3 +125,27 @@ def test_version() -> None:
     done = run("--version")
     assert done.returncode == 0
     assert done.stdout.startswith("tablesense ")
+
+
+def test_an_unknown_player_is_refused_before_the_journal_is_opened(tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    done = run("play", "--table", "dominoes-4", "--seats", "Ana,bot,Bia,bot", "--player", "nosuch",
+               "--journal", str(journal), "--no-web", "--no-keys")
+    assert done.returncode == 2, done.stderr
+    assert "unknown dominoes player 'nosuch'; players: random, greedy, montecarlo, search" in done.stderr
+    assert not journal.exists()
+    done = run("play", "--table", "dominoes-4", "--player", "search", "--think-ms", "0",
+               "--journal", str(journal), "--no-web", "--no-keys")
+    assert done.returncode == 2 and "--think-ms" in done.stderr, done.stderr
+
+
+def test_the_bot_seats_play_the_chosen_player_with_its_budget() -> None:
+    from tablesense.games.dominoes_players import GreedyPlayer, SearchPlayer
+    from tablesense.games.kems_players import ReasonerPlayer
+    from tablesense.referee.session import domino_bot, kems_bot
+
+    bot = domino_bot("search", 50.0)
+    assert isinstance(bot, SearchPlayer) and bot.budget_ms == 50.0
+    assert domino_bot("search").budget_ms == SearchPlayer().budget_ms
+    assert isinstance(domino_bot(None, 50.0), GreedyPlayer)
+    assert isinstance(kems_bot("reasoner", 50.0), ReasonerPlayer)

@@ -135,6 +135,12 @@ class Belief:
     boneyard: int
     """How many tiles are left to draw."""
     others: dict[int, SeatBelief]
+    _prepared: (
+        tuple[list[int], list[int], list[int], dict[int, list[int]], list[tuple[int, list[int]]]]
+        | None
+    ) = field(default=None, repr=False, compare=False)
+    """:meth:`_prepare`'s answer, kept for the next sample (a belief is not
+    changed once :func:`infer` has made it)."""
 
     def fits(self, hands: list[int], boneyard: int) -> bool:
         """Whether a world (a mask per seat, the boneyard's mask) fits everything known."""
@@ -171,6 +177,28 @@ class Belief:
 
         Raises ``ValueError`` only if nothing fits, which the table cannot
         produce (the real deal always fits)."""
+        prep = self._prepared
+        if prep is None:
+            prep = self._prepared = self._prepare()
+        tiles, seats, base, latest, options = prep
+        for attempt in range(restarts + 1):
+            world = self._try(
+                tiles, seats, base, latest, options, rng, exhaustive=attempt == restarts
+            )
+            if world is not None:
+                hands, bone = world
+                order = [i for i in range(28) if bone >> i & 1]
+                rng.shuffle(order)
+                return hands, order
+        raise ValueError("no deal of the unseen tiles fits what the table showed")
+
+    def _prepare(
+        self,
+    ) -> tuple[list[int], list[int], list[int], dict[int, list[int]], list[tuple[int, list[int]]]]:
+        """What every :meth:`sample` of this belief starts from (computed once
+        per decision: a search samples a hundred worlds or more from one
+        belief): the tiles to deal, the seats, the tiles already placed, each
+        tile's latest violated point per seat, and where each tile may go."""
         seats = sorted(self.others)
         pool = self.unseen
         base = [0] * self.seats
@@ -185,14 +213,15 @@ class Belief:
             tiles.append(low.bit_length() - 1)
             m ^= low
         latest = {s: [self.others[s].latest(i) for i in range(28)] for s in seats}
-        for attempt in range(restarts + 1):
-            world = self._try(tiles, seats, base, latest, rng, exhaustive=attempt == restarts)
-            if world is not None:
-                hands, bone = world
-                order = [i for i in range(28) if bone >> i & 1]
-                rng.shuffle(order)
-                return hands, order
-        raise ValueError("no deal of the unseen tiles fits what the table showed")
+        empty = {s: [0] * (len(self.others[s].points) + 1) for s in seats}
+        # the seats (or the boneyard, -1) each tile may go to
+        options: list[tuple[int, list[int]]] = []
+        for i in tiles:
+            dest = [s for s in seats if self._may(s, latest[s][i], empty[s], 0)]
+            if self.boneyard:
+                dest.append(-1)
+            options.append((i, dest))
+        return tiles, seats, base, latest, options
 
     def _try(
         self,
@@ -200,6 +229,7 @@ class Belief:
         seats: list[int],
         base: list[int],
         latest: dict[int, list[int]],
+        prepared: list[tuple[int, list[int]]],
         rng: random.Random,
         exhaustive: bool,
     ) -> tuple[list[int], int] | None:
@@ -208,13 +238,7 @@ class Belief:
         bone_room = self.boneyard
         # per seat: how many placed tiles have latest violated point >= j
         used = {s: [0] * (len(self.others[s].points) + 1) for s in seats}
-        # the seats (or the boneyard, -1) each tile may go to
-        options: list[tuple[int, list[int]]] = []
-        for i in tiles:
-            dest = [s for s in seats if self._may(s, latest[s][i], used[s], 0)]
-            if self.boneyard:
-                dest.append(-1)
-            options.append((i, dest))
+        options = prepared[:]
         rng.shuffle(options)
         options.sort(key=lambda o: len(o[1]))
         if any(s < 0 for s in room.values()) or not all(o[1] for o in options):
@@ -229,7 +253,7 @@ class Belief:
             for d in dest:
                 if d < 0:
                     w = bone_room
-                elif room[d] > 0 and self._may(d, latest[d][i], used[d], 1):
+                elif room[d] > 0 and (latest[d][i] == 0 or self._may(d, latest[d][i], used[d], 1)):
                     w = room[d]
                 else:
                     w = 0

@@ -232,7 +232,7 @@ PLAYERS: dict[
 
 
 def make_player(name: str) -> DominoPlayer:
-    """A player by name with its table defaults (``search``: an 80 ms budget)."""
+    """A player by name with its table defaults (``search``: a 200 ms budget)."""
     try:
         return PLAYERS[name]()
     except KeyError:

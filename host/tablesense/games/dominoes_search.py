@@ -38,7 +38,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tablesense.games.dominoes import (
     ALL_TILES,
@@ -272,13 +272,17 @@ class SearchPlayer:
     ``epsilon``: the share of random plays in a playout.
     """
 
-    worlds: int = 120
-    """120 rather than 60: against ``montecarlo``, 200 matches a seed, 58.0 %
-    and 57.0 % in ``brazilian-points`` (seeds 2026, 2027) against 52.0 % and
-    51.5 %, 54.5 % and 59.0 % in ``pairs-pips`` against 56.0 % and 53.5 %;
-    with the 80 ms budget this machine plays about all of them (docs/players.md)."""
+    worlds: int = 240
+    """Each doubling has paid against ``montecarlo`` (200 matches a seed,
+    seeds 2026 and 2027, docs/players.md): 60 to 120 worlds took
+    ``brazilian-points`` from 52 % to 57.5 %, 120 to 240 from 57.5 % to
+    60.0 % (with ``exact=14``); sampling a world was made cheap enough for
+    this machine to play all 240 within the budget in most decisions."""
     playouts: int = 1
-    budget_ms: float | None = 80.0
+    budget_ms: float | None = 200.0
+    """200 ms: on this machine the budget stops about one decision in ten
+    before its 240 worlds (80 ms stopped one in four, some at 32 worlds);
+    decisions take about 45 ms median (docs/players.md)."""
     epsilon: float = 0.1
     pips_weight: float = 1.0
     """Playout policy: the weight of a tile's pips against the other terms.
@@ -288,11 +292,13 @@ class SearchPlayer:
     partner: float = 0.0
     """Playout policy: weight of leaving the partner a play and the next
     opponent none (four seats)."""
-    exact: int = 14
+    exact: int = 16
     """Solve a world exactly (:func:`solve`) once the boneyard is empty and at
     most this many tiles are left in the hands of four seats (scaled by the
-    seats: 7 with two, 10 with three — two seats holding 7 tiles each make a
-    far deeper tree than four holding 3 or 4)."""
+    seats: 8 with two, 12 with three — two seats holding 8 tiles each make a
+    far deeper tree than four holding 4). 16 rather than 14: a perfect
+    endgame from two plays earlier is worth more than the policy playouts it
+    replaces (docs/players.md)."""
     exact_worlds: int | None = None
     """At most this many worlds once they are solved exactly (an exact world
     costs far more than a playout and varies far less); ``None``: ``worlds``."""
@@ -311,6 +317,10 @@ class SearchPlayer:
     finished match carries into the next (the lambreta, the points above
     the target) against winning this one."""
     name: str = "search"
+    played: int = field(default=0, init=False, compare=False)
+    """How many worlds the last decision played (fewer than ``worlds`` when
+    the budget stopped it): what a benchmark reads to see how often the
+    budget binds."""
 
     def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
         moves = _choices(hand, seat)
@@ -349,7 +359,9 @@ class SearchPlayer:
         worlds = self.worlds
         if exact_now and self.exact_worlds is not None:
             worlds = min(worlds, self.exact_worlds)
+        played = 0
         for _ in range(worlds):
+            played += 1
             try:
                 masks, bone = belief.sample(rng)
             except ValueError:
@@ -379,6 +391,7 @@ class SearchPlayer:
             runs += w * self.playouts
             if self.budget_ms is not None and (time.perf_counter() - start) * 1000 > self.budget_ms:
                 break
+        self.played = played
         means = [t / runs if runs > 0 else 0.0 for t in totals]
         best = max(means)
         top = [m for m, v in zip(moves, means, strict=True) if v == best]

@@ -106,6 +106,12 @@ def _stop_on_signals(stop: threading.Event) -> None:
             signal.signal(sig, handler)
 
 
+THINK_HELP = (
+    "Time budget of the search player's decision, in milliseconds (default 200: within it this "
+    "machine plays all its worlds in most decisions; a slower computer plays fewer)."
+)
+
+
 def register(app: typer.Typer) -> None:
     """Add this room's commands to the root ``tablesense`` app."""
 
@@ -205,6 +211,13 @@ def register(app: typer.Typer) -> None:
             help="The coach: a seat button held a second shows that seat a suggested move on its "
             "rack LEDs, and each hand ends with a review of the costliest moves. Not with --director.",
         ),
+        player: str | None = typer.Option(
+            None,
+            "--player",
+            help="Computer player of the bot seats: random, greedy, montecarlo, search (dominoes); "
+            "random, greedy, tracking, reasoner (kems). Default: greedy for dominoes, tracking for kems.",
+        ),
+        think_ms: float | None = typer.Option(None, "--think-ms", min=1.0, help=THINK_HELP),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         from rich.console import Console
@@ -226,6 +239,11 @@ def register(app: typer.Typer) -> None:
         except (GeometryError, FileNotFoundError) as exc:
             raise _err(message_of(exc)) from None
         chosen_game = game or geometry.games[0]
+        make = domino_bot if chosen_game == "dominoes" else kems_bot
+        try:
+            make(player, think_ms)  # a bad --player is refused before anything is opened
+        except ValueError as exc:
+            raise _err(message_of(exc)) from None
         n = len(geometry.seats)
         reporter = None
         announced: dict[str, Any] | None = None
@@ -318,7 +336,7 @@ def register(app: typer.Typer) -> None:
             raise _err(_afresh(exc), 1) from None
         referee.set_coach(coach)
         make = domino_bot if spec.game == "dominoes" else kems_bot
-        bots = {i: make(None) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
+        bots = {i: make(player, think_ms) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
 
         from tablesense.link.manager import TableLink
 
@@ -481,6 +499,7 @@ def register(app: typer.Typer) -> None:
             help="Computer player: random, greedy, montecarlo, search (dominoes); random, greedy, tracking, "
             "reasoner (kems). Default: greedy for dominoes, tracking for kems.",
         ),
+        think_ms: float | None = typer.Option(None, "--think-ms", min=1.0, help=THINK_HELP),
         boards: str = typer.Option(
             "virtual",
             "--boards",
@@ -550,6 +569,7 @@ def register(app: typer.Typer) -> None:
             seats=seats,
             journal=str(journal) if journal else None,
             player=player,
+            think_ms=think_ms,
             world_file=str(world_file) if world_file else None,
             timeout=timeout,
             trace=trace,

@@ -264,6 +264,8 @@ class DemoConfig:
     options: dict[str, Any] = field(default_factory=dict)
     player: str | None = None
     """Computer player (None: greedy for dominoes, tracking for Kems)."""
+    think_ms: float | None = None
+    """The ``search`` player's time budget per decision (None: its default)."""
     table: str | None = None
     world_file: str | None = None
     timeout: float | None = None
@@ -426,7 +428,7 @@ def run_demo(
     coach = cfg.coach if cfg.coach is not None else bool(cfg.sit)
     referee.set_coach(coach)
     make = domino_bot if cfg.game == "dominoes" else kems_bot
-    bots = {i: make(cfg.player) for i in range(n) if i not in cfg.sit}
+    bots = {i: make(cfg.player, cfg.think_ms) for i in range(n) if i not in cfg.sit}
 
     vtable: Any = None
     link: Any = None

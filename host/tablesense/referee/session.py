@@ -39,8 +39,10 @@ GREEN: RGB = (0, 60, 0)
 WHITE: RGB = (20, 20, 20)
 
 
-def domino_bot(name: str | None = "greedy") -> Any:
-    """A dominoes computer player (games/dominoes_players.py)."""
+def domino_bot(name: str | None = "greedy", think_ms: float | None = None) -> Any:
+    """A dominoes computer player (games/dominoes_players.py); ``think_ms``
+    is the ``search`` player's time budget per decision (``None``: its
+    default; the other players take a few milliseconds and have none)."""
     from tablesense.games import dominoes_players
 
     classes = {
@@ -52,10 +54,14 @@ def domino_bot(name: str | None = "greedy") -> Any:
     name = name or "greedy"
     if name not in classes:
         raise ValueError(say("unknown dominoes player {name!r}; players: {players}", name=name, players=", ".join(classes)))
+    if name == "search" and think_ms is not None:
+        return dominoes_players.SearchPlayer(budget_ms=think_ms)
     return getattr(dominoes_players, classes[name])()
 
 
-def kems_bot(name: str | None = "tracking") -> Any:
+def kems_bot(name: str | None = "tracking", think_ms: float | None = None) -> Any:
+    """A Kems computer player (games/kems_players); ``think_ms`` is unused:
+    every Kems player decides within a few milliseconds."""
     from tablesense.games.kems_players import make_player
 
     return make_player(name or "tracking")
