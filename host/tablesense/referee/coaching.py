@@ -45,7 +45,7 @@ COACH_NAMED = (
     N_("call contre on {target}"),
 )
 
-#: Sampled worlds per coach evaluation: about 10 ms median, 80 ms at worst
+#: Sampled worlds per coach evaluation: about 7 ms median, 110 ms at worst
 #: per suggestion and 0.2-0.3 s per hand's review on the 2-core test machine
 #: (docs/players.md, "The coach").
 COACH_WORLDS = 40
