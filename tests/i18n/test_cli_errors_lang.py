@@ -231,7 +231,7 @@ def test_the_table_rooms_errors_stay_english_for_logs_and_translate_where_shown(
 def test_the_keyboard_answers_in_the_tables_language() -> None:
     from types import SimpleNamespace
 
-    from tablesense.referee.cli import key_command
+    from tablesense.referee.keyboard import key_command
 
     session = SimpleNamespace(referee=SimpleNamespace(spec=SimpleNamespace(seat_names=["S", "E", "N", "W"])),
                               press=lambda seat, button: None, referee_press=lambda: None)

@@ -242,15 +242,15 @@ def test_console_output_lines_in_the_table_language() -> None:
 
 def test_director_answers_at_the_table_in_its_language() -> None:
     from tablesense.i18n.cli import activate, active
-    from tablesense.referee.cli import _director_says
+    from tablesense.referee.reporting import director_says
 
     before = active()
     try:
         activate("pt-BR")
-        assert _director_says("confirmação", "accepted") == "diretor: confirmação aceito"
-        assert _director_says("resultado", None) == "diretor: resultado ainda sem confirmação de recebimento"
+        assert director_says("confirmação", "accepted") == "diretor: confirmação aceito"
+        assert director_says("resultado", None) == "diretor: resultado ainda sem confirmação de recebimento"
         activate("ms")
-        assert _director_says("pengesahan", "refused") == "pengarah: pengesahan ditolak"
+        assert director_says("pengesahan", "refused") == "pengarah: pengesahan ditolak"
     finally:
         activate(before)
 

@@ -13,7 +13,7 @@ from test_table_messages import FakeSession
 from typer.testing import CliRunner
 
 from tablesense.cli import app
-from tablesense.referee.cli import KEYS_HELP, key_command
+from tablesense.referee.keyboard import KEYS_HELP, key_command
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tablekit import Hands, kinds, make_referee, perform
 
-from tablesense.referee.cli import key_command
+from tablesense.referee.keyboard import key_command
 from tablesense.referee.core import MatchSpec, Referee
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tablesense.outputs.events import EventBus
-from tablesense.referee.cli import _confirm_at_table, _report, _start_reporter
+from tablesense.referee.cli import _start_reporter
+from tablesense.referee.reporting import confirm_at_table, report_match
 from tablesense.referee.demo import DemoConfig, run_demo
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
 from tablesense.tournament.console import confirm_match
@@ -55,7 +56,7 @@ def _play_and_report(broker: Any, sqlite_url: str, tmp_path: Path, mode: str) ->
     timer = threading.Timer(20, stop.set)
     timer.start()
     try:
-        assert _report(rep, played.record, stop, console)
+        assert report_match(rep, played.record, stop, console)
     finally:
         timer.cancel()
     return d, bridge, rep, bus, console
@@ -71,7 +72,7 @@ def test_buttons_event_sides_answer_with_seat_buttons(broker: Any, sqlite_url: s
         # seat 0 (side 0) accepts; seat 3 (side 1) accepts, or calls the director
         threading.Timer(0.4, lambda: seats.press(0, "main")).start()
         threading.Timer(0.8, lambda: seats.press(3, "call" if refuse else "main")).start()
-        assert _confirm_at_table(rep, None, bus, stop, console, seats)
+        assert confirm_at_table(rep, None, bus, stop, console, seats)
         stop.set()
         assert seats.outside == [] and type(seats).press is Seats.press  # the buttons go back to the game
         assert wait_until(bridge.idle, 5)
@@ -91,7 +92,7 @@ def test_buttons_event_sides_answer_with_seat_buttons(broker: Any, sqlite_url: s
 def test_director_event_leaves_the_confirmation_to_the_console(broker: Any, sqlite_url: str, tmp_path: Path) -> None:
     d, bridge, rep, bus, console = _play_and_report(broker, sqlite_url, tmp_path, "director")
     try:
-        assert _confirm_at_table(rep, None, bus, threading.Event(), console, Seats())
+        assert confirm_at_table(rep, None, bus, threading.Event(), console, Seats())
         assert any("confirmed by the director" in line for line in console.lines)
     finally:
         rep.close()

@@ -18,7 +18,8 @@ from sqlalchemy import select
 
 from tablesense.games.record import replay
 from tablesense.outputs.events import EventBus
-from tablesense.referee.cli import _confirm_at_table, _report, _start_reporter
+from tablesense.referee.cli import _start_reporter
+from tablesense.referee.reporting import confirm_at_table, report_match
 from tablesense.referee.demo import DemoConfig, run_demo
 from tablesense.referee.direct import DirectTable
 from tablesense.table.geometry import TableGeometry
@@ -72,7 +73,7 @@ def test_a_refereed_match_reaches_the_director_once(broker: Any, sqlite_url: str
             timer = threading.Timer(20, stop.set)
             timer.start()
             try:
-                _report(rep, record, stop, console)
+                report_match(rep, record, stop, console)
             finally:
                 timer.cancel()
             assert "director: result accepted" in console.lines, console.lines
@@ -91,7 +92,7 @@ def test_a_refereed_match_reaches_the_director_once(broker: Any, sqlite_url: str
             timer = threading.Timer(20, stop.set)
             timer.start()
             try:
-                assert _confirm_at_table(rep, table, bus, stop, console)
+                assert confirm_at_table(rep, table, bus, stop, console)
             finally:
                 timer.cancel()
             assert any("lay your badge" in str(e.get("text")) for e in seen)

@@ -25,6 +25,8 @@ from tablesense.i18n import N_, Translator
 from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
 from tablesense.i18n.cli import _, activate
 from tablesense.referee.console import log_events as _log_events
+from tablesense.referee.keyboard import read_keys
+from tablesense.referee.reporting import archive_record
 
 DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
 
@@ -360,7 +362,7 @@ def register(app: typer.Typer) -> None:
         _log_events(bus, console, spec.lang)
         archive = records or (Path(jour.path).parent / "records")
         match_id = jour.match_id or "match"
-        bus.add_listener(lambda ev: _archive(ev, archive, jour.match_id or match_id, console))
+        bus.add_listener(lambda ev: archive_record(ev, archive, jour.match_id or match_id, console))
         try:
             link.start()
             if web:
@@ -388,7 +390,7 @@ def register(app: typer.Typer) -> None:
                 from tablesense.outputs.gpio import LONG_PRESS_S, forward_buttons
 
                 # session.press is looked up at each press: the result's
-                # confirmation (_confirm_by_buttons) takes the presses a while
+                # confirmation (reporting.confirm_by_buttons) takes the presses a while
                 forward_buttons(
                     gpio,
                     lambda seat, button: session.press(seat, button),
@@ -439,7 +441,7 @@ def register(app: typer.Typer) -> None:
             if reporter is not None and announced is not None:
                 reporter.show_match(announced)
             if keys and sys.stdin.isatty():
-                threading.Thread(target=_keyboard, args=(session, stop, console), daemon=True).start()
+                threading.Thread(target=read_keys, args=(session, stop, console), daemon=True).start()
             session.run(stop, until=lambda s: referee.phase == "over")
             if referee.phase == "over":
                 jour.close_match("finished")
@@ -800,159 +802,3 @@ def _start_reporter(
         return TableReporter(table_no, key, path, broker).start()
     except Exception as exc:
         raise _err(_("cannot open the outbox {path}: {error}", path=path, error=exc)) from None
-
-
-def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, console: Any) -> bool:
-    """Send the finished match to the director and wait for its echo; an
-    interrupted wait loses nothing: the outbox re-sends at the next start.
-    True when the director accepted the result."""
-    from tablesense.tournament.reporter import ReportError
-
-    try:
-        key = reporter.report(record)
-    except ReportError as exc:
-        console.print("[red]" + escape(_(say("not reported: {error}; call the director", error=message_of(exc)))) + "[/]")
-        return False
-    console.print(_("result sent to the director; waiting for its acknowledgement ..."))
-    status = reporter.wait_echo(key, stop=stop)
-    if status is None:
-        console.print("[yellow]" + _("not acknowledged yet: the result stays in the outbox and is "
-                                     "re-sent when the table starts again") + "[/]")
-        return False
-    console.print(_("director: {what} {status}", what=_("result"), status=_(ECHO_WORDS.get(status, status))))
-    return status in ("accepted", "duplicate")
-
-
-def _confirm_at_table(
-    reporter: Any, source: Any, bus: Any, stop: threading.Event, console: Any, session: Any = None
-) -> bool:
-    """After the director's echo, both sides confirm by laying a badge on the
-    table (any cell); the badges read are sent as the confirmation. True when
-    the director accepted it. The event decides (its ``confirm`` mode):
-    ``buttons`` — each side presses its seat button instead (a call button
-    refuses and calls the director); ``director`` — nothing to do here."""
-    from tablesense.table.state import Tag
-
-    mode = reporter.confirm_mode()
-    if mode == "director":
-        bus.publish("message", text=_("result reported: the director confirms it"), level="info")
-        console.print(_("this event's results are confirmed by the director (console or `tournament confirm`)"))
-        return True
-    if mode == "buttons" and session is not None:
-        return _confirm_by_buttons(reporter, session, bus, stop, console)
-
-    bus.publish("message", text=_("result accepted: one player of each side, lay your badge on the table to confirm"),
-                level="info")
-    console.print(_("waiting for a badge of each side to confirm the result ..."))
-    seen: set[str] = set()
-    taps = None
-    while taps is None:
-        if stop.is_set():
-            return False
-        state = source.state()
-        if state is not None:
-            seen |= {r.uid.hex() for r in state.values() if isinstance(r, Tag)}
-        taps = reporter.confirmation(seen)
-        if taps is None:
-            stop.wait(0.2)
-    status = reporter.wait_echo(reporter.confirm(taps), stop=stop)
-    console.print(_director_says(_("confirmation"), status))
-    return status in ("accepted", "duplicate")
-
-
-def _archive(ev: Any, directory: Path, match_id: str, console: Any) -> None:
-    """Write the match record after every hand (temporary file, then rename)."""
-    if ev.kind not in ("hand_ended", "match_ended") or "record" not in ev.data:
-        return
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{match_id}.json"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(ev.data["record"], indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        console.print("[red]" + _("cannot archive the record in {folder}: {error}", folder=directory, error=exc) + "[/]")
-
-
-def _confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.Event, console: Any) -> bool:
-    """Each side presses its seat button to accept the score on the display; a
-    call button refuses it (the director is called). Seat presses (GPIO or
-    keyboard, both through ``session.press``) are taken for this while it runs."""
-    import queue
-
-    presses: queue.Queue[tuple[int, str]] = queue.Queue()
-    original = session.press
-    session.press = lambda seat, button="main": presses.put((seat, button))
-    bus.publish("message", text=_("result accepted: each side, press your seat button to accept the score "
-                                  "(the call button calls the director)"), level="info")
-    console.print(_("waiting for a seat button of each side to accept the result ..."))
-    accepted: set[int] = set()
-    refused: set[int] = set()
-    try:
-        while not refused and len(accepted) < reporter.sides():
-            if stop.is_set():
-                return False
-            try:
-                seat, button = presses.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            side = reporter.side_of_seat(seat)
-            if side is not None:
-                (refused if button == "call" else accepted).add(side)
-    finally:
-        session.press = original
-    status = reporter.wait_echo(reporter.confirm_buttons(sorted(accepted - refused), sorted(refused)), stop=stop)
-    console.print(_director_says(_("refusal") if refused else _("confirmation"), status))
-    return status in ("accepted", "duplicate")
-
-
-#: The director's answers to a table (``reporter.wait_echo``), as the console shows them.
-ECHO_WORDS = {"accepted": N_("accepted"), "duplicate": N_("duplicate"), "refused": N_("refused")}
-
-
-def _director_says(what: str, status: str | None) -> str:
-    """``director: confirmation accepted`` in the table's language (None: no answer yet)."""
-    if status is None:
-        return _("director: {what} not acknowledged yet", what=what)
-    return _("director: {what} {status}", what=what, status=_(ECHO_WORDS.get(status, status)))
-
-
-def _keyboard(session: Any, stop: threading.Event, console: Any = None) -> None:
-    """Buttons from the keyboard: ``p N`` (seat N's button, 1-based), ``c N``
-    (seat N's call button), ``h N`` (seat N's button held: the coach), ``r``
-    (referee button); anything else is answered with what the keys are."""
-    for line in sys.stdin:
-        if stop.is_set():
-            return
-        answer = key_command(session, line)
-        if answer and console is not None:  # in the table's language (the keys themselves stay p, c, h, r)
-            console.print("[yellow]" + escape(_(answer)) + "[/]", highlight=False)
-
-
-KEYS_HELP = say(
-    "keys: p N = seat N's button, c N = seat N's call button, "
-    "h N = seat N's button held (the coach), r = the referee button"
-)
-
-
-def key_command(session: Any, line: str) -> str | None:
-    """Carry out one keyboard line; returns what to tell the operator when
-    the line is not a button (None: done, or an empty line)."""
-    parts = line.split()
-    if not parts:
-        return None
-    n = len(session.referee.spec.seat_names)
-    key = parts[0].lower()
-    if key == "r" and len(parts) == 1:
-        session.referee_press()
-        return None
-    if key in ("p", "c", "h"):
-        if len(parts) != 2 or not parts[1].isdigit():
-            return say("'{line}': say which seat, 1 to {n} (for example '{key} 1'); {keys}", line=line.strip(), n=n,
-                       key=key, keys=KEYS_HELP)
-        seat = int(parts[1])
-        if not 1 <= seat <= n:
-            return say("there is no seat {seat}: the seats are 1 to {n}", seat=seat, n=n)
-        session.press(seat - 1, {"p": "main", "c": "call", "h": "coach"}[key])
-        return None
-    return say("unknown key '{line}'; {keys}", line=line.strip(), keys=KEYS_HELP)

@@ -102,7 +102,7 @@ class Evening:
         return self._settle()
 
     def _settle(self) -> bool:
-        from tablesense.referee.cli import _confirm_at_table, _director_says
+        from tablesense.referee.reporting import confirm_at_table, director_says
 
         p = self.pending() or {}
         if p.get("stage") == "echo":
@@ -111,12 +111,12 @@ class Evening:
                 self.console.print("[yellow]" + _("not acknowledged yet: the result stays in the outbox and is "
                                                   "re-sent when the table starts again") + "[/]")
                 return False
-            self.console.print(_director_says(_("result"), status))
+            self.console.print(director_says(_("result"), status))
             if status not in ("accepted", "duplicate"):
                 self._settled()  # refused: the director corrects it from the console
                 return False
             self._owe("confirm", None)
-        if _confirm_at_table(self.reporter, self.source, self.bus, self.stop, self.console, self.buttons):
+        if confirm_at_table(self.reporter, self.source, self.bus, self.stop, self.console, self.buttons):
             self._settled()
             return True
         return False
@@ -196,9 +196,9 @@ class Evening:
             why = self.reporter.reason(key) or _("call the director")  # the display shows it (reporter.wait_echo)
             self.console.print("[red]" + _("check-in refused: {reason}", reason=why) + "[/]")
         elif status is not None:
-            from tablesense.referee.cli import _director_says
+            from tablesense.referee.reporting import director_says
 
-            self.console.print(_director_says(_("check-in"), status))
+            self.console.print(director_says(_("check-in"), status))
         return status
 
     def _badges(self) -> set[str]:
