@@ -108,9 +108,18 @@ def _stop_on_signals(stop: threading.Event) -> None:
             signal.signal(sig, handler)
 
 
-THINK_HELP = (
-    "Time budget of the search player's decision, in milliseconds (default 200: within it this "
-    "machine plays all its worlds in most decisions; a slower computer plays fewer)."
+PLAYER_OPTION = typer.Option(
+    None,
+    "--player",
+    help="Computer player of the computer seats: random, greedy, montecarlo, search (dominoes); "
+    "random, greedy, tracking, reasoner (kems). Default: greedy for dominoes, tracking for kems.",
+)
+THINK_OPTION = typer.Option(
+    None,
+    "--think-ms",
+    min=1.0,
+    help="Time budget of the search player's decision, in milliseconds (default 200: within it this "
+    "machine plays all its worlds in most decisions; a slower computer plays fewer).",
 )
 
 
@@ -213,13 +222,8 @@ def register(app: typer.Typer) -> None:
             help="The coach: a seat button held a second shows that seat a suggested move on its "
             "rack LEDs, and each hand ends with a review of the costliest moves. Not with --director.",
         ),
-        player: str | None = typer.Option(
-            None,
-            "--player",
-            help="Computer player of the bot seats: random, greedy, montecarlo, search (dominoes); "
-            "random, greedy, tracking, reasoner (kems). Default: greedy for dominoes, tracking for kems.",
-        ),
-        think_ms: float | None = typer.Option(None, "--think-ms", min=1.0, help=THINK_HELP),
+        player: str | None = PLAYER_OPTION,
+        think_ms: float | None = THINK_OPTION,
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         from rich.console import Console
@@ -495,13 +499,8 @@ def register(app: typer.Typer) -> None:
         seats: int | None = typer.Option(
             None, "--seats", help="Seats (dominoes 2-4 by variant; kems 4, 6, 8)."
         ),
-        player: str | None = typer.Option(
-            None,
-            "--player",
-            help="Computer player: random, greedy, montecarlo, search (dominoes); random, greedy, tracking, "
-            "reasoner (kems). Default: greedy for dominoes, tracking for kems.",
-        ),
-        think_ms: float | None = typer.Option(None, "--think-ms", min=1.0, help=THINK_HELP),
+        player: str | None = PLAYER_OPTION,
+        think_ms: float | None = THINK_OPTION,
         boards: str = typer.Option(
             "virtual",
             "--boards",
