@@ -281,9 +281,9 @@ class SearchPlayer:
     playouts: int = 1
     budget_ms: float | None = 200.0
     """200 ms: on this machine the budget stops a few decisions in a hundred
-    before their 240 worlds (2 of 50 in the league's measurement, after 171
-    worlds or more; 80 ms stopped one in four, some after 32 worlds);
-    decisions take about 45 ms median (docs/players.md)."""
+    before their 240 worlds (2 of 50 and 6 of 53 in two runs of the
+    league's measurement; 80 ms stopped one in four, some after 32 worlds);
+    decisions take about 45-55 ms median (docs/players.md)."""
     epsilon: float = 0.1
     pips_weight: float = 1.0
     """Playout policy: the weight of a tile's pips against the other terms.
