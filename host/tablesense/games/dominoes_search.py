@@ -280,8 +280,8 @@ class SearchPlayer:
     this machine to play all 240 within the budget in most decisions."""
     playouts: int = 1
     budget_ms: float | None = 200.0
-    """200 ms: on this machine the budget stops a few decisions in a hundred
-    before their 240 worlds (2 of 50 and 6 of 53 in two runs of the
+    """200 ms: on this machine the budget stops one decision in ten or fewer
+    before its 240 worlds (2 of 50 and 6 of 53 in two runs of the
     league's measurement; 80 ms stopped one in four, some after 32 worlds);
     decisions take about 45-55 ms median (docs/players.md)."""
     epsilon: float = 0.1
