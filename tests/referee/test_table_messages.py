@@ -12,8 +12,8 @@ from typing import Any
 
 from tablekit import Hands, kinds, make_referee, perform
 
-from tablesense.referee.keyboard import key_command
 from tablesense.referee.core import MatchSpec, Referee
+from tablesense.referee.keyboard import key_command
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
 
