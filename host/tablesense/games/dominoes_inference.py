@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from tablesense.games.dominoes import ALL_TILES, Announce, DominoHand, Draw, Pass, Play
 
@@ -122,6 +123,19 @@ class SeatBelief:
         return True
 
 
+class _Prepared(NamedTuple):
+    """What every world sampled from one :class:`Belief` starts from."""
+
+    seats: list[int]
+    """The other seats, in order."""
+    base: list[int]
+    """Tiles already placed per seat: the viewer's own, announced doubles."""
+    latest: dict[int, list[int]]
+    """Per seat, each tile's latest violated point (0: none)."""
+    options: list[tuple[int, list[int]]]
+    """Each tile to deal and where it may go (a seat, or -1: the boneyard)."""
+
+
 @dataclass
 class Belief:
     """One seat's knowledge of where the unseen tiles are."""
@@ -135,10 +149,7 @@ class Belief:
     boneyard: int
     """How many tiles are left to draw."""
     others: dict[int, SeatBelief]
-    _prepared: (
-        tuple[list[int], list[int], list[int], dict[int, list[int]], list[tuple[int, list[int]]]]
-        | None
-    ) = field(default=None, repr=False, compare=False)
+    _prepared: _Prepared | None = field(default=None, repr=False, compare=False)
     """:meth:`_prepare`'s answer, kept for the next sample (a belief is not
     changed once :func:`infer` has made it)."""
 
@@ -180,11 +191,8 @@ class Belief:
         prep = self._prepared
         if prep is None:
             prep = self._prepared = self._prepare()
-        tiles, seats, base, latest, options = prep
         for attempt in range(restarts + 1):
-            world = self._try(
-                tiles, seats, base, latest, options, rng, exhaustive=attempt == restarts
-            )
+            world = self._try(prep, rng, exhaustive=attempt == restarts)
             if world is not None:
                 hands, bone = world
                 order = [i for i in range(28) if bone >> i & 1]
@@ -192,13 +200,10 @@ class Belief:
                 return hands, order
         raise ValueError("no deal of the unseen tiles fits what the table showed")
 
-    def _prepare(
-        self,
-    ) -> tuple[list[int], list[int], list[int], dict[int, list[int]], list[tuple[int, list[int]]]]:
+    def _prepare(self) -> _Prepared:
         """What every :meth:`sample` of this belief starts from (computed once
         per decision: a search samples a hundred worlds or more from one
-        belief): the tiles to deal, the seats, the tiles already placed, each
-        tile's latest violated point per seat, and where each tile may go."""
+        belief)."""
         seats = sorted(self.others)
         pool = self.unseen
         base = [0] * self.seats
@@ -221,24 +226,18 @@ class Belief:
             if self.boneyard:
                 dest.append(-1)
             options.append((i, dest))
-        return tiles, seats, base, latest, options
+        return _Prepared(seats, base, latest, options)
 
     def _try(
-        self,
-        tiles: list[int],
-        seats: list[int],
-        base: list[int],
-        latest: dict[int, list[int]],
-        prepared: list[tuple[int, list[int]]],
-        rng: random.Random,
-        exhaustive: bool,
+        self, prepared: _Prepared, rng: random.Random, exhaustive: bool
     ) -> tuple[list[int], int] | None:
+        seats, base, latest = prepared.seats, prepared.base, prepared.latest
         hands = base[:]
         room = {s: self.others[s].count - base[s].bit_count() for s in seats}
         bone_room = self.boneyard
         # per seat: how many placed tiles have latest violated point >= j
         used = {s: [0] * (len(self.others[s].points) + 1) for s in seats}
-        options = prepared[:]
+        options = prepared.options[:]
         rng.shuffle(options)
         options.sort(key=lambda o: len(o[1]))
         if any(s < 0 for s in room.values()) or not all(o[1] for o in options):
