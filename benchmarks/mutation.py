@@ -4,7 +4,7 @@ Why: a suite that passes says little about the bugs it would catch. Mutation
 testing plants small bugs (an operator swapped, a comparison flipped, a
 constant changed) one at a time and runs the tests that guard that module; a
 mutant the tests do not notice ("survived") is a blind spot, or an equivalent
-change that needs a word in docs/testing.md.
+change that needs a word in docs/mutation-testing.md.
 
 How: the tracked files are copied to a scratch folder (the work tree is never
 touched), cosmic-ray mutates the copy in place, and each mutant runs the given

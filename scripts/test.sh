@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: set up, then pytest.
 # Extra arguments go to pytest (for instance: scripts/test.sh tests/games -x).
+#   --quick     leave out the tests that need a browser, a broker or an
+#               emulated board (about two minutes; CI runs everything)
+#   --runslow   also run the long soaks
+# The tests run in parallel worker processes, a test file per worker
+# (pytest-xdist, --dist loadfile: a file's browser, broker and emulated boards
+# stay in one process). Most of the suite waits on servers, pseudo-terminals
+# and browsers rather than computing, so more workers than cores pays:
+# TABLESENSE_TEST_WORKERS sets how many (default 4); `-n 0` or `-p no:xdist`
+# among the arguments runs everything in this one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
+parallel=(-n "${TABLESENSE_TEST_WORKERS:-4}" --dist loadfile)
+for arg in "$@"; do
+  case "$arg" in
+    -n|-n[0-9]*|--numprocesses*|no:xdist) parallel=() ;;
+  esac
+done
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest "${parallel[@]}" "$@"
 status=$?
 set -e
 if [ "$status" = 5 ]; then

@@ -1,5 +1,5 @@
 """MFRC522 driver tests written to kill mutants that survived the emulator
-tests (benchmarks/mutation.py, docs/testing.md).
+tests (benchmarks/mutation.py, docs/mutation-testing.md).
 
 The emulator answers like a chip; it does not check every register value the
 driver writes, nor can it stage every error a chip or a tag can report. Here a

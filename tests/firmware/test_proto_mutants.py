@@ -1,5 +1,5 @@
 """Frame codec tests written to kill mutants that survived the older suite
-(benchmarks/mutation.py, docs/testing.md): the wire constants against the
+(benchmarks/mutation.py, docs/mutation-testing.md): the wire constants against the
 protocol document (an independent source, so a changed code is seen), exact
 byte vectors for every message, and the boundaries of every length check."""
 

@@ -1,5 +1,5 @@
 """Dominoes tests written to kill mutants of games/dominoes
-(benchmarks/mutation.py, docs/testing.md)."""
+(benchmarks/mutation.py, docs/mutation-testing.md)."""
 
 from __future__ import annotations
 

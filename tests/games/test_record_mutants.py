@@ -1,5 +1,5 @@
 """Record reader tests written to kill mutants of games/record.py
-(benchmarks/mutation.py, docs/testing.md): the exact limits (nesting, number
+(benchmarks/mutation.py, docs/mutation-testing.md): the exact limits (nesting, number
 size), every format error's message, and the writer's bytes."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Journal tests written to kill mutants that survived the older suite
-(benchmarks/mutation.py, docs/testing.md): the injected clock, the order in
+(benchmarks/mutation.py, docs/mutation-testing.md): the injected clock, the order in
 which matches are resumed, what is stored byte for byte, and that a failed
 write is rolled back and leaves the journal usable."""
 

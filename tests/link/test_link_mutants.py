@@ -1,5 +1,5 @@
 """Link tests written to kill mutants that survived the older suite
-(benchmarks/mutation.py, docs/testing.md): the documented timings, the serial
+(benchmarks/mutation.py, docs/mutation-testing.md): the documented timings, the serial
 layer over pyserial's loop:// port, error texts, identities and the merger's
 bookkeeping."""
 

@@ -1,5 +1,5 @@
 """Layout tests written to kill mutants of referee/layout.py
-(benchmarks/mutation.py, docs/testing.md): each query and move of a layout on
+(benchmarks/mutation.py, docs/mutation-testing.md): each query and move of a layout on
 small hand-made tables, with the order of every answer checked."""
 
 from __future__ import annotations

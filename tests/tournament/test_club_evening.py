@@ -7,14 +7,10 @@ pairings and standings print to PDF."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tablesense.tournament.bridge import DirectorBridge, wait_until
 from tablesense.tournament.db import Database
@@ -22,30 +18,13 @@ from tablesense.tournament.security import TableKey
 from tablesense.tournament.service import Director
 from tablesense.tournament.table_client import HeadlessTable
 from tablesense.tournament.web import create_app, hash_password
-from testsupport import REPO, free_port, need
+from testsupport import REPO, free_port
 
 from .conftest import Broker
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts" / "web"
 PASSWORD = "club-night-password"
 SIZES = {"desktop": (1280, 800), "phone": (390, 844), "projector": (1920, 1080)}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    need(Path(CHROMIUM).exists() or shutil.which("chromium") is not None, "Debian's chromium is not installed")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:  # pragma: no cover - depends on the environment
-        need(False, "the playwright Python package is not installed")
-        raise
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"], headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 class Server:

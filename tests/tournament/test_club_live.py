@@ -21,7 +21,6 @@ from tablesense.tournament.table_client import HeadlessTable
 from tablesense.tournament.web import create_app, hash_password
 
 from .conftest import Broker
-from .test_club_evening import browser  # noqa: F401 - the Chromium fixture
 
 
 def test_live_board_keeps_only_well_formed_messages() -> None:
@@ -103,7 +102,7 @@ def _view(moves: int) -> dict[str, object]:
     return dominoes_view(m, hand, hand_no=1)
 
 
-def test_a_real_tables_view_reaches_its_spectator_page(broker: Broker, tmp_path: Path, browser: object) -> None:  # noqa: F811
+def test_a_real_tables_view_reaches_its_spectator_page(broker: Broker, tmp_path: Path, browser: object) -> None:
     """play --director's reporter relays the display's view; /live/table/N draws it with the display's renderer."""
     import threading
 

@@ -20,7 +20,7 @@ from tablesense.tournament.service import Director
 from tablesense.tournament.web import create_app, hash_password
 from testsupport import REPO
 
-from .test_club_evening import Server, browser  # noqa: F401 - the module's Chromium fixture
+from .test_club_evening import Server
 from .test_director import result_for
 from .test_pages_lang_all import untranslated
 
@@ -70,7 +70,7 @@ def _fits(page: Any, what: str) -> None:
     assert width <= page.viewport_size["width"], f"{what}: {width} px wide in a {page.viewport_size['width']} px window"
 
 
-def test_pseudo_locale_what_the_scripts_draw_is_translated(browser: Any, sqlite_url: str) -> None:  # noqa: F811
+def test_pseudo_locale_what_the_scripts_draw_is_translated(browser: Any, sqlite_url: str) -> None:
     ev = _evening(sqlite_url)
     srv = Server(create_app(ev["director"], password_hash=hash_password(PASSWORD), secret_key="k", lang="qps"))
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -102,7 +102,7 @@ SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 
 @pytest.mark.parametrize("lang", ["pt-BR", "ms"])
-def test_pages_in_portuguese_and_malay_fit_their_screens(browser: Any, sqlite_url: str, lang: str) -> None:  # noqa: F811
+def test_pages_in_portuguese_and_malay_fit_their_screens(browser: Any, sqlite_url: str, lang: str) -> None:
     ev = _evening(sqlite_url)
     ev["director"].set_language(lang)  # the event's language: no ?lang= needed
     srv = Server(create_app(ev["director"], password_hash=hash_password(PASSWORD), secret_key="k", lang="en"))

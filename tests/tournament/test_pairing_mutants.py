@@ -1,5 +1,5 @@
 """Pairing tests written to kill mutants of tournament/pairing.py
-(benchmarks/mutation.py, docs/testing.md): exact costs, the published Berger
+(benchmarks/mutation.py, docs/mutation-testing.md): exact costs, the published Berger
 table for six, bracket order, series, snake groups and their messages."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from tablesense.tournament.service import Director
 from tablesense.tournament.web import create_app, hash_password
 from testsupport import REPO
 
-from .test_club_evening import Server, browser  # noqa: F401 - the Chromium fixture
+from .test_club_evening import Server
 
 ARTIFACTS = REPO / "test-artifacts" / "web"
 PASSWORD = "club-night-password"
@@ -63,7 +63,7 @@ def test_pages_and_exports_without_a_browser(club: str) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_memory_pages_in_chromium(browser: Any, club: str, size: str) -> None:  # noqa: F811
+def test_memory_pages_in_chromium(browser: Any, club: str, size: str) -> None:
     db = Database(club)
     app = create_app(Director(db, 3), password_hash=hash_password(PASSWORD), secret_key="k")
     srv = Server(app)
@@ -110,7 +110,7 @@ def test_memory_pages_in_chromium(browser: Any, club: str, size: str) -> None:  
         srv.stop()
 
 
-def test_director_enters_club_players_by_search(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_director_enters_club_players_by_search(browser: Any, tmp_path: Path) -> None:
     db = Database(f"sqlite:///{tmp_path / 'club.db'}")
     for n, b in (("Ana Souza", "04a1"), ("Bia Lima", "04b2"), ("Caio Reis", "04c3"), ("Anabela Dias", "04d4")):
         add_player(db, n, badge=b, club="Clube")
@@ -142,7 +142,7 @@ def test_director_enters_club_players_by_search(browser: Any, tmp_path: Path) ->
         srv.stop()
 
 
-def test_replay_viewer_steps_through_a_hand(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_replay_viewer_steps_through_a_hand(browser: Any, tmp_path: Path) -> None:
     from tablesense.tournament.security import TableKey
 
     from .test_director import result_for

@@ -21,7 +21,7 @@ from tablesense.tournament.security import TableKey
 from tablesense.tournament.service import Director
 from tablesense.tournament.web import create_app, hash_password
 
-from .test_club_evening import Server, browser  # noqa: F401 - the Chromium fixture
+from .test_club_evening import Server
 from .test_players_web import PASSWORD, SIZES, _fits, _shoot
 
 
@@ -67,7 +67,7 @@ def test_kems_steps_follow_the_engine() -> None:
     assert view["hands"][-1]["score_after"] != [0.0, 0.0]
 
 
-def test_kems_replay_in_chromium_and_a_hand_entered_result(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_kems_replay_in_chromium_and_a_hand_entered_result(browser: Any, tmp_path: Path) -> None:
     db = Database(f"sqlite:///{tmp_path / 'club.db'}")
     ps = [add_player(db, f"K{i}") for i in range(8)]
     d = Director.create_event(db, "Kems night", game="kems", variant="classic",

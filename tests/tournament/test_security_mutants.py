@@ -1,5 +1,5 @@
 """Signing tests written to kill mutants of tournament/security.py
-(benchmarks/mutation.py, docs/testing.md): the exact bytes that are signed,
+(benchmarks/mutation.py, docs/mutation-testing.md): the exact bytes that are signed,
 every refusal of ``verify`` with its message, and the key file."""
 
 from __future__ import annotations

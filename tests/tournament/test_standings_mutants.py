@@ -1,5 +1,5 @@
 """Standings tests written to kill mutants of tournament/standings.py
-(benchmarks/mutation.py, docs/testing.md)."""
+(benchmarks/mutation.py, docs/mutation-testing.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Storage tests written to kill mutants of tournament/db.py
-(benchmarks/mutation.py, docs/testing.md): URLs, the SQLite settings of every
+(benchmarks/mutation.py, docs/mutation-testing.md): URLs, the SQLite settings of every
 connection, the column defaults, transactions and the migrations."""
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import typer
 
-from tablesense.games.common import message_of, say
 from tablesense.i18n import NC_
 from tablesense.i18n.cli import LANG_OPTION, _
+from tablesense.sentence import message_of, say
 
 tags_app = typer.Typer(name="tags", help="The tag registry: enrol, export, import, check.", no_args_is_help=True,
                        add_completion=False)

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from tablesense.firmware import proto
 from tablesense.flash.client import BoardClient, BoardError, Identity
-from tablesense.games.common import Sentence, listed, message_of, say
+from tablesense.sentence import Sentence, message_of, say
+from tablesense.sentence import joined as listed
 
 #: MFRC522 VersionReg values of working chips (NXP v1.0, v2.0, and a common clone).
 GOOD_READER_VERSIONS = {0x91: "MFRC522 v1.0", 0x92: "MFRC522 v2.0", 0x88: "FM17522 clone", 0x12: "clone"}

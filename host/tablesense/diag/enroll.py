@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tablesense.flash.client import BoardClient, BoardError
-from tablesense.games.common import Sentence, message_of, say
+from tablesense.sentence import Sentence, message_of, say
 from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
 
 BLUE, GREEN, RED, OFF = (0, 0, 96), (0, 96, 0), (96, 0, 0), (0, 0, 0)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tablesense.flash.client import Identity, identify
 from tablesense.flash.mass_storage import board_info, mounted_volumes
-from tablesense.games.common import say
+from tablesense.sentence import say
 
 VID_RPI = 0x2E8A
 PID_MICROPYTHON = 0x0005

@@ -15,9 +15,9 @@ from typing import Any
 
 import typer
 
-from tablesense.games.common import message_of, say
 from tablesense.i18n import NC_
 from tablesense.i18n.cli import LANG_OPTION, _
+from tablesense.sentence import message_of, say
 
 boards_app = typer.Typer(name="boards", help="The sensor boards the host can see.", no_args_is_help=True,
                          add_completion=False)

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from tablesense.firmware import proto
-from tablesense.games.common import message_of, say
 from tablesense.link.serial_link import LinkError, SerialLink
+from tablesense.sentence import message_of, say
 
 
 class BoardError(RuntimeError):

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from tablesense.flash.client import BoardClient, BoardError, Identity
 from tablesense.flash.repl import ReplError, ReplSession
-from tablesense.games.common import message_of, say
+from tablesense.sentence import message_of, say
 
 FIRMWARE_DIR = Path(__file__).resolve().parents[1] / "firmware"
 #: Firmware files that are never copied to a board.

@@ -14,7 +14,7 @@ import shutil
 import time
 from pathlib import Path
 
-from tablesense.games.common import say
+from tablesense.sentence import say
 
 VOLUME_LABELS = ("RPI-RP2", "RP2350")
 INFO_FILE = "INFO_UF2.TXT"

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tablesense.flash.uf2 import FLASH_START, PAGE_SIZE, SECTOR_SIZE, SRAM_END, UF2Image
-from tablesense.games.common import say
+from tablesense.sentence import say
 
 MAGIC = 0x431FD10B
 

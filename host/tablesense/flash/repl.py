@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from types import TracebackType
 
-from tablesense.games.common import say
+from tablesense.sentence import say
 
 #: The mpremote release this adapter was written against.
 MPREMOTE_VERSION = "1.27.0"

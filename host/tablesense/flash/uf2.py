@@ -37,7 +37,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tablesense.games.common import say
+from tablesense.sentence import say
 
 BLOCK_SIZE = 512
 MAGIC_START0 = 0x0A324655

@@ -88,8 +88,7 @@ def _counted_from_one(message: object) -> str:
     """An engine's sentence with its seats and teams counted from 1 ("Seat 3"
     for the record's seat 2), for the summary a person reads; the JSON's
     ``error`` keeps the record's numbers, as the format's examples do."""
-    from tablesense.games.common import say
-    from tablesense.referee.words import engine_sentence
+    from tablesense.games.common import engine_sentence, say
 
     return engine_sentence(
         message, lambda seat: say("Seat {n}", n=seat + 1), lambda team: say("team {team}", team=team + 1)

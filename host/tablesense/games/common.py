@@ -10,8 +10,15 @@ raises, ``apply`` that does not check.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
+
+from tablesense.sentence import Sentence as Sentence
+from tablesense.sentence import joined
+from tablesense.sentence import message_of as message_of
+from tablesense.sentence import say as say
 
 Seat: TypeAlias = int
 """A seat index in playing order (0-based)."""
@@ -23,49 +30,54 @@ Points: TypeAlias = float
 """Match points; ``brazilian-points`` has halves and quarters."""
 
 
-class Sentence(str):
-    """English text that remembers how it was made, so it can be translated.
-
-    ``say("it is {turn}'s turn", turn="East")`` is the string
-    ``"it is East's turn"`` everywhere a string is expected (logs, tests,
-    JSON), and also carries ``template`` and ``params``: the language room
-    (``tablesense.i18n``) looks the template up in a catalog and formats the
-    parameters into the translation, translating parameters that are
-    Sentences too. Engines stay pure: they never know which language is read.
-    """
-
-    template: str
-    params: dict[str, Any]
-
-    def __new__(cls, template: str, params: dict[str, Any]) -> Sentence:
-        self = super().__new__(cls, template.format(**params))
-        self.template = template
-        self.params = params
-        return self
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Sentence, (self.template, self.params))
+# Sentences live in the leaf module every room may import; the engines' callers
+# have always found them here too.
+listed = joined
 
 
-def say(template: str, **params: Any) -> Sentence:
-    """A translatable sentence (the extraction keyword of the catalogs)."""
+#: "seat {x}" / "team {x}" in an engine template, where ``x`` is a 0-based index.
+_FIELD = re.compile(r"(?<!no )\b(seat|team) \{(\w+)\}")
+
+
+def engine_sentence(
+    message: object, seat_label: Callable[[int], str], team_name: Callable[[int], str]
+) -> str:
+    """An engine's Sentence with its 0-based seats and teams named; the
+    template is rewritten only when every named field is an index."""
+    if isinstance(message, BaseException):
+        message = message_of(message)
+    if not isinstance(message, Sentence):
+        return str(message)
+    params = dict(message.params)
+    named: dict[str, str] = {}
+
+    def field(m: re.Match[str]) -> str:
+        kind, key = m.group(1), m.group(2)
+        value = params.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return m.group(0)
+        named[key] = seat_label(value) if kind == "seat" else team_name(value)
+        return "{" + key + "}"
+
+    template = _FIELD.sub(field, message.template)
+    if not named:
+        return _named_params(message, seat_label, team_name)
+    params.update(named)
+    for key, value in params.items():
+        if isinstance(value, Sentence):
+            params[key] = engine_sentence(value, seat_label, team_name)
     return Sentence(template, params)
 
 
-def listed(items: list[Sentence], more: bool = False) -> Sentence:
-    """Sentences one after another (``a; b; ...`` with ``more``), each still
-    translated on its own: a joined list of plain strings would be English only."""
-    out = items[0]
-    for item in items[1:]:
-        out = say("{first}; {then}", first=out, then=item)
-    return say("{first}; ...", first=out) if more else out
+def _named_params(
+    message: Sentence, seat_label: Callable[[int], str], team_name: Callable[[int], str]
+) -> Sentence:
+    params = {
+        k: engine_sentence(v, seat_label, team_name) if isinstance(v, Sentence) else v
+        for k, v in message.params.items()
+    }
+    return Sentence(message.template, params)
 
-
-def message_of(exc: BaseException) -> str:
-    """An error's message as it was raised: a :class:`Sentence` stays one
-    (``str(exc)`` would flatten it to English only)."""
-    first = exc.args[0] if len(exc.args) == 1 else None
-    return first if isinstance(first, str) else str(exc)
 
 
 class IllegalPlayError(ValueError):

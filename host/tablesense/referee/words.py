@@ -21,10 +21,11 @@ Three things happen to a Sentence on its way out, in this order:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from tablesense.games.common import Sentence, message_of, say
+from tablesense.games.common import Sentence, say
+from tablesense.games.common import engine_sentence as engine_sentence
 from tablesense.i18n import N_, translate
 from tablesense.referee.public import pretty_cards, redact
 
@@ -32,9 +33,6 @@ from tablesense.referee.public import pretty_cards, redact
 #: them (pt-BR Norte/Leste/Sul/Oeste, ms Utara/Timur/Selatan/Barat).
 SEAT_WORDS = frozenset({N_("North"), N_("East"), N_("South"), N_("West")})
 _SEAT_N = re.compile(r"^Seat (\d+)$")
-
-#: "seat {x}" / "team {x}" in an engine template, where ``x`` is a 0-based index.
-_FIELD = re.compile(r"(?<!no )\b(seat|team) \{(\w+)\}")
 
 #: The engine templates with seats and teams named, as :func:`engine_sentence`
 #: rewrites them (tests/i18n checks this list covers every engine template).
@@ -95,46 +93,6 @@ def in_a_row(items: Sequence[str]) -> str:
     for item in items[1:]:
         out = say("{first}, {then}", first=out, then=item)
     return out
-
-
-def engine_sentence(
-    message: object, seat_label: Callable[[int], str], team_name: Callable[[int], str]
-) -> str:
-    """An engine's Sentence with its 0-based seats and teams named; the
-    template is rewritten only when every named field is an index."""
-    if isinstance(message, BaseException):
-        message = message_of(message)
-    if not isinstance(message, Sentence):
-        return str(message)
-    params = dict(message.params)
-    named: dict[str, str] = {}
-
-    def field(m: re.Match[str]) -> str:
-        kind, key = m.group(1), m.group(2)
-        value = params.get(key)
-        if not isinstance(value, int) or isinstance(value, bool):
-            return m.group(0)
-        named[key] = seat_label(value) if kind == "seat" else team_name(value)
-        return "{" + key + "}"
-
-    template = _FIELD.sub(field, message.template)
-    if not named:
-        return _named_params(message, seat_label, team_name)
-    params.update(named)
-    for key, value in params.items():
-        if isinstance(value, Sentence):
-            params[key] = engine_sentence(value, seat_label, team_name)
-    return Sentence(template, params)
-
-
-def _named_params(
-    message: Sentence, seat_label: Callable[[int], str], team_name: Callable[[int], str]
-) -> Sentence:
-    params = {
-        k: engine_sentence(v, seat_label, team_name) if isinstance(v, Sentence) else v
-        for k, v in message.params.items()
-    }
-    return Sentence(message.template, params)
 
 
 def _piece_word(game: str) -> Sentence:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from tablesense.games.common import say
+from tablesense.sentence import say
 
 HERE = Path(__file__).resolve().parent
 
