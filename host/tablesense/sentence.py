@@ -13,6 +13,7 @@ else; ``say`` is an extraction keyword of ``scripts/i18n.sh``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -41,7 +42,7 @@ def say(template: str, **params: Any) -> Sentence:
     return Sentence(template, params)
 
 
-def joined(items: list[str], more: bool = False) -> str:
+def joined(items: Sequence[str], more: bool = False) -> str:
     """``a; b; c`` (``a; b; ...`` with ``more``), each item still translated
     on its own: a plain join of Sentences would be English only."""
     if not items:

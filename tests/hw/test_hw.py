@@ -119,7 +119,8 @@ def test_cli_check_fails_with_a_clear_message_on_a_bad_file(tmp_path: Path) -> N
     src.write_text('name = "broken"\ngames = ["chess"]\n', encoding="utf-8")
     result = runner.invoke(app, ["hw", "check", "--table", str(src)])
     assert result.exit_code == 1
-    assert "broken.toml" in result.output
+    # the console folds a long path at its width (a worker's tmp path is long)
+    assert "broken.toml" in result.output.replace("\n", "")
 
 
 def test_cli_draw_writes_svg(tmp_path: Path) -> None:

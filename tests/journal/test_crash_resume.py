@@ -51,7 +51,10 @@ def demo_cmd(journal: Path, world: Path, seed: int, hands: int) -> list[str]:
 def journal_moves(path: Path) -> list[dict]:
     j = Journal(path)
     try:
-        row = j.running() or j.matches()[-1]
+        matches = j.matches()
+        row = j.running() or (matches[-1] if matches else None)
+        if row is None:
+            return []  # killed before the match began: nothing to lose yet
         return [e["move"] for e in j.entries(row.id) if e["type"] == "move"]
     finally:
         j.close()
@@ -72,13 +75,24 @@ def run_with_kills(
             env=env,
             text=True,
         )
-        time.sleep(rng.uniform(1.0, 5.0))
+        # a random point after a random number of accepted moves: counted
+        # from the demo's own trace lines, not guessed with a sleep, so a
+        # loaded machine moves the point but never skips the kill
+        assert proc.stdout is not None
+        seen: list[str] = []
+        target = rng.randint(1, 6)
+        for line in proc.stdout:
+            seen.append(line)
+            if sum(1 for x in seen if x.startswith('{"trace"')) >= target:
+                break
         if proc.poll() is not None:
+            seen.append(proc.stdout.read())
             break
+        time.sleep(rng.uniform(0.0, 0.2))
         proc.send_signal(signal.SIGKILL)
         out, _ = proc.communicate(timeout=10)
         killed += 1
-        traced = [json.loads(line) for line in out.splitlines() if line.startswith('{"trace"')]
+        traced = [json.loads(line) for line in "".join([*seen, out]).splitlines() if line.startswith('{"trace"')]
         moves = journal_moves(journal)
         # every move shown as accepted is in the journal, at its place
         for t in traced:
