@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import expect
+
 from tablesense.tournament.bridge import DirectorBridge, wait_until
 from tablesense.tournament.db import Database
 from tablesense.tournament.security import TableKey
@@ -79,14 +81,14 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
             page.click("summary:has-text('Entrants')")
             page.fill("form[action='/director/register'] input[name=name]", name)
             page.click("form[action='/director/register'] button")
-            assert f"{name} registered" in page.inner_text(".flash")
+            expect(page.locator(".flash")).to_contain_text(f"{name} registered")
         page.click("summary:has-text('Entrants')")
         page.click("form[action='/director/checkin'] button >> nth=0")
-        assert "checked in" in page.inner_text(".flash")
+        expect(page.locator(".flash")).to_contain_text("checked in")
         # pair round 1: offered, and the tables get it
         assert page.is_enabled("#pair")
         page.click("#pair")
-        assert "round 1 paired" in page.inner_text(".flash")
+        expect(page.locator(".flash")).to_contain_text("round 1 paired")
         assert not page.is_enabled("#pair")
         assert "round 1 is not finished" in page.inner_text("#pair-why")
         # results arrive from the headless tables and appear live (no reload)
@@ -97,7 +99,7 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
         _shoot(page, "console-reported-desktop")
         # confirm one from its table card, correct the other (with a reason)
         page.click(".tcard[data-table='1'] button")
-        assert "confirmed" in page.inner_text(".flash")
+        expect(page.locator(".flash")).to_contain_text("confirmed")
         m2 = next(m for m in d.matches(1) if m.table_no == 2)
         page.click("summary:has-text('Correct a result')")
         page.select_option("form[action='/director/correct'] select[name=match]", str(m2.id))
@@ -106,13 +108,13 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
         page.fill("input[name=winner]", str(m2.entrant_a))
         page.fill("input[name=reason]", "the table's display froze on the last hand")
         page.click("form[action='/director/correct'] button")
-        assert "corrected" in page.inner_text(".flash")
+        expect(page.locator(".flash")).to_contain_text("corrected")
         # round 2, confirmed all at once, then the winner
         page.wait_for_function("!document.getElementById('pair').disabled", timeout=10_000)
         page.click("#pair")
         page.wait_for_function("document.getElementById('n-reported').textContent === '2'", timeout=60_000)
         page.click("#confirm-all")
-        assert "2 results confirmed" in page.inner_text(".flash")
+        expect(page.locator(".flash")).to_contain_text("2 results confirmed")
         assert "the event is over" in page.inner_text("#pair-why") and not page.is_enabled("#pair")
         top = d.standings()[0]
         names = {e.id: e.name for e in d.entrants()}
