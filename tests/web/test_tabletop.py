@@ -246,6 +246,12 @@ def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], ar
             continue
         if v.get("result") or (v.get("hand_no") or 1) > 1 or v.get("match_over"):
             break
+        if v.get("correction") and v["correction"].get("reason") == "duplicate_tag":
+            # a piece moved between two boards can be read on both cells for a
+            # moment (the new cell's read arrives first): the referee clears it
+            # once the old cell's empty report arrives
+            time.sleep(0.05)
+            continue
         if v.get("correction"):
             # only seat 0's move can be refused here: the computer's hands play legally
             page.screenshot(path=str(artifacts / "tabletop-hand-refused.png"))
