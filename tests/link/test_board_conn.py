@@ -245,7 +245,7 @@ def test_leds_only_when_online_and_only_changes(setup) -> None:  # noqa: ANN001
     f = board.expect(proto.LEDS)
     assert proto.decode_leds(f[3]) == frame
     board.send(proto.ACK, proto.encode_ack(f[2]))
-    wait(lambda: conn._led_confirmed is not None)
+    wait(lambda: conn.protocol.led_confirmed is not None)
     assert conn.send_leds(frame) is False  # unchanged: nothing to send
     assert conn.send_leds([(9, 9, 9)]) is True  # padded to the strip's 4 LEDs
     f = board.expect(proto.LEDS)

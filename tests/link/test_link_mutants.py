@@ -201,8 +201,8 @@ def test_host_sequence_numbers_wrap_after_255() -> None:
         def board_sync(self, board: int, in_sync: bool) -> None: ...
 
     conn = BoardConnection("nowhere", Quiet(), LinkOptions())  # type: ignore[arg-type]
-    conn._tx_seq = 254
-    assert [conn._send(proto.PING) for _ in range(3)] == [254, 255, 0]
+    conn.protocol._tx_seq = 254
+    assert [conn.protocol._send(proto.PING) for _ in range(3)] == [254, 255, 0]
 
 
 @pytest.mark.parametrize("state", [ConnState.ONLINE, ConnState.SYNCING, ConnState.HANDSHAKE,
