@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --base-only) base_only=1 ;;
     --keep) keep=1 ;;
     --work) work="${2:?--work needs a directory}"; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "check-pi-arm64: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -90,6 +90,12 @@ mount_root() {
   mount --rbind /sys "$1/sys"; mount --make-rslave "$1/sys"
   mount --rbind /dev "$1/dev"; mount --make-rslave "$1/dev"
   cp /etc/resolv.conf "$1/etc/resolv.conf"
+  # This machine's own certificate authorities (a proxy that inspects TLS):
+  # the root reaches the Debian mirror and PyPI the way this machine does.
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null && [ -x "$1/usr/sbin/update-ca-certificates" ]; then
+    cp /usr/local/share/ca-certificates/*.crt "$1/usr/local/share/ca-certificates/"
+    chroot "$1" update-ca-certificates >/dev/null 2>&1
+  fi
 }
 remove_root() {
   unmount_root "$1"
@@ -189,8 +195,20 @@ print("    installed:", " ".join(names))
 sys.exit(not {"tablesense", "rpi-lgpio", "lgpio"} <= set(names))'
 }
 check "the package and its pi extra (rpi-lgpio, lgpio) are installed" no_sdist_dists
-check "RPi.GPIO is rpi-lgpio's module" in_rootfs /opt/tablesense/venv/bin/python -c \
-  'import RPi.GPIO, lgpio, sys; sys.exit("rpi_lgpio" not in str(__import__("importlib.metadata").metadata.files("rpi-lgpio")[0]) and 0)'
+gpio_module() {  # rpi-lgpio refuses to import off a Pi unless told a board revision (a Pi 4B's here)
+  as_service env RPI_LGPIO_REVISION=c03114 /opt/tablesense/venv/bin/python -c '
+import importlib.metadata as md, sys
+import RPi.GPIO
+from tablesense.outputs.gpio import GPIOError, RPiGPIOBackend
+assert any(str(f) == "RPi/GPIO/__init__.py" for f in md.files("rpi-lgpio")), "RPi.GPIO is not rpi-lgpio"
+try:
+    RPiGPIOBackend()
+except GPIOError as exc:
+    print("    RPi.GPIO is rpi-lgpio", md.version("rpi-lgpio"), "on lgpio", md.version("lgpio") + "; no GPIO chip in the root:", exc)
+else:
+    sys.exit("a GPIO chip in a chroot?")'
+}
+check "RPi.GPIO is rpi-lgpio's, and tablesense reports a missing GPIO chip as a GPIOError" gpio_module
 check "tablesense --help runs (as the service user)" as_service tablesense --help
 hw_check() { as_service tablesense hw check > "$logs/hw-check.txt" 2>&1; local r=$?; sed 's/^/    /' "$logs/hw-check.txt" | tail -n 5; return $r; }
 check "tablesense hw check runs" hw_check

@@ -15,7 +15,8 @@
 #  - the package with its Pi extra into /opt/tablesense/venv, every
 #    dependency from a wheel (no compiler): from --wheel FILE, or else a
 #    wheel built from this git checkout's tracked files (never .venv,
-#    node_modules or .git); `tablesense` on the PATH;
+#    node_modules or .git); `tablesense` on the PATH; a release needs only
+#    this script and the wheel (which carries the unit, rules and kiosk);
 #  - the udev rules, /etc/default/tablesense, the systemd unit (enabled; started
 #    once the tag registry exists);
 #  - for the desktop user (--user NAME, else the one that ran sudo, else
@@ -36,7 +37,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 
-usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; }
 die() { local code="$1"; shift; echo "install-pi: $*" >&2; exit "$code"; }
 say() { echo "install-pi: $*"; }
 
@@ -71,8 +72,14 @@ if [ -n "$wheel" ]; then
   wheel="$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")"
 fi
 
-# A command in the target system.
-inroot() { if [ -z "$P" ]; then "$@"; else chroot "$P" "$@"; fi; }
+# A command in the target system; under --root with a clean environment, so
+# this machine's settings (pip's index, proxies, certificates) stay out of it.
+inroot() {
+  if [ -z "$P" ]; then "$@"; else
+    chroot "$P" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME=/root LANG=C.UTF-8 "$@"
+  fi
+}
 # Numeric ids from the target's own user database (chown by name would ask
 # this machine's, which is not the target's under --root).
 uid_of() { awk -F: -v n="$1" '$1 == n {print $3}' "$P/etc/passwd"; }
@@ -83,7 +90,8 @@ in_group() { awk -F: -v g="$1" -v u="$2" '$1 == g {n = split($4, m, ","); for (i
 changed=0
 note_change() { changed=$((changed + 1)); say "$*"; }
 # put_file MODE UID GID DEST: write stdin to DEST when its content, mode or
-# owner differ (so a second run leaves the file and its time alone).
+# owner differ (so a second run leaves the file and its time alone). Feed it
+# with < or <<<, not a pipe: in a pipe it would count its change in a subshell.
 put_file() {
   local mode="$1" uid="$2" gid="$3" dest="$4" tmp
   tmp="$(mktemp)"
@@ -130,8 +138,10 @@ find_desktop_user() {
     echo "$desk_user"; return
   fi
   if [ -z "$P" ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then echo "$SUDO_USER"; return; fi
-  local auto
-  auto="$(sed -n 's/^autologin-user=//p' "$P/etc/lightdm/lightdm.conf" 2>/dev/null | tail -n 1)"
+  local auto=""
+  if [ -f "$P/etc/lightdm/lightdm.conf" ]; then
+    auto="$(sed -n 's/^autologin-user=//p' "$P/etc/lightdm/lightdm.conf" | tail -n 1)"
+  fi
   if [ -n "$auto" ] && [ -n "$(uid_of "$auto")" ]; then echo "$auto"; return; fi
   awk -F: '$3 >= 1000 && $3 < 60000 && $7 !~ /(nologin|false)$/ {print $1}' "$P/etc/passwd"
 }
@@ -171,7 +181,8 @@ fi
 
 # ---------------------------------------------------------------- the system
 arch="$(inroot dpkg --print-architecture)"
-model="$(tr -d '\0' < "$P/proc/device-tree/model" 2>/dev/null || true)"
+model=""
+if [ -r "$P/proc/device-tree/model" ]; then model="$(tr -d '\0' < "$P/proc/device-tree/model")"; fi
 case "$arch" in
   arm64|amd64) ;;
   armhf|armel) die 3 "this is 32-bit Raspberry Pi OS ($arch): flash Raspberry Pi OS (64-bit), where every dependency has a wheel" ;;
@@ -200,7 +211,12 @@ missing=()
 for pkg in python3-venv curl; do installed "$pkg" || missing+=("$pkg"); done
 if [ -z "$browser" ] && [ "${#desktop_users[@]}" = 1 ]; then
   # Raspberry Pi OS names it chromium-browser for much of Bookworm, Debian chromium.
-  if inroot apt-cache show chromium-browser >/dev/null 2>&1; then missing+=(chromium-browser); else missing+=(chromium); fi
+  # (Debian knows chromium-browser only as a name without a package.)
+  if inroot apt-cache policy chromium-browser 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    missing+=(chromium-browser)
+  else
+    missing+=(chromium)
+  fi
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
   say "apt-get install ${missing[*]}"
@@ -242,8 +258,10 @@ if [ -n "$wheel" ]; then
 else
   git -C "$here" rev-parse --git-dir >/dev/null 2>&1 \
     || die 4 "$here is not a git checkout: pass a release wheel with --wheel FILE"
-  # What a fresh clone would hold: the tracked files as they are on disk.
-  stamp="git $(cd "$here" && git ls-files -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+  # What a fresh clone would hold: the tracked files as they are on disk
+  # (their content and links only, so a second run recognises them).
+  tracked() { (cd "$here" && git ls-files -z | tar --null -T - --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf -); }
+  stamp="git $(tracked | sha256sum | cut -d' ' -f1)"
 fi
 if [ "$(cat "$P/opt/tablesense/installed" 2>/dev/null)" != "$stamp" ]; then
   work="$(mktemp -d "$P/tmp/tablesense-install.XXXXXX")"
@@ -252,7 +270,7 @@ if [ "$(cat "$P/opt/tablesense/installed" 2>/dev/null)" != "$stamp" ]; then
     cp "$wheel" "$work/"
   else
     mkdir "$work/src" "$work/dist"
-    (cd "$here" && git ls-files -z | tar --null -T - -cf -) | tar -C "$work/src" -xf -
+    tracked | tar -C "$work/src" -xf -
     say "building the tablesense wheel from the checkout's $(cd "$here" && git ls-files | wc -l) tracked files"
     inroot "$venv/bin/pip" wheel --no-deps --only-binary=:all: -w "${work#"$P"}/dist" "${work#"$P"}/src" >> "$log" 2>&1 \
       || die 1 "building the wheel failed (see ${log#"$P"})"
@@ -266,7 +284,7 @@ if [ "$(cat "$P/opt/tablesense/installed" 2>/dev/null)" != "$stamp" ]; then
     || die 1 "pip install failed (see ${log#"$P"})"
   inroot "$venv/bin/pip" install --only-binary=:all: "${whl}[pi]" >> "$log" 2>&1 \
     || die 1 "pip install of the pi extra failed (see ${log#"$P"})"
-  echo "$stamp" | put_file 644 0 0 "$P/opt/tablesense/installed"
+  put_file 644 0 0 "$P/opt/tablesense/installed" <<< "$stamp"
 fi
 if [ "$(readlink "$P/usr/local/bin/tablesense" 2>/dev/null)" != "$venv/bin/tablesense" ]; then
   ln -sfn "$venv/bin/tablesense" "$P/usr/local/bin/tablesense"
@@ -274,8 +292,12 @@ if [ "$(readlink "$P/usr/local/bin/tablesense" 2>/dev/null)" != "$venv/bin/table
 fi
 
 # ---------------------------------------------------------------- configuration
+# The unit, rules and launcher as the installed package carries them (its
+# hardware/ folder), so a release wheel needs nothing beside this script.
+hw="$P$(inroot "$venv/bin/python" -c 'import pathlib, tablesense; print(pathlib.Path(tablesense.__file__).parent / "hardware")')"
+[ -f "$hw/pi/tablesense.service" ] || die 1 "the installed package has no hardware/pi folder ($hw)"
 before=$changed
-put_file 644 0 0 "$P/etc/udev/rules.d/99-tablesense.rules" < "$here/hardware/udev/99-tablesense.rules"
+put_file 644 0 0 "$P/etc/udev/rules.d/99-tablesense.rules" < "$hw/udev/99-tablesense.rules"
 if [ "$changed" != "$before" ] && [ "$systemd_running" = 1 ]; then
   udevadm control --reload-rules && udevadm trigger --subsystem-match=tty --subsystem-match=usb
 fi
@@ -283,27 +305,31 @@ defaults="$P/etc/default/tablesense"
 if [ -f "$defaults" ]; then
   current="$(cat "$defaults")"   # kept: the director options and other edits
 else
-  current="$(cat "$here/hardware/pi/tablesense.default")"
+  current="$(cat "$hw/pi/tablesense.default")"
   : "${table_arg:=dominoes-4}"
 fi
-printf '%s\n' "$current" | sed \
+wanted="$(printf '%s\n' "$current" | sed \
   -e "${table_arg:+s#^TABLESENSE_TABLE=.*#TABLESENSE_TABLE=$table_arg#}" \
-  -e "${seats_arg:+s#^TABLESENSE_SEATS=.*#TABLESENSE_SEATS=$seats_arg#}" \
-  | put_file 644 0 0 "$defaults"
-# A setting of /etc/default/tablesense (read, not sourced: it is data).
-setting() { sed -n "s/^$1=//p" "$defaults" | tail -n 1 | tr -d "\"'"; }
+  -e "${seats_arg:+s#^TABLESENSE_SEATS=.*#TABLESENSE_SEATS=$seats_arg#}")"
+# A setting (read, not sourced: the file is data).
+setting() { printf '%s\n' "$wanted" | sed -n "s/^$1=//p" | tail -n 1 | tr -d "\"'"; }
 table="$(setting TABLESENSE_TABLE)"
 tags="$(setting TABLESENSE_TAGS)"
-# The table file's referee button and display, read by the package itself.
+# The table file's referee button and display, read by the package itself;
+# a table it cannot read is refused before anything is written.
 geo="$(inroot "$venv/bin/python" -c '
 import sys
 from tablesense.table.geometry import TableGeometry
-g = TableGeometry.load(sys.argv[1])
+try:
+    g = TableGeometry.load(sys.argv[1])
+except (OSError, ValueError) as exc:
+    sys.exit(str(exc))
 print(g.referee_button_pin if g.referee_button_pin is not None else "-", g.display_rotation, g.display_output)
-' "$table")" || die 1 "cannot read the table file $table (TABLESENSE_TABLE in /etc/default/tablesense)"
+' "$table")" || die 2 "TABLE: cannot use the table file $table (a shipped layout name, or a table file's absolute path in the system)"
 read -r ref_pin rotation output <<< "$geo"
+put_file 644 0 0 "$defaults" <<< "$wanted"
 
-put_file 644 0 0 "$P$unit" < "$here/hardware/pi/tablesense.service"
+put_file 644 0 0 "$P$unit" < "$hw/pi/tablesense.service"
 if [ ! -L "$P/etc/systemd/system/multi-user.target.wants/tablesense.service" ]; then
   inroot systemctl enable tablesense 2>&1 | sed 's/^/install-pi: systemctl: /'
   note_change "enabled tablesense.service"
@@ -330,7 +356,7 @@ else
   gid="$(awk -F: -v n="$user" '$1 == n {print $4}' "$P/etc/passwd")"
   home="$P$(home_of "$user")"
   [ -d "$home" ] || die 1 "the desktop user $user has no home directory ${home#"$P"}"
-  sed "s#@BROWSER@#$browser#" "$here/hardware/pi/tablesense-kiosk" | put_file 755 0 0 "$P$kiosk"
+  put_file 755 0 0 "$P$kiosk" < <(sed "s#@BROWSER@#$browser#" "$hw/pi/tablesense-kiosk")
   # shared_file FILE KEY BODY [SECTION]: our block KEY in a file of the user's,
   # inside SECTION (an ini header) when given. Directories made in the user's
   # home belong to the user, never to root.
@@ -341,7 +367,7 @@ else
     [ -d "$d" ] || put_dir 755 "$uid" "$gid" "$d"
     rest=""
     if [ -f "$f" ]; then rest="$(strip_block "$f" "$key")"; fi
-    {
+    put_file 644 "$uid" "$gid" "$f" < <(
       if [ -n "$section" ] && printf '%s\n' "$rest" | grep -qxF "$section"; then
         printf '%s\n' "$rest" | awk -v s="$section" -v b="$mark $key" -v e="$end_mark" -v body="$body" \
           '{print} $0 == s {print b; print body; print e}'
@@ -349,7 +375,7 @@ else
         [ -n "$rest" ] && printf '%s\n' "$rest"
         printf '%s\n' "$mark $key" ${section:+"$section"} "$body" "$end_mark"
       fi
-    } | put_file 644 "$uid" "$gid" "$f"
+    )
   }
   # labwc (Raspberry Pi OS's default since late 2024) runs ~/.config/labwc/autostart;
   # wayfire (Bookworm's first desktop) the [autostart] section of ~/.config/wayfire.ini.
@@ -363,7 +389,7 @@ else
     shared_file "$home/.config/wayfire.ini" rotation "transform = $rotation" "[output:$output]"
   else
     for f in "$home/.config/kanshi/config" "$home/.config/wayfire.ini"; do
-      if [ -f "$f" ] && grep -q "^$mark rotation" "$f"; then strip_block "$f" rotation | put_file 644 "$uid" "$gid" "$f"; fi
+      if [ -f "$f" ] && grep -q "^$mark rotation" "$f"; then put_file 644 "$uid" "$gid" "$f" < <(strip_block "$f" rotation); fi
     done
   fi
   # An earlier installer's XDG autostart entry would start a second browser.
@@ -382,6 +408,9 @@ if [ ! -f "$P$tags" ]; then
   say "enrol the tags first (the service starts once $tags exists):"
   echo "  sudo -u tablesense tablesense tags enroll --set tiles --table $table --registry $tags"
   echo "  sudo systemctl start tablesense"
+fi
+if [ -d "$P/home/tablesense/tablesense" ] || [ -d "$P/home/tablesense/.local/pipx" ]; then
+  say "an earlier install's copy and pipx environment in /home/tablesense are no longer used: sudo rm -r /home/tablesense/tablesense /home/tablesense/.local/pipx /home/tablesense/.local/bin/tablesense"
 fi
 if [ "$changed" = 0 ]; then say "nothing changed (already installed)"; else say "installed ($changed changes)"; fi
 say "status: systemctl status tablesense; the display page: http://$(cat "$P/etc/hostname" 2>/dev/null || hostname).local:8080/"
