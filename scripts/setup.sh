@@ -3,7 +3,7 @@
 # Node.js present): a virtual environment with the package and its test
 # extras, the Node.js packages (real MicroPython as WebAssembly, pyright), the
 # MicroPython stubs for type-checking the firmware, and Debian's Chromium for
-# the browser tests. Safe to run again: each step is skipped when done.
+# the browser tests (and shellcheck for the install scripts' tests). Safe to run again: each step is skipped when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-dev}"   # dev (tests and checks) or run (just the package)
@@ -47,7 +47,7 @@ if [ "$what" = dev ]; then
   fi
   # Debian tools the tests use: a command each, and the package that brings it.
   missing=""
-  for pair in chromium:chromium mosquitto:mosquitto espeak-ng:espeak-ng strace:strace; do
+  for pair in chromium:chromium mosquitto:mosquitto espeak-ng:espeak-ng strace:strace shellcheck:shellcheck; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
   done
   if [ -n "$missing" ]; then

@@ -171,6 +171,29 @@ def test_rpi_backend_errors_become_clear_messages(
         RPiGPIOBackend()
 
 
+def test_rpi_lgpio_errors_become_clear_messages(
+    fake_gpio: FakeGPIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rpi-lgpio (the ``pi`` extra) lets lgpio's own exception through, e.g.
+    "GPIO busy" for a pin the kernel holds: a GPIOError too, not a traceback."""
+
+    class LgpioError(Exception):
+        """Stands for ``lgpio.error``, which is not a RuntimeError."""
+
+    lgpio = types.ModuleType("lgpio")
+    lgpio.error = LgpioError  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "lgpio", lgpio)
+    backend = RPiGPIOBackend(scheduler=ManualScheduler())
+
+    def busy(*args: Any, **kwargs: Any) -> None:
+        raise LgpioError("GPIO busy")
+
+    monkeypatch.setattr(fake_gpio, "setup", busy)
+    with pytest.raises(GPIOError, match=r"RPi.GPIO.setup\(3, .*GPIO busy"):
+        Button(backend, 3)
+    backend.close()
+
+
 def test_make_backend_from_environment(
     fake_gpio: FakeGPIO, monkeypatch: pytest.MonkeyPatch
 ) -> None:

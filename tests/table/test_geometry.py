@@ -100,6 +100,21 @@ def test_minimal_dict_is_valid() -> None:
     assert g.cell_at(1, 7) is None
 
 
+def test_display_rotation_and_output() -> None:
+    """The table's screen, for the installer's display settings: upright on
+    DSI-1 unless the file says otherwise; a turn a compositor cannot make is refused."""
+    g = TableGeometry.from_dict(_base())
+    assert (g.display_rotation, g.display_output) == (0, "DSI-1")
+    d = _base() | {"display_rotation": 270, "display_output": "HDMI-A-1"}
+    g = TableGeometry.from_dict(d)
+    assert (g.display_rotation, g.display_output) == (270, "HDMI-A-1")
+    for bad in (45, "90", True, -90):
+        with pytest.raises(GeometryError, match="display_rotation must be one of 0, 90, 180, 270"):
+            TableGeometry.from_dict(_base() | {"display_rotation": bad})
+    with pytest.raises(GeometryError, match="display_output must be a non-empty string"):
+        TableGeometry.from_dict(_base() | {"display_output": ""})
+
+
 def test_every_problem_is_listed_at_once() -> None:
     d = _base()
     d["cells"]["l1"]["board"] = 9  # unknown board

@@ -75,6 +75,14 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert list(again) == list(reg)
 
 
+def test_save_makes_the_registry_folder(tmp_path: Path) -> None:
+    """A fresh Pi has no /var/lib/tablesense/... until something makes it:
+    enrolling the first set must not fail on the missing folder."""
+    path = tmp_path / "state" / "tablesense" / "tags.json"
+    TagRegistry({"04a1b2c3d4e5f6": "3-5"}).save(path)
+    assert list(TagRegistry.load(path)) == list(TagRegistry({"04a1b2c3d4e5f6": "3-5"}))
+
+
 def test_bad_files_list_every_problem(tmp_path: Path) -> None:
     path = tmp_path / "tags.json"
     path.write_text(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -224,9 +225,10 @@ class GPIOBackend(ABC):
 class RPiGPIOBackend(GPIOBackend):
     """Pins through the ``RPi.GPIO`` module (BCM numbering).
 
-    On a Pi 5 install ``rpi-lgpio`` (it provides the ``RPi.GPIO`` module on top
-    of lgpio; uninstall the original ``RPi.GPIO`` first). ``module`` injects the
-    module (tests pass a recording fake).
+    The ``pi`` extra installs ``rpi-lgpio``: it provides the ``RPi.GPIO``
+    module on top of lgpio (the gpiochip device), on the Pi 4 and Pi 5 kernels
+    alike, with wheels for aarch64. ``module`` injects the module (tests pass a
+    recording fake).
     """
 
     name = "rpi"
@@ -247,13 +249,20 @@ class RPiGPIOBackend(GPIOBackend):
             except RuntimeError as exc:  # RPi.GPIO raises this when not on a Pi
                 raise GPIOError(f"RPi.GPIO cannot run here: {exc}") from exc
         self.gpio = module
+        # rpi-lgpio lets lgpio's own exception through (a pin the kernel holds:
+        # "GPIO busy"; no access to /dev/gpiochip*), RPi.GPIO raises RuntimeError.
+        lgpio = sys.modules.get("lgpio")
+        lgpio_error = getattr(lgpio, "error", None)
+        self._errors: tuple[type[Exception], ...] = (RuntimeError,)
+        if isinstance(lgpio_error, type) and issubclass(lgpio_error, Exception):
+            self._errors += (lgpio_error,)
         self._call("setwarnings", False)
         self._call("setmode", module.BCM)
 
     def _call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         try:
             return getattr(self.gpio, fn)(*args, **kwargs)
-        except RuntimeError as exc:
+        except self._errors as exc:
             hint = ""
             if "access" in str(exc).lower() or "permission" in str(exc).lower():
                 hint = " (add the user to the 'gpio' group, see docs/display.md)"

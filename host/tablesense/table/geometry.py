@@ -19,6 +19,8 @@ The file format::
     name = "dominoes-4"
     games = ["dominoes"]
     referee_button_pin = 3           # BCM numbering
+    display_rotation = 90            # optional: the table's screen turned (0, 90, 180, 270)
+    display_output = "DSI-1"         # optional: which screen (DSI-1, HDMI-A-1, ...)
 
     [[boards]]
     id = 1                           # 1..254, the board byte of every frame
@@ -74,6 +76,8 @@ BCM_PINS = frozenset(range(2, 28))
 #: Where the shipped layouts live: ``hardware/tables`` of the repository, which
 #: the package carries as ``tablesense/hardware`` (a link in a checkout, a copy
 #: in an installed wheel), so ``--table dominoes-4`` works on a Pi too.
+#: The turns a compositor can give a screen (kanshi's and wayfire's transform).
+DISPLAY_ROTATIONS = (0, 90, 180, 270)
 TABLES_DIR = Path(__file__).resolve().parent.parent / "hardware" / "tables"
 
 #: Version of the board config file format written by :meth:`TableGeometry.board_config`.
@@ -168,6 +172,11 @@ class TableGeometry:
     boneyard: list[CellId] = field(default_factory=list)
     kems_slots: list[CellId] = field(default_factory=list)
     referee_button_pin: int | None = None
+    #: How the table's screen is turned, in degrees clockwise, and its name as
+    #: the compositor knows it: scripts/install-pi.sh writes them into the
+    #: desktop's display settings, so a screen mounted sideways reads upright.
+    display_rotation: int = 0
+    display_output: str = "DSI-1"
     source: str = "<dict>"
 
     # --- construction ------------------------------------------------------
@@ -352,6 +361,8 @@ class _Parser:
                 "boneyard",
                 "kems_slots",
                 "referee_button_pin",
+                "display_rotation",
+                "display_output",
                 "notes",
             ),
         )
@@ -377,6 +388,11 @@ class _Parser:
         referee_pin = self._int(
             "referee_button_pin", d.get("referee_button_pin"), 0, 27, optional=True
         )
+        rotation = d.get("display_rotation", 0)
+        if rotation not in DISPLAY_ROTATIONS or isinstance(rotation, bool):
+            self.bad(f"display_rotation must be one of 0, 90, 180, 270, not {rotation!r}")
+            rotation = 0
+        output = self._str("display_output", d.get("display_output"), optional=True) or "DSI-1"
 
         # Game-specific requirements.
         if "dominoes" in games and line is None:
@@ -451,6 +467,8 @@ class _Parser:
             boneyard=boneyard,
             kems_slots=kems_slots,
             referee_button_pin=referee_pin,
+            display_rotation=rotation,
+            display_output=output,
             source=self.source,
         )
 

@@ -267,6 +267,8 @@ class TagRegistry:
         """Write the file atomically (temporary file, fsync, rename), so a power
         cut never leaves a half-written registry."""
         p = Path(path)
+        # A registry's folder (/var/lib/tablesense on a fresh Pi) may not exist yet.
+        p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_name(p.name + ".tmp")
         data = json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
         with open(tmp, "w", encoding="utf-8") as fh:
