@@ -75,6 +75,10 @@ class Part:
     mpn: str = ""
     in_bom: bool = True
     extra: dict[str, str] = field(default_factory=dict)
+    #: schematic column (0 power, 1 Pico and LED, 2 + g decoder group g) and
+    #: whether the symbol sits right of the previous one instead of below it
+    section: int = 0
+    beside: bool = False
 
 
 def cs_net(channel: int) -> str:
@@ -178,8 +182,12 @@ def build(pinmap: Pinmap) -> list[Part]:
              at=(30.0, 20.0), rot=90, description="decoupling of the Pico's 3V3 for the logic", mpn="100 nF 50 V X7R 0805"),
     ]
 
+    for part in parts:
+        if part.ref in ("U1", "U11", "C6", "R1", "J2", "C7", "D2"):
+            part.section = 1
     channel = 0
     for g, _enable in enumerate(pinmap.enables):
+        first_of_group = len(parts)
         y = ROW_Y0 + g * ROW_PITCH
         dec, buf = f"U{2 + g}", f"U{6 + g}"
         dec_nets = {"1": "A0", "2": "A1", "3": "A2", "4": f"EN{g}", "5": "GND", "6": "+3V3_LOGIC",
@@ -214,15 +222,18 @@ def build(pinmap: Pinmap) -> list[Part]:
             x = CONN_X0 + k * CONN_PITCH
             nets = {"1": cs_net(channel), "2": group_net("SCK", g), "3": group_net("MOSI", g),
                     "4": group_net("MISO", g), "6": "GND", "7": group_net("RST", g), "8": "+3V3"}
-            parts.append(Part(f"J{10 + channel}", "Connector_Generic:Conn_01x08", f"READER {channel}",
+            parts.append(Part(f"J{10 + channel}", "Connector_Generic:Conn_01x08", "RC522 reader",
                               "Connector_PinHeader_2.54mm:PinHeader_1x08_P2.54mm_Vertical", nets, at=(x, y),
                               description=f"RC522 reader of channel {channel}", mpn="2.54 mm 1x8 pin header",
                               extra={"Channel": str(channel)}))
             parts.append(Part(f"C{20 + channel}", "Device:C", "1uF", "Capacitor_SMD:C_0805_2012Metric",
                               {"1": "+3V3", "2": "GND"}, at=(x + 4.0, y + 6 * PIN_PITCH), rot=90,
-                              description=f"decoupling at reader connector {channel}", mpn="1 uF 16 V X7R 0805"))
+                              description=f"decoupling at reader connector {channel}", mpn="1 uF 16 V X7R 0805",
+                              beside=True))
             channel += 1
+        for part in parts[first_of_group:]:
+            part.section = 2 + g
     for i, (hx, hy) in enumerate(((4.0, 4.0), (BOARD_W - 4.0, 4.0), (4.0, BOARD_H - 4.0), (BOARD_W - 4.0, BOARD_H - 4.0))):
         parts.append(Part(f"H{i + 1}", "Mechanical:MountingHole", "M3", "MountingHole:MountingHole_3.2mm_M3", {},
-                          at=(hx, hy), description="M3 mounting hole", in_bom=False))
+                          at=(hx, hy), description="M3 mounting hole", in_bom=False, section=1))
     return parts
