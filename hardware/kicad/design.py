@@ -1,7 +1,7 @@
 """The sensor board as data: parts, the net of every pin, and where each part sits.
 
 One board serves one cluster of nearby cells: a Raspberry Pi Pico, one
-74HC138 chip-select decoder per enable pin of ``hardware/pinmap.toml`` (so
+74LVC138A chip-select decoder per enable pin of ``hardware/pinmap.toml`` (so
 four decoders and 8 x 4 = 32 reader connectors), one 74LVC125 buffer per
 decoder group (SCK, MOSI and reset out to the group's 8 readers, the group's
 MISO back, enabled by the same pin that enables its decoder), a 5 V input with
@@ -122,7 +122,7 @@ def build(pinmap: Pinmap) -> list[Part]:
 
     # --- the Pico: pins by name (GPIOn), numbers looked up in the symbol.
     pico_nets = {f"GPIO{n}": net for n, net in gpio.items()}
-    pico_nets |= {"VSYS": "VSYS", "3V3": "+3V3_LOGIC", "GND": "GND"}
+    pico_nets |= {"VSYS": "VSYS", "GND": "GND"}
     # AGND (pin 33) stays open: it is the ADC's quiet ground, joined to GND on
     # the module, and the symbol types it as a power output like GND.
     parts.append(
@@ -178,35 +178,36 @@ def build(pinmap: Pinmap) -> list[Part]:
         Part("J2", "Connector_Generic:Conn_01x02", "LED OUT", "Connector_JST:JST_XH_B2B-XH-A_1x02_P2.50mm_Vertical",
              {"1": "LED_DIN", "2": "GND"}, at=(4.0, 100.0), rot=270, description="to the strip's DIN (pin 1) and GND (pin 2)",
              mpn="JST B2B-XH-A"),
-        Part("C7", "Device:C", "100nF", "Capacitor_SMD:C_0805_2012Metric", {"1": "+3V3_LOGIC", "2": "GND"},
-             at=(30.0, 20.0), rot=90, description="decoupling of the Pico's 3V3 for the logic", mpn="100 nF 50 V X7R 0805"),
     ]
 
     for part in parts:
-        if part.ref in ("U1", "U11", "C6", "R1", "J2", "C7", "D2"):
+        if part.ref in ("U1", "U11", "C6", "R1", "J2", "D2"):
             part.section = 1
     channel = 0
     for g, _enable in enumerate(pinmap.enables):
         first_of_group = len(parts)
         y = ROW_Y0 + g * ROW_PITCH
         dec, buf = f"U{2 + g}", f"U{6 + g}"
-        dec_nets = {"1": "A0", "2": "A1", "3": "A2", "4": f"EN{g}", "5": "GND", "6": "+3V3_LOGIC",
-                    "8": "GND", "16": "+3V3_LOGIC"}
+        dec_nets = {"1": "A0", "2": "A1", "3": "A2", "4": f"EN{g}", "5": "GND", "6": "+3V3",
+                    "8": "GND", "16": "+3V3"}
         for k, pin in enumerate(("15", "14", "13", "12", "11", "10", "9", "7")):
             dec_nets[pin] = cs_net(channel + k)
-        parts.append(Part(dec, "74xx:74HC138", "74HC138", "Package_DIP:DIP-16_W7.62mm", dec_nets,
-                          at=(36.0, y), description=f"chip selects of channels {channel}-{channel + 7}", mpn="SN74HC138N"))
+        # the 74HC138 symbol (same pinout) carrying a 74LVC138A: its Ioff inputs let the Pico
+        # (alive on USB power) drive them while the readers' rail is off, without back-powering it
+        parts.append(Part(dec, "74xx:74HC138", "74LVC138A", "Package_SO:SOIC-16_3.9x9.9mm_P1.27mm", dec_nets,
+                          at=(39.8, y + 8.9), description=f"chip selects of channels {channel}-{channel + 7}",
+                          mpn="SN74LVC138AD"))
         parts.append(Part(buf, "74xx:74LVC125", "74LVC125", "Package_SO:SOIC-14_3.9x8.7mm_P1.27mm",
                           {"1": "GND", "2": "SCK", "3": group_net("SCK_BUF", g),
                            "4": "GND", "5": "MOSI", "6": group_net("MOSI_BUF", g),
                            "10": f"EN{g}", "9": group_net("MISO", g), "8": "MISO",
                            "13": "GND", "12": "RFID_RST", "11": group_net("RST", g),
-                           "7": "GND", "14": "+3V3_LOGIC"},
+                           "7": "GND", "14": "+3V3"},
                           at=(57.0, y + 9.0), description=f"SPI buffer of group {g}", mpn="SN74LVC125AD"))
         parts += [
-            Part(f"C{10 + 2 * g}", "Device:C", "100nF", "Capacitor_SMD:C_0805_2012Metric", {"1": "+3V3_LOGIC", "2": "GND"},
+            Part(f"C{10 + 2 * g}", "Device:C", "100nF", "Capacitor_SMD:C_0805_2012Metric", {"1": "+3V3", "2": "GND"},
                  at=(46.0, y - 2.5), description=f"decoupling {dec}", mpn="100 nF 50 V X7R 0805"),
-            Part(f"C{11 + 2 * g}", "Device:C", "100nF", "Capacitor_SMD:C_0805_2012Metric", {"1": "+3V3_LOGIC", "2": "GND"},
+            Part(f"C{11 + 2 * g}", "Device:C", "100nF", "Capacitor_SMD:C_0805_2012Metric", {"1": "+3V3", "2": "GND"},
                  at=(57.0, y + 1.5), description=f"decoupling {buf}", mpn="100 nF 50 V X7R 0805"),
             Part(f"R{10 + 3 * g}", "Device:R", "33", "Resistor_SMD:R_0805_2012Metric",
                  {"1": group_net("SCK_BUF", g), "2": group_net("SCK", g)}, at=(68.0, y + 3.0),
@@ -215,7 +216,7 @@ def build(pinmap: Pinmap) -> list[Part]:
                  {"1": group_net("MOSI_BUF", g), "2": group_net("MOSI", g)}, at=(68.0, y + 7.0),
                  description="MOSI series resistor", mpn="33 ohm 0805"),
             Part(f"R{12 + 3 * g}", "Device:R", "10k", "Resistor_SMD:R_0805_2012Metric",
-                 {"1": "+3V3_LOGIC", "2": group_net("MISO", g)}, at=(68.0, y + 11.0),
+                 {"1": "+3V3", "2": group_net("MISO", g)}, at=(68.0, y + 11.0),
                  description="MISO pull-up: an absent reader reads 0xFF", mpn="10 kohm 0805"),
         ]
         for k in range(READERS_PER_DECODER):

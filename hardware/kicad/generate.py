@@ -32,7 +32,7 @@ from sexpr import Node, Quoted  # noqa: E402
 KICAD_SHARE = Path("/usr/share/kicad")
 NAME = "sensor-board"
 NAMESPACE = uuid.UUID("6f1d3a52-93c4-4c55-9d8e-2b1f7c0e5a11")
-POWER_NETS = {"+5V", "+3V3", "GND", "VIN_RAW", "VIN_FUSED", "VSYS", "+3V3_LOGIC", "BUCK_SW"}
+POWER_NETS = {"+5V", "+3V3", "GND", "VIN_RAW", "VIN_FUSED", "VSYS", "BUCK_SW"}
 
 
 def uid(*key: object) -> str:
@@ -116,6 +116,17 @@ def prop(name: str, value: str, x: float, y: float, hide: bool = False, angle: f
     if hide:
         effects.append(["hide", "yes"])
     return ["property", Quoted(name), Quoted(value), ["at", fmt(x), fmt(y), fmt(angle)], effects]
+
+
+def lib_field(name: str, value: str, sym: list[Node], sx: float, sy: float) -> list[Node]:
+    """A visible field where (and as) the library symbol places it, for a symbol at (sx, sy)."""
+    for p in sexpr.children(sym, "property"):
+        at = sexpr.child(p, "at")
+        effects = sexpr.child(p, "effects")
+        if str(p[1]) == name and at is not None and effects is not None:
+            x, y = sx + float(str(at[1])), sy - float(str(at[2]))
+            return ["property", Quoted(name), Quoted(value), ["at", fmt(x), fmt(y), str(at[3])], effects]
+    return prop(name, value, sx, sy)
 
 
 def fmt(v: float) -> str:
@@ -202,8 +213,8 @@ def build_schematic(parts: list[design.Part], lib: Library) -> tuple[str, dict[s
             "symbol", ["lib_id", Quoted(part.lib_id)], ["at", fmt(sx), fmt(sy), "0"], ["unit", str(unit)],
             ["exclude_from_sim", "no"], ["in_bom", "yes" if part.in_bom else "no"], ["on_board", "yes"],
             ["dnp", "no"], ["uuid", Quoted(sid)],
-            prop("Reference", part.ref, sx + 2.54, sy - 2.54),
-            prop("Value", part.value, sx + 2.54, sy + 2.54),
+            lib_field("Reference", part.ref, sym, sx, sy),
+            lib_field("Value", part.value, sym, sx, sy),
             prop("Footprint", part.footprint, sx, sy, hide=True),
             prop("Datasheet", "", sx, sy, hide=True),
             prop("Description", part.description, sx, sy, hide=True),

@@ -75,8 +75,8 @@ def markdown(pinmap: design.Pinmap) -> str:
     lines += ["| GPIO | function |", "|-----:|----------|"]
     rows = [(pinmap.sck, "SPI0 SCK -> four 74LVC125 buffers"), (pinmap.mosi, "SPI0 MOSI -> four buffers"),
             (pinmap.miso, "SPI0 MISO <- the enabled group's buffer"), (pinmap.reset, "reader reset -> four buffers")]
-    rows += [(p, f"decoder address A{i} (all four 74HC138)") for i, p in enumerate(pinmap.address)]
-    rows += [(p, f"group {g} enable: 74HC138 U{2 + g} /E0 and its MISO buffer /OE") for g, p in enumerate(pinmap.enables)]
+    rows += [(p, f"decoder address A{i} (all four 74LVC138A)") for i, p in enumerate(pinmap.address)]
+    rows += [(p, f"group {g} enable: 74LVC138A U{2 + g} /E1 (pin 4) and its MISO buffer /OE") for g, p in enumerate(pinmap.enables)]
     rows.append((pinmap.led_data, "LED data -> 74AHCT125 -> 330 ohm -> J2 pin 1"))
     for gp, what in sorted(rows):
         lines.append(f"| GP{gp} | {what} |")

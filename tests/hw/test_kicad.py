@@ -40,7 +40,7 @@ READER_PIN = {"cs": "1", "sck": "2", "mosi": "3", "miso": "4", "gnd": "6", "rst"
 GATE_PINS = {"2": "3", "5": "6", "9": "8", "12": "11"}
 BUFFER_PARTS = {"74LVC125", "74AHCT125"}
 DECODER_ADDRESS_PINS = ("1", "2", "3")
-DECODER_ENABLE_PIN = "4"  # ~E0
+DECODER_ENABLE_PIN = "4"  # the active-low /E1 (KiCad's symbol: ~E0)
 DECODER_OUTPUT_PINS = ("15", "14", "13", "12", "11", "10", "9", "7")  # Y0..Y7
 MISO_BUFFER_OE_PIN = "10"  # /OE of the gate 9 -> 8
 
@@ -183,7 +183,7 @@ def pinmap_problems(netlist: Netlist, rp2040: dict) -> list[str]:
             continue
         if (owner[0], DECODER_ENABLE_PIN) not in netlist.nets[net]:
             problems.append(
-                f"decoder_enables[{g}] (GP{number}) does not reach /E0 of {owner[0]} (channels {8 * g}-{8 * g + 7})"
+                f"decoder_enables[{g}] (GP{number}) does not reach /E1 (pin 4) of {owner[0]} (channels {8 * g}-{8 * g + 7})"
             )
         miso_of_group = netlist.net_of.get((readers.get(8 * g, ""), READER_PIN["miso"]), "")
         buffers = [
