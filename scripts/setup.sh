@@ -58,4 +58,23 @@ if [ "$what" = dev ]; then
       echo "setup: not installed:$missing (sudo apt-get install$missing); the tests that need them will be skipped" >&2
     fi
   fi
+  # KiCad 9 (kicad-cli checks and exports hardware/kicad). Bookworm itself ships
+  # KiCad 6, so it comes from bookworm-backports, added on the Debian mirror the
+  # machine already uses; the multi-gigabyte 3D models (kicad-packages3d) stay out.
+  if ! command -v kicad-cli >/dev/null 2>&1; then
+    # shellcheck disable=SC1091
+    codename="$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")"
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "$codename" = bookworm ]; then
+      if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        mirror="$(grep -rhoE "^(URIs: *|deb +)https?://[^ ]+/debian/?( |$)" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+          | head -1 | sed -E 's/^(URIs: *|deb +)//; s/ *$//')"
+        printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+          "${mirror:-http://deb.debian.org/debian}" > /etc/apt/sources.list.d/bookworm-backports.sources
+      fi
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        -t bookworm-backports kicad kicad-symbols kicad-footprints) >/dev/null
+    else
+      echo "setup: kicad-cli (KiCad 9) not installed: as root on Debian bookworm this script adds bookworm-backports and installs it; the KiCad tests will be skipped" >&2
+    fi
+  fi
 fi
