@@ -168,7 +168,12 @@ def build(cfg, transport=None):
         firstbit=machine.SPI.MSB,
         sck=Pin(spi_cfg["sck"]),
         mosi=Pin(spi_cfg["mosi"]),
-        miso=Pin(spi_cfg["miso"]),
+        # MISO pulled up: RP2040 pads reset with the pull-down on, so a reader
+        # that is missing or unpowered would read 0x00, a byte a live chip
+        # also sends; pulled up it reads 0xFF, which no register of ours
+        # holds, and the driver gives up on it at once (docs/firmware.md).
+        # machine.SPI only switches the pin's function, not its pulls.
+        miso=Pin(spi_cfg["miso"], Pin.IN, Pin.PULL_UP),
     )
     rfid = cfg["rfid"]
     if rfid["reset_pin"] is not None:
@@ -185,7 +190,17 @@ def build(cfg, transport=None):
 
     selects = config.make_selects(cfg, out_pin, i2c_factory)
     buffers = mfrc522.Buffers()  # one set for the bus: the readers take turns
-    readers = [mfrc522.MFRC522(spi, cs, rfid["timeout_us"], rfid["max_polls"], buffers) for cs in selects]
+    readers = [
+        mfrc522.MFRC522(
+            spi,
+            cs,
+            timeout_us=rfid["timeout_us"],
+            buffers=buffers,
+            rx_gain_db=rfid["rx_gain_db"],
+            full_read_every=rfid["full_read_every"],
+        )
+        for cs in selects
+    ]
     strip = leds.make_strip(cfg["led_pin"], cfg["leds"], cfg["led_max_level"])
     return board.Board(
         cfg,

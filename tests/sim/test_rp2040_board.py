@@ -223,7 +223,9 @@ def test_mcp23017_chip_selects_over_i2c_reach_the_readers(tmp_path: Path) -> Non
             " r = bytearray(2); spi.write_readinto(bytes([0x80 | (0x37 << 1), 0]), r)\n"
             " i2c.writeto_mem(0x21, 0x14, b'\\xff')\n"
             " return r[1]\n"
-            "print(repr((version(0), version(1), version(None))))\n"
+            "low = version(None)\n"
+            "spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))\n"
+            "print(repr((version(0), version(1), low, version(None))))\n"
         )
         with ReplSession(path, timeout=15) as s:
             out = s.exec(code, timeout=60)
@@ -231,10 +233,13 @@ def test_mcp23017_chip_selects_over_i2c_reach_the_readers(tmp_path: Path) -> Non
         board.stop()
     import ast
 
-    v0, v1, nobody = ast.literal_eval(out.decode().strip())
+    v0, v1, nobody, nobody_pulled_up = ast.literal_eval(out.decode().strip())
     # (not i2c.scan(): rp2040js's I2C model does not complete the zero-length
     # probes the rp2 port scans with, and each costs a time-out)
-    assert (v0, v1, nobody) == (0x92, 0x91, 0xFF)
+    assert (v0, v1) == (0x92, 0x91)
+    # nobody selected: MISO reads its pad's pull, the RP2040's reset
+    # pull-down, until the pin is pulled up (machine.SPI keeps the pull)
+    assert (nobody, nobody_pulled_up) == (0x00, 0xFF)
 
 
 def test_sim_boards_rp2040_prints_one_path_per_board(tmp_path: Path) -> None:
