@@ -160,6 +160,9 @@ class Board:
         self._read_start = None  # ticks_us when the last read began, after its wait
         self.fields_on = 0  # fields on now (tests, diagnostics)
         self.max_fields_on = 0
+        self.field_waits = 0  # reads that waited for their field's lead
+        self._ahead = 0
+        self._size_window()
 
         self.confirmed = [-1] * n  # the reported state (proto cell state values)
         self.candidate = [-1] * n
@@ -233,43 +236,38 @@ class Board:
         except Exception:  # noqa: BLE001 - a dead reader is a cell error, not a crash
             ok = False
         self.ready[i] = ok
-        if self._field_since[i] is not None:
-            self.fields_on -= 1
-        self._field_since[i] = None
-        if self._field[i] is not None:
+        field = self._field[i]
+        if field is not None:
             # init() switches the field on; a shared field waits for its turn
+            if self._field_since[i] is None:
+                self._field_since[i] = 0
+                self.fields_on += 1
             self._set_field(i, False)
         return ok
 
     # --- time-shared RF fields -------------------------------------------------
 
     def _set_field(self, i, on):
+        """Switch reader i's field and keep the count (on: only a field that
+        is off; off: only one that is on)."""
         try:
             self._field[i](on)
         except Exception:  # noqa: BLE001 - the read that follows reports the fault
             return
         if on:
             self._field_since[i] = self.clock.ticks_us()
-            self.fields_on += 1
-            if self.fields_on > self.max_fields_on:
-                self.max_fields_on = self.fields_on
-        elif self._field_since[i] is not None:
+            k = self.fields_on + 1
+            self.fields_on = k
+            if k > self.max_fields_on:
+                self.max_fields_on = k
+        else:
             self._field_since[i] = None
             self.fields_on -= 1
 
-    def _light(self, i):
-        """Switch reader i's field on (a reader that is not ready, or has no
-        field to share, has nothing to switch)."""
-        if self._field[i] is not None and not self.skipped[i] and self._field_since[i] is None:
-            self._set_field(i, True)
-
     def _field_before_read(self, i):
         """Cell i is read next: its field must be on, and on for
-        field_lead_us, or a tag lying there may not have powered up."""
-        if self._lit == 0:
-            self._lit = 1
-        if self._field_since[i] is None:
-            self._light(i)  # (re-initialised since it was lit, or the window was empty)
+        field_lead_us, or a tag lying there may not have powered up. Also
+        times the step since the last read (the window's size)."""
         clock = self.clock
         now = clock.ticks_us()
         last = self._read_start
@@ -277,10 +275,17 @@ class Board:
             step = clock.ticks_diff(now, last)
             if step > 0 and (self._quickest_us == 0 or step < self._quickest_us):
                 self._quickest_us = step
+        if self._lit == 0:
+            self._lit = 1
         since = self._field_since[i]
+        if since is None and self._field[i] is not None and not self.skipped[i]:
+            # (re-initialised since it was lit, or the window was empty)
+            self._set_field(i, True)
+            since = self._field_since[i]
         if since is not None:
             left = self.field_lead_us - clock.ticks_diff(now, since)
             if left > 0:
+                self.field_waits += 1
                 sleep_us = getattr(clock, "sleep_us", None)
                 if sleep_us is not None:
                     sleep_us(left)
@@ -292,15 +297,39 @@ class Board:
         cell), and the fields of the cells read within field_lead_us from
         now come on, one more each step in the steady state."""
         n = self.cells
-        if n > 1 and self._field_since[i] is not None:
-            self._set_field(i, False)
-        self._lit -= 1
-        ahead = self.field_lead_us // self._cell_us + 1
-        if ahead > n - 1:
-            ahead = n - 1
-        while self._lit < ahead:
-            self._light((i + 1 + self._lit) % n)
-            self._lit += 1
+        since = self._field_since
+        fields = self._field
+        lit = self._lit - 1
+        ahead = self._ahead
+        try:
+            if n > 1 and since[i] is not None:
+                fields[i](False)  # (the decoder still holds its address: no routing)
+                since[i] = None
+                self.fields_on -= 1
+            while lit < ahead:
+                j = i + 1 + lit
+                if j >= n:
+                    j -= n
+                lit += 1
+                if since[j] is None and fields[j] is not None and not self.skipped[j]:
+                    fields[j](True)
+                    since[j] = self.clock.ticks_us()
+                    k = self.fields_on + 1
+                    self.fields_on = k
+                    if k > self.max_fields_on:
+                        self.max_fields_on = k
+        except Exception:  # noqa: BLE001 - a reader fault: its own read reports it
+            pass
+        self._lit = lit
+
+    def _size_window(self):
+        """How many cells ahead have their field on: those read within
+        field_lead_us, at the quickest step of the last sweep. A field lit
+        after the read of cell i is read after ahead - 1 whole steps (the
+        lighting ends step i, the read begins step i + ahead): so ahead - 1
+        steps must cover the lead."""
+        ahead = self.field_lead_us // self._cell_us + 2
+        self._ahead = ahead if ahead < self.cells else self.cells - 1
 
     # --- the step ---------------------------------------------------------------
 
@@ -529,6 +558,8 @@ class Board:
             if self._quickest_us:
                 self._cell_us = self._quickest_us
                 self._quickest_us = 0
+                if self._sharing:
+                    self._size_window()
             self._sweep_start = now
         self.next_cell = i
 
@@ -556,8 +587,7 @@ class Board:
                 return proto.ERR_TIMEOUT
             self.skipped[i] = False
             if self._field[i] is not None:
-                self._light(i)  # init() left it off: on, and its power-up waited for
-                self._field_before_read(i)
+                self._field_before_read(i)  # init() left it off: on, and its power-up waited for
         try:
             reading = r.read_uid()
         except Exception:  # noqa: BLE001 - a reader fault is that cell's error
