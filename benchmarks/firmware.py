@@ -19,7 +19,15 @@
    times full sweeps of 8/16/32 cells on its own clock (time.ticks_us) and
    reports gc.mem_free() after boot and while sweeping. These are rp2040js
    figures: its cycle accounting is not a real Pico's (XIP cache and flash
-   timing are not modelled); the peer is section 1's model, same run.
+   timing are not modelled); the peer is section 1's model, same run. With
+   one dead reader (MISO pulled up by the firmware) the 16-cell sweep is
+   measured again (``sweep16_dead_reader_ms``, against the empty sweep), and
+   tags laid one at a time on the running 16-cell firmware give the time
+   from the tag's arrival to the host's CELL event, in the board's own time
+   (``place_to_report_ms``, p95).
+5. The floor: the same sweeps computed from ISO 14443-3 airtime alone (a
+   reader that costs nothing but the air and its 300 us timer), so each
+   emulated figure stands next to what the radio allows.
 
 The last line sums it up as key=value pairs.
 """
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -48,6 +57,39 @@ SPI_HZ = 4_000_000
 CALL_US = 12.0  # modelled cost of one MicroPython SPI call with its CS toggles
 UID4 = bytes.fromhex("11223344")
 UID7 = bytes.fromhex("04a1b2c3d4e5f6")
+
+
+# --- 5. the radio's floor (ISO/IEC 14443-2/-3, 106 kbit/s) --------------------------
+
+BIT_US = 128 / 13.56  # one bit: 9.44 us
+ANSWER_DELAY_US = 1236 / 13.56  # the tag's frame delay time after our frame (~91 us)
+GUARD_US = 1172 / 13.56  # from the end of a tag's answer to our next frame (~86 us)
+TIMER_US = 300  # the firmware's receive timeout (rfid.timeout_us)
+
+
+def frame_us(nbytes: int, short: bool = False) -> float:
+    """A frame's airtime: 9 bits a byte (8 + parity), a short frame 7 bits,
+    plus its start and end bits."""
+    return ((7 if short else nbytes * 9) + 2) * BIT_US
+
+
+def exchange_us(tx: int, rx: int, short: bool = False) -> float:
+    return frame_us(tx, short) + ANSWER_DELAY_US + frame_us(rx) + GUARD_US
+
+
+def floor_cell_us() -> dict[str, float]:
+    """Airtime of one cell's read, nothing else: an empty cell is a WUPA and
+    the timer; an NTAG (7-byte UID) read in full is WUPA/ATQA, anticollision
+    and SELECT on cascade levels 1 and 2, and HLTA (no answer, and the next
+    frame goes to another reader: no guard time); the known-tag read skips
+    the two anticollisions."""
+    wupa = exchange_us(1, 2, short=True)
+    hlta = frame_us(4)
+    return {
+        "empty": frame_us(1, short=True) + TIMER_US,
+        "ntag": wupa + 2 * (exchange_us(2, 5) + exchange_us(9, 3)) + hlta,
+        "ntag_known": wupa + 2 * exchange_us(9, 3) + hlta,
+    }
 
 
 # --- 1. emulated reader time --------------------------------------------------------
@@ -263,9 +305,52 @@ def ours_event_bytes() -> dict[str, int]:
     }
 
 
-def emulated_rp2040() -> dict[Any, Any] | None:
-    """Section 4: sweeps and free memory measured by an emulated RP2040 board."""
-    from tablesense.diag.runtime import query_runtime
+def place_to_report_ms(board: Any, path: str, cells: int, placements: int, seed: int = 26) -> list[float]:
+    """Lay a tag on a random cell of the running firmware at a random moment,
+    wait for its CELL event, lift it, wait for the empty event: the times from
+    laying to the event, in the board's own (emulated) time -- the chip
+    model's clock, which every SPI byte carries from the emulator."""
+    import serial
+
+    from tablesense.sim.mfrc522_emu import EmulatedCard as Card
+
+    rng = random.Random(seed)
+    decoder = proto.FrameDecoder()
+    out: list[float] = []
+
+    def wait_for(cell: int, state: Any, timeout: float = 30.0) -> bool:
+        deadline = default_timer() + timeout
+        while default_timer() < deadline:
+            for msg_type, _b, _s, payload in decoder.feed(port.read(256)):
+                if msg_type == proto.CELL and proto.decode_cell_event(payload) == (cell, state):
+                    return True
+        return False
+
+    with serial.Serial(path, timeout=0.02) as port:
+        for k in range(placements):
+            cell = rng.randrange(cells)
+            uid = bytes([0x04, k & 0xFF, cell, 0xC3, 0xD4, 0xE5, 0xF6])
+            time_end = default_timer() + rng.random() * 0.3  # a random phase of the sweep
+            while default_timer() < time_end:
+                decoder.feed(port.read(256))
+            card = Card(uid)
+            with board.lock:
+                t0 = board.bus.now_us
+                board.chips[cell].place(card)
+            if not wait_for(cell, uid):
+                break
+            out.append((board.bus.now_us - t0) / 1000)
+            with board.lock:
+                board.chips[cell].remove()
+            if not wait_for(cell, None):
+                break
+    return out
+
+
+def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
+    """Section 4: sweeps and free memory measured by an emulated RP2040 board;
+    a dead reader's cost; a placed tag's time to its event."""
+    from tablesense.diag.runtime import query_runtime, wait_for_firmware
     from tablesense.flash import deploy as dp
     from tablesense.sim.mfrc522_emu import EmulatedCard as Card
     from tablesense.sim.rp2040.board import Rp2040Board, available
@@ -283,18 +368,37 @@ def emulated_rp2040() -> dict[Any, Any] | None:
                   f"{len(r.uploaded)} files; redeploy unchanged: "
                   f"{dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg)).seconds:.2f} s wall")
             empty = query_runtime(path, [8, 16, 32])
+            with board.lock:  # one reader gone (MISO then reads the firmware's pull-up)
+                board.chips[5].dead = True
+            dead = query_runtime(path, [16])
+            with board.lock:
+                board.chips[5].dead = False
+            # the firmware, 16 cells, running: tags laid one at a time
+            cfg16 = dp.bench_config(cells=16, leds=16)
+            dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg16), confirm_timeout=120.0)
+            wait_for_firmware(path, 60.0)
+            reports = place_to_report_ms(board, path, 16, placements)
+            dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg), confirm_timeout=120.0)
             with board.lock:  # a 7-byte NTAG on every other reader
                 for i in range(0, 32, 2):
                     board.chips[i].place(Card(bytes([0x04, i, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6])))
             half = query_runtime(path, [8, 16, 32])
         finally:
             board.stop()
-    if empty.error or half.error:
-        print(f"  emulated RP2040: the board did not answer ({empty.error or half.error})")
+    if empty.error or half.error or dead.error:
+        print(f"  emulated RP2040: the board did not answer ({empty.error or half.error or dead.error})")
         return None
     print(f"  {empty.machine}, MicroPython {empty.micropython}; gc.mem_free() after boot "
           f"{(empty.mem_free_boot or 0) / 1024:.0f} KiB")
-    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot}
+    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot, "dead16": dead.sweeps[0]["sweep_ms"]}
+    print(f"  16 cells, one reader dead: {dead.sweeps[0]['sweep_ms']:6.1f} ms "
+          f"(all empty {empty.sweeps[1]['sweep_ms']:.1f} ms)")
+    if reports:
+        reports.sort()
+        p95 = reports[min(len(reports) - 1, int(0.95 * len(reports)))]
+        out["place_p95"] = p95
+        print(f"  a tag laid on an empty 16-cell board -> its CELL event: median {reports[len(reports) // 2]:.1f} ms, "
+              f"p95 {p95:.1f} ms over {len(reports)} placements (board time)")
     for e, h in zip(empty.sweeps, half.sweeps, strict=True):
         n = e["cells"]
         live = min(e["mem_free_live"], h["mem_free_live"])
@@ -367,8 +471,22 @@ def main() -> None:
     if emu is not None:
         print(f"  target 'a 16-cell sweep within 40 ms' (rp2040js): all empty {emu[16][0]:.1f} ms, "
               f"half NTAG {emu[16][1]:.1f} ms")
+    print("== 5. the radio's floor (ISO 14443-3 airtime at 106 kbit/s, 300 us timer, one reader at a time)")
+    fl = floor_cell_us()
+    floor_empty = 16 * fl["empty"] / 1000
+    floor_half = 8 * (fl["empty"] + fl["ntag"]) / 1000
+    floor_known = 8 * (fl["empty"] + fl["ntag_known"]) / 1000
+    print(f"  cell: empty {fl['empty'] / 1000:.2f} ms, NTAG full read {fl['ntag'] / 1000:.2f} ms, "
+          f"NTAG known-tag read {fl['ntag_known'] / 1000:.2f} ms")
+    print(f"  16 cells: all empty {floor_empty:.1f} ms | half NTAG {floor_half:.1f} ms full reads, "
+          f"{floor_known:.1f} ms known-tag reads")
+    if emu is not None:
+        print(f"  rp2040js / floor: all empty {emu[16][0] / floor_empty:.1f}x, half NTAG {emu[16][1] / floor_half:.1f}x "
+              f"(of full reads), {emu[16][1] / floor_known:.1f}x (of known-tag reads)")
     emu16 = f"{emu[16][1]:.1f}" if emu else "nan"
     emu16_empty = f"{emu[16][0]:.1f}" if emu else "nan"
+    dead16 = f"{emu['dead16']:.1f}" if emu else "nan"
+    place = f"{emu['place_p95']:.1f}" if emu and "place_p95" in emu else "nan"
     mem_kb = f"{min(emu[n][2] for n in (8, 16, 32)) / 1024:.0f}" if emu else "nan"
     print(
         f"empty_cell_ms={empty / 1000:.2f} ntag_cell_ms={tag7 / 1000:.2f} "
@@ -376,7 +494,12 @@ def main() -> None:
         f"sweep16_ms={sweeps[16][1] / 1000:.1f} sweep32_ms={sweeps[32][1] / 1000:.1f} "
         f"step_us_mpy_wasm={mp_step:.1f} step_us_cpython={cp_step:.1f} spi_call_us_mpy_wasm={mp_call:.1f} "
         f"cell_event_bytes={ours['tag7']} dgt_bytes=5 certabo_scan_bytes={certabo} "
-        f"sweep16_emulated_ms={emu16} sweep16_empty_emulated_ms={emu16_empty} mem_free_kb={mem_kb}"
+        f"floor16_half_known_ms={floor_known:.1f}"
+    )
+    print(
+        f"sweep16_empty_emulated_ms={emu16_empty} sweep16_emulated_ms={emu16} sweep16_dead_reader_ms={dead16} "
+        f"place_to_report_ms={place} floor16_empty_ms={floor_empty:.1f} floor16_half_ms={floor_half:.1f} "
+        f"mem_free_kb={mem_kb}"
     )
 
 

@@ -9,8 +9,9 @@
 #              self_test()); None for a cell without a reader
 #   leds       a leds.Strip, leds.NoLeds or None
 #   transport  read() -> bytes (non-blocking, b"" when nothing) and write(bytes)
-#   clock      ticks_ms(), ticks_us(), ticks_diff(a, b) (the time module on
-#              MicroPython)
+#   clock      ticks_ms(), ticks_us(), ticks_diff(a, b), sleep_us(n) (the
+#              time module on MicroPython; without sleep_us a field's
+#              power-up lead is not waited for)
 #   uid        the board's unique id (machine.unique_id())
 #   files      list of (name, sha256 digest) or a callable returning it
 #   reboot, bootloader   callables run after the ACK was sent (None: refused)
@@ -68,6 +69,11 @@ class HostClock:
 
     def ticks_add(self, t, delta):
         return (t + delta) & (self.PERIOD - 1)
+
+    def sleep_us(self, us):
+        import time
+
+        time.sleep(us / 1e6)
 
 
 def _same(a, b):
@@ -131,7 +137,32 @@ class Board:
         self.need_empty = deb["empty"]
         self.need_error = deb["error"]
         self.need_unstable = deb["unstable"]
-        self.retry_ms = cfg["rfid"]["retry_ms"]
+        rfid = cfg["rfid"]
+        self.retry_ms = rfid["retry_ms"]
+        # Time-shared RF fields (docs/firmware.md): only the reader being
+        # read and the next few have their field on, the next ones switched
+        # on field_lead_us before their read (a tag's power-up). 0: every
+        # field stays on. Needs readers with field(on) (mfrc522.MFRC522).
+        self.field_lead_us = rfid["field_lead_us"]
+        self._field = [getattr(r, "field", None) if self.field_lead_us else None for r in self.readers]
+        self._sharing = False
+        for f in self._field:
+            if f is not None:
+                self._sharing = True
+        self._field_since = [None] * n  # ticks_us when the field came on; None: off
+        self._lit = 0  # fields on from next_cell on, in sweep order
+        # The shortest step of the last sweep (from one read's start to the
+        # next, waits left out): the window of lit fields is sized from it,
+        # so that even a run of the quickest cells (empty ones) gives every
+        # field its lead without waiting. 1 ms until a sweep has been timed.
+        self._cell_us = 1000
+        self._quickest_us = 0  # the shortest step of this sweep so far (0: none yet)
+        self._read_start = None  # ticks_us when the last read began, after its wait
+        self.fields_on = 0  # fields on now (tests, diagnostics)
+        self.max_fields_on = 0
+        self.field_waits = 0  # reads that waited for their field's lead
+        self._ahead = 0
+        self._size_window()
 
         self.confirmed = [-1] * n  # the reported state (proto cell state values)
         self.candidate = [-1] * n
@@ -139,7 +170,12 @@ class Board:
         self.disagree = [0] * n  # consecutive reads differing from confirmed
         self.read_errors = [0] * n
         self.last_read = [-1] * n  # the raw last reading (diagnostics)
+        # ticks_ms of the last init of each reader, and whether it passed
         self._retry_at = [None] * n
+        self.ready = [False] * n
+        # a reader whose init failed and whose read then timed out: not read
+        # again until its retry time (_read)
+        self.skipped = [False] * n
 
         self.decoder = proto.FrameDecoder()
         self.seq = 0
@@ -189,13 +225,111 @@ class Board:
         self._sweep_start = self.clock.ticks_us()
 
     def _init_reader(self, i):
+        """(Re-)initialise reader i -> whether it answered; remembers when,
+        and whether it is ready to be read."""
         r = self.readers[i]
         if r is None:
             return False
+        self._retry_at[i] = self.clock.ticks_ms()
         try:
-            return bool(r.init())
+            ok = bool(r.init())
         except Exception:  # noqa: BLE001 - a dead reader is a cell error, not a crash
-            return False
+            ok = False
+        self.ready[i] = ok
+        field = self._field[i]
+        if field is not None:
+            # init() switches the field on; a shared field waits for its turn
+            if self._field_since[i] is None:
+                self._field_since[i] = 0
+                self.fields_on += 1
+            self._set_field(i, False)
+        return ok
+
+    # --- time-shared RF fields -------------------------------------------------
+
+    def _set_field(self, i, on):
+        """Switch reader i's field and keep the count (on: only a field that
+        is off; off: only one that is on)."""
+        try:
+            self._field[i](on)
+        except Exception:  # noqa: BLE001 - the read that follows reports the fault
+            return
+        if on:
+            self._field_since[i] = self.clock.ticks_us()
+            k = self.fields_on + 1
+            self.fields_on = k
+            if k > self.max_fields_on:
+                self.max_fields_on = k
+        else:
+            self._field_since[i] = None
+            self.fields_on -= 1
+
+    def _field_before_read(self, i):
+        """Cell i is read next: its field must be on, and on for
+        field_lead_us, or a tag lying there may not have powered up. Also
+        times the step since the last read (the window's size)."""
+        clock = self.clock
+        now = clock.ticks_us()
+        last = self._read_start
+        if last is not None:
+            step = clock.ticks_diff(now, last)
+            if step > 0 and (self._quickest_us == 0 or step < self._quickest_us):
+                self._quickest_us = step
+        if self._lit == 0:
+            self._lit = 1
+        since = self._field_since[i]
+        if since is None and self._field[i] is not None and not self.skipped[i]:
+            # (re-initialised since it was lit, or the window was empty)
+            self._set_field(i, True)
+            since = self._field_since[i]
+        if since is not None:
+            left = self.field_lead_us - clock.ticks_diff(now, since)
+            if left > 0:
+                self.field_waits += 1
+                sleep_us = getattr(clock, "sleep_us", None)
+                if sleep_us is not None:
+                    sleep_us(left)
+                    now = clock.ticks_us()
+        self._read_start = now
+
+    def _field_after_read(self, i):
+        """Cell i was read: its field goes off (unless it is the only
+        cell), and the fields of the cells read within field_lead_us from
+        now come on, one more each step in the steady state."""
+        n = self.cells
+        since = self._field_since
+        fields = self._field
+        lit = self._lit - 1
+        ahead = self._ahead
+        try:
+            if n > 1 and since[i] is not None:
+                fields[i](False)  # (the decoder still holds its address: no routing)
+                since[i] = None
+                self.fields_on -= 1
+            while lit < ahead:
+                j = i + 1 + lit
+                if j >= n:
+                    j -= n
+                lit += 1
+                if since[j] is None and fields[j] is not None and not self.skipped[j]:
+                    fields[j](True)
+                    since[j] = self.clock.ticks_us()
+                    k = self.fields_on + 1
+                    self.fields_on = k
+                    if k > self.max_fields_on:
+                        self.max_fields_on = k
+        except Exception:  # noqa: BLE001 - a reader fault: its own read reports it
+            pass
+        self._lit = lit
+
+    def _size_window(self):
+        """How many cells ahead have their field on: those read within
+        field_lead_us, at the quickest step of the last sweep. A field lit
+        after the read of cell i is read after ahead - 1 whole steps (the
+        lighting ends step i, the read begins step i + ahead): so ahead - 1
+        steps must cover the lead."""
+        ahead = self.field_lead_us // self._cell_us + 2
+        self._ahead = ahead if ahead < self.cells else self.cells - 1
 
     # --- the step ---------------------------------------------------------------
 
@@ -361,15 +495,27 @@ class Board:
     # --- answers ---------------------------------------------------------------
 
     def self_test(self):
+        """Each reader's self-test; a time-shared field is switched on for
+        it (the test checks that the field comes on) and back off."""
         out = []
-        for r in self.readers:
+        for i, r in enumerate(self.readers):
             if r is None:
                 out.append((0, False, False))
                 continue
+            field = self._field[i]
+            was_on = self._field_since[i] is not None
             try:
+                if field is not None and not was_on:
+                    field(True)
                 out.append(r.self_test())
             except Exception:  # noqa: BLE001
                 out.append((0, False, False))
+            finally:
+                if field is not None and not was_on:
+                    try:
+                        field(False)
+                    except Exception:  # noqa: BLE001 - the next read reports it
+                        pass
         return out
 
     def stats(self):
@@ -395,7 +541,12 @@ class Board:
         if n == 0:
             return
         i = self.next_cell
+        sharing = self._sharing
+        if sharing:
+            self._field_before_read(i)
         reading = self._read(i)
+        if sharing:
+            self._field_after_read(i)
         self.observe(i, reading)
         i += 1
         if i >= n:
@@ -404,28 +555,55 @@ class Board:
             now = self.clock.ticks_us()
             if self._sweep_start is not None:
                 self.sweep_us = self.clock.ticks_diff(now, self._sweep_start)
+            if self._quickest_us:
+                self._cell_us = self._quickest_us
+                self._quickest_us = 0
+                if self._sharing:
+                    self._size_window()
             self._sweep_start = now
         self.next_cell = i
+
+    def _retry_due(self, i):
+        """Whether reader i may be re-initialised now (retry_ms 0: never)."""
+        if not self.retry_ms:
+            return False
+        last = self._retry_at[i]
+        return last is None or self.clock.ticks_diff(self.clock.ticks_ms(), last) >= self.retry_ms
 
     def _read(self, i):
         r = self.readers[i]
         if r is None:
             return proto.ERR_TIMEOUT
+        if self.skipped[i]:
+            # A reader that failed its init and then timed out (missing,
+            # unpowered, a loose cable) is not read: a read would only wait
+            # out its deadlines. It is tried again every retry_ms, so a
+            # sweep with a dead reader costs about what an empty cell does.
+            self.read_errors[i] += 1
+            if not self._retry_due(i):
+                return proto.ERR_TIMEOUT
+            self.reinits += 1
+            if not self._init_reader(i):
+                return proto.ERR_TIMEOUT
+            self.skipped[i] = False
+            if self._field[i] is not None:
+                self._field_before_read(i)  # init() left it off: on, and its power-up waited for
         try:
             reading = r.read_uid()
         except Exception:  # noqa: BLE001 - a reader fault is that cell's error
             reading = proto.ERR_TIMEOUT
         if isinstance(reading, int):
             self.read_errors[i] += 1
-            if reading == proto.ERR_TIMEOUT and self.retry_ms:
-                # the chip stopped answering (brown-out, loose cable): re-init
-                # it now and then, so the cell recovers by itself
-                now = self.clock.ticks_ms()
-                last = self._retry_at[i]
-                if last is None or self.clock.ticks_diff(now, last) >= self.retry_ms:
-                    self._retry_at[i] = now
+            if reading == proto.ERR_TIMEOUT:
+                if self._retry_due(i):
+                    # the chip stopped answering (brown-out, loose cable):
+                    # re-init it now
                     self.reinits += 1
                     self._init_reader(i)
+                # an init that failed (now or before) and a timeout: there
+                # is no chip to read (a clone with an unknown version fails
+                # init too, but its reads do not time out)
+                self.skipped[i] = not self.ready[i]
         return reading
 
     def observe(self, i, reading):

@@ -25,7 +25,19 @@ MAX_CELLS = 64
 DEFAULT_SPI = {"id": 0, "sck": 2, "mosi": 3, "miso": 4, "baudrate": 4000000}
 DEFAULT_CS = {"kind": "decoder", "address": [6, 7, 8], "enables": [9, 10, 11, 12]}
 DEFAULT_DEBOUNCE = {"tag": 2, "empty": 3, "error": 3, "unstable": 10}
-DEFAULT_RFID = {"timeout_us": 300, "max_polls": 200, "reset_pin": 5, "retry_ms": 2000}
+DEFAULT_RFID = {
+    "timeout_us": 300,
+    "reset_pin": 5,
+    "retry_ms": 2000,
+    "rx_gain_db": 33,
+    "field_lead_us": 5000,
+    "full_read_every": 8,
+}
+# RFCfgReg.RxGain values (MFRC522 datasheet 9.3.3.6), in dB
+RX_GAINS_DB = (18, 23, 33, 38, 43, 48)
+# Keys older configs carry that this firmware accepts and ignores: max_polls
+# bounded the driver's waits in polls; they are deadlines in time now.
+LEGACY_RFID = ("max_polls",)
 DEFAULT_LED_PIN = 22
 
 
@@ -257,12 +269,20 @@ def parse(raw):
         c.problems.append("rfid must be an object")
         rfid_raw = {}
     for k in rfid_raw:
+        if k in LEGACY_RFID:
+            continue
         if k not in DEFAULT_RFID:
             c.problems.append("rfid.%s is not a known key (%s)" % (k, ", ".join(sorted(DEFAULT_RFID))))
-    rfid.update(rfid_raw)
+            continue
+        rfid[k] = rfid_raw[k]
     c.int_("rfid.timeout_us", rfid["timeout_us"], 100, 100000)
-    c.int_("rfid.max_polls", rfid["max_polls"], 10, 100000)
     c.int_("rfid.retry_ms", rfid["retry_ms"], 0, 600000)
+    c.int_("rfid.field_lead_us", rfid["field_lead_us"], 0, 100000)
+    c.int_("rfid.full_read_every", rfid["full_read_every"], 1, 1000)
+    if rfid["rx_gain_db"] not in RX_GAINS_DB or not _is_int(rfid["rx_gain_db"]):
+        c.problems.append(
+            "rfid.rx_gain_db = %r is not one of %s (dB)" % (rfid["rx_gain_db"], ", ".join(str(g) for g in RX_GAINS_DB))
+        )
     if rfid["reset_pin"] is not None:
         c.pin("rfid.reset_pin", rfid["reset_pin"])
 

@@ -155,6 +155,19 @@ def reset_cause():
     return 3
 
 
+def select_gpios(cfg):
+    """The GPIO each cell's transaction drives low (its own pin, or its
+    decoder's enable) -> a list, or None for chip selects on an I2C expander
+    (which the compiled transfer cannot drive)."""
+    cs = cfg["cs"]
+    if cs["kind"] == "gpio":
+        return list(cs["pins"])
+    if cs["kind"] == "decoder":
+        per = 1 << len(cs["address"])
+        return [cs["enables"][ch // per] for ch in range(cfg["cells"])]
+    return None
+
+
 def build(cfg, transport=None):
     """The real devices for this config -> a Board."""
     spi_cfg = cfg["spi"]
@@ -168,7 +181,12 @@ def build(cfg, transport=None):
         firstbit=machine.SPI.MSB,
         sck=Pin(spi_cfg["sck"]),
         mosi=Pin(spi_cfg["mosi"]),
-        miso=Pin(spi_cfg["miso"]),
+        # MISO pulled up: RP2040 pads reset with the pull-down on, so a reader
+        # that is missing or unpowered would read 0x00, a byte a live chip
+        # also sends; pulled up it reads 0xFF, which no register of ours
+        # holds, and the driver gives up on it at once (docs/firmware.md).
+        # machine.SPI only switches the pin's function, not its pulls.
+        miso=Pin(spi_cfg["miso"], Pin.IN, Pin.PULL_UP),
     )
     rfid = cfg["rfid"]
     if rfid["reset_pin"] is not None:
@@ -185,7 +203,20 @@ def build(cfg, transport=None):
 
     selects = config.make_selects(cfg, out_pin, i2c_factory)
     buffers = mfrc522.Buffers()  # one set for the bus: the readers take turns
-    readers = [mfrc522.MFRC522(spi, cs, rfid["timeout_us"], rfid["max_polls"], buffers) for cs in selects]
+    gpios = select_gpios(cfg)
+    fast = mfrc522.compiled_transfer() if gpios is not None else None
+    readers = [
+        mfrc522.MFRC522(
+            spi,
+            selects[ch],
+            timeout_us=rfid["timeout_us"],
+            buffers=buffers,
+            rx_gain_db=rfid["rx_gain_db"],
+            full_read_every=rfid["full_read_every"],
+            compiled=None if fast is None or gpios is None else (fast, spi_cfg["id"], gpios[ch]),
+        )
+        for ch in range(len(selects))
+    ]
     strip = leds.make_strip(cfg["led_pin"], cfg["leds"], cfg["led_max_level"])
     return board.Board(
         cfg,

@@ -35,6 +35,9 @@ class FakeClock:
         half = self.PERIOD // 2
         return ((a - b + half) & (self.PERIOD - 1)) - half
 
+    def sleep_us(self, us: int) -> None:
+        self.us += us
+
 
 class Loopback:
     """The board's transport: the test pushes host bytes in, and reads the

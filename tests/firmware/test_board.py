@@ -5,15 +5,23 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from fw_support import ScriptedReader, base_config, emulated_readers, make_board, run_steps
+from fw_support import (
+    Loopback,
+    ScriptedReader,
+    base_config,
+    emulated_readers,
+    make_board,
+    run_steps,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablesense.firmware import proto
 from tablesense.firmware.board import Board, HostClock
 from tablesense.firmware.leds import NoLeds, Strip
+from tablesense.firmware.mfrc522 import MFRC522
 from tablesense.sim.fake_machine import NeoPixel
-from tablesense.sim.mfrc522_emu import EmulatedCard
+from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedMFRC522, EmulatedSPIBus
 
 UID7 = bytes.fromhex("04a1b2c3d4e5f6")
 UID4 = bytes.fromhex("11223344")
@@ -463,3 +471,111 @@ def test_debounce_property_events_only_after_agreeing_reads(seq: list[object]) -
             else:
                 assert len(history) >= 3 and all(isinstance(x, int) for x in history[-3:])
                 assert state == history[-1]
+
+
+class BusClock:
+    """The board's clock kept in the chips' time (an emulated bus's virtual
+    clock), so a field's power-up lead and the tags' power-up are measured
+    on one clock; sleeping lets bus time pass."""
+
+    def __init__(self, bus: EmulatedSPIBus) -> None:
+        self.bus = bus
+
+    def ticks_us(self) -> int:
+        return self.bus.ticks_us()
+
+    def ticks_ms(self) -> int:
+        return self.bus.ticks_us() // 1000
+
+    def ticks_diff(self, a: int, b: int) -> int:
+        return self.bus.ticks_diff(a, b)
+
+    def sleep_us(self, us: int) -> None:
+        self.bus.advance(us)
+
+
+def shared_field_board(n: int, lead_us: int | None, tagged: set[int]) -> tuple[Board, Loopback, list[EmulatedMFRC522]]:
+    bus, chips, drivers = emulated_readers(n, power_up_us=5000.0)  # ISO 14443-3: up to 5 ms
+    for i in tagged:
+        chips[i].place(EmulatedCard(bytes([0x04, i, 2, 3, 4, 5, 6])))
+    rfid = {} if lead_us is None else {"field_lead_us": lead_us}
+    t = Loopback()
+    board = Board(base_config(cells=n, rfid=rfid), drivers, None, t, BusClock(bus), b"\x01" * 8)
+    return board, t, chips
+
+
+def test_time_shared_fields_read_every_tag_with_few_fields_on() -> None:
+    """Only the reader being read and the next few (those read within the
+    5 ms a tag may need to power up) have their field on; every tag is read."""
+    n = 16
+    tagged = {0, 3, 4, 9, 15}
+    board, t, chips = shared_field_board(n, None, tagged)
+    for _ in range(4 * n):
+        board.step()
+    assert dict(cell_events(t.frames)) == {i: (bytes([0x04, i, 2, 3, 4, 5, 6]) if i in tagged else None)
+                                            for i in range(n)}
+    most = 0
+    for _ in range(3 * n):  # the steady state: the window sized from the last sweep
+        board.step()
+        on = sum(1 for c in chips if c.field)
+        assert on == board.fields_on
+        most = max(most, on)
+    quickest_us = board._cell_us  # the shortest step (an empty cell), what the window is sized from
+    assert 0 < quickest_us <= board.sweep_us // n
+    assert most <= 5000 // quickest_us + 2 < n  # the lead's worth of cells, not every field
+    assert most >= 2  # the next reader's field is on before its turn
+
+
+def test_a_lead_shorter_than_the_tag_power_up_misses_tags() -> None:
+    """The chip model's power-up time is real: with fields switched on only
+    100 us ahead, the tags never power up in time and the cells read empty."""
+    board, t, _chips = shared_field_board(4, 100, {1, 2})
+    for _ in range(40):
+        board.step()
+    assert dict(cell_events(t.frames)) == {0: None, 1: None, 2: None, 3: None}
+
+
+def test_field_lead_zero_keeps_every_field_on() -> None:
+    board, t, chips = shared_field_board(4, 0, {2})
+    for _ in range(8):
+        board.step()
+    assert all(c.field for c in chips)
+    assert board.max_fields_on == 0  # nothing switched by the board
+
+
+def test_a_dead_reader_is_skipped_until_its_retry_time() -> None:
+    """MISO pulled low (an RP2040 pad's reset state) or high: a reader that
+    fails init and then times out costs no SPI until its retry time, and
+    comes back by itself when it answers again."""
+    for absent in (0x00, 0xFF):
+        bus = EmulatedSPIBus(absent_miso=absent)
+        chips = []
+        drivers = []
+        for i in range(4):
+            pin, chip = bus.add_reader(10 + i)
+            chips.append(chip)
+            drivers.append(MFRC522(bus, pin, timeout_us=300))
+        chips[2].dead = True
+        chips[2].place(EmulatedCard(UID4))
+        t = Loopback()
+        clock = BusClock(bus)
+        board = Board(base_config(cells=4, rfid={"retry_ms": 500}), drivers, None, t, clock, b"\x01" * 8)
+        for _ in range(4 * 4):
+            board.step()
+        assert board.skipped == [False, False, True, False]
+        assert dict(cell_events(t.frames))[2] == proto.ERR_TIMEOUT
+        before = chips[2].spi_bytes
+        empty_sweep = board.sweep_us
+        for _ in range(4 * 20):
+            board.step()
+        retries = board.reinits
+        assert bus.now_us < 500_000 or retries  # (no retry is due before 500 ms)
+        if bus.now_us < 500_000:
+            assert chips[2].spi_bytes == before  # not one byte for the dead reader
+        assert board.sweep_us <= empty_sweep * 1.1
+        chips[2].dead = False  # the cable is pushed back in
+        bus.advance(600_000)
+        for _ in range(4 * 4):
+            board.step()
+        assert board.skipped == [False] * 4
+        assert dict(cell_events(t.frames))[2] == UID4

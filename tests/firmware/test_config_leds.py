@@ -139,3 +139,25 @@ def test_no_leds_variant() -> None:
     assert n.count == 0 and not n.has_leds
     with pytest.raises(LedError):
         n.apply([(1, 1, 1)])
+
+
+def test_rfid_keys_new_and_legacy() -> None:
+    """rx_gain_db takes the MFRC522's RxGain steps only; field_lead_us and
+    full_read_every are bounded; an old config's max_polls is accepted and
+    ignored (the driver's waits are deadlines in time now)."""
+    cfg = config.parse({"board": 1, "cells": 2})
+    assert cfg["rfid"]["rx_gain_db"] == 33 and cfg["rfid"]["field_lead_us"] == 5000
+    assert cfg["rfid"]["full_read_every"] == 8
+    for db in config.RX_GAINS_DB:
+        assert config.parse({"board": 1, "cells": 2, "rfid": {"rx_gain_db": db}})["rfid"]["rx_gain_db"] == db
+    old = config.parse({"board": 1, "cells": 2, "rfid": {"timeout_us": 400, "max_polls": 200}})
+    assert "max_polls" not in old["rfid"] and old["rfid"]["timeout_us"] == 400
+    with pytest.raises(config.ConfigError) as exc:
+        config.parse({"board": 1, "cells": 2,
+                      "rfid": {"rx_gain_db": 40, "field_lead_us": -1, "full_read_every": 0, "polls": 3}})
+    msg = str(exc.value)
+    for part in ("rfid.rx_gain_db = 40 is not one of 18, 23, 33, 38, 43, 48", "rfid.field_lead_us",
+                 "rfid.full_read_every", "rfid.polls is not a known key"):
+        assert part in msg, part
+    with pytest.raises(config.ConfigError, match="rx_gain_db"):
+        config.parse({"board": 1, "cells": 2, "rfid": {"rx_gain_db": True}})

@@ -83,6 +83,8 @@ def test_main_wires_gpio_readers_and_leds_and_restores_kbd_intr(fw: ModuleType, 
     assert sorted(cells) == [(0, None), (1, UID7), (2, None)]
     assert fake_machine.strips[0].written[-1] == [(128, 0, 0), (0, 1, 0), (0, 0, 0)]  # capped
     assert fake_machine.Pin(5).history[:2] == [0, 1]  # the readers' hard reset
+    # MISO pulled up (RP2040 pads reset pulled down): a missing reader reads 0xFF
+    assert fake_machine.Pin(4).pull == fake_machine.Pin.PULL_UP and bus.absent_miso == 0xFF
 
 
 def test_main_through_a_74hc138_decoder(fw: ModuleType, tmp_path: Path) -> None:

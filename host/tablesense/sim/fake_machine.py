@@ -72,9 +72,14 @@ class SPI(EmulatedSPIBus):
             _spis[id] = b
         return b
 
-    def __init__(self, id=0, baudrate=None, **kwargs):
+    def __init__(self, id=0, baudrate=None, miso=None, **kwargs):
         if baudrate:
             self.baudrate = baudrate
+        if miso is not None:
+            # an RP2040 pad resets with its pull-down on and machine.SPI
+            # keeps the pin's pulls: MISO with nothing driving it reads
+            # 0xFF only if the firmware pulled it up
+            self.absent_miso = 0xFF if miso.pull == Pin.PULL_UP else 0x00
 
 
 class I2C(EmulatedI2C):

@@ -16,7 +16,8 @@ on the RF side REQA/WUPA, anticollision and select over cascade levels 1..3
 state machine (IDLE, READY, ACTIVE, HALT), card placement and removal, several
 tags on one antenna (a collision), and noise knobs (``noise``: an answer is
 corrupted; ``flicker``: a present tag misses an exchange; ``dead``: the chip
-does not answer SPI at all).
+does not answer SPI at all, MISO then reads the bus's ``absent_miso`` level;
+``power_up_us``: how long a tag needs the field before it hears a frame).
 
 Time is virtual: the bus advances its clock by the SPI transfer time of every
 byte plus a per-call overhead (what a MicroPython call costs on an RP2040), and
@@ -139,6 +140,7 @@ class EmulatedCard:
         self.halted_before = False  # came to READY from HALT (WUPA)
         self.level = 0  # cascade level being selected (0-based)
         self.powered = False
+        self.powered_at = 0.0  # when the field last came on (the chip's clock, us)
 
     def __repr__(self):
         return f"EmulatedCard({self.uid!r})"
@@ -157,12 +159,13 @@ class EmulatedCard:
             return [b"\x88" + u[0:3], u[3:7]]
         return [b"\x88" + u[0:3], b"\x88" + u[3:6], u[6:10]]
 
-    def power(self, on):
-        """The reader's field appeared or vanished: a tag without field forgets
-        everything (back to IDLE when powered again)."""
+    def power(self, on, now_us=0.0):
+        """The reader's field appeared or vanished (at now_us): a tag without
+        field forgets everything (back to IDLE when powered again)."""
         if on and not self.powered:
             self.state = IDLE
             self.level = 0
+            self.powered_at = now_us
         self.powered = on
 
     def _fallback(self):
@@ -236,18 +239,24 @@ class EmulatedMFRC522:
     Knobs (change them any time): ``noise`` probability that an answer is
     corrupted on the air (a parity error or a flipped bit), ``flicker``
     probability that a present tag misses one exchange, ``dead`` the chip does
-    not drive MISO (reads float high), ``version`` the VersionReg value.
+    not drive MISO (it reads the bus's ``absent_miso``: 0x00 with the RP2040's
+    reset pull-down, 0xFF pulled up), ``version`` the VersionReg value,
+    ``power_up_us`` how long a tag must have had this chip's field before it
+    hears a frame (0: at once; ISO 14443-3 allows a tag up to 5 ms, which
+    the firmware's time-shared fields wait for, docs/firmware.md).
     """
 
-    def __init__(self, version=0x92, noise=0.0, flicker=0.0, rng=None, seed=1):
+    def __init__(self, version=0x92, noise=0.0, flicker=0.0, rng=None, seed=1, power_up_us=0.0):
         self.version = version
         self.noise = noise
         self.flicker = flicker
+        self.power_up_us = power_up_us
         self.dead = False
         self.rng = rng if rng is not None else _XorShift(seed)
         self.cards = []
         self.bus = None
         self.exchanges = 0  # RF exchanges started (statistics for tests)
+        self.frame_log = None  # a list to record every frame sent: (bytes, last bits)
         self.spi_bytes = 0
         self._reset_registers()
         # SPI transaction state
@@ -262,12 +271,12 @@ class EmulatedMFRC522:
         for c in self.cards:
             c.power(False)
         self.cards = [card]
-        card.power(self._field_on())
+        card.power(self._field_on(), self._now())
 
     def add(self, card):
         """Put another tag on the antenna as well (two tags collide)."""
         self.cards = self.cards + [card]
-        card.power(self._field_on())
+        card.power(self._field_on(), self._now())
 
     def remove(self, card=None):
         """Take the tag (or every tag) off the antenna."""
@@ -302,13 +311,38 @@ class EmulatedMFRC522:
         self._soft_reset_until = None
         self._transmit_only = False
         for c in getattr(self, "cards", []):
-            c.power(False)
+            c.power(False, self._now())
 
     def _now(self):
         return self.bus.now_us if self.bus is not None else 0.0
 
     def _field_on(self):
         return self.regs[_TX_CONTROL] & 0x03 != 0 and not self.regs[_COMMAND] & 0x10
+
+    @property
+    def field(self):
+        """Whether this chip's RF field is on (TxControlReg, not powered
+        down): what a tag near its antenna needs to answer."""
+        return self._field_on()
+
+    def _absent(self):
+        """What MISO reads while this chip does not drive it."""
+        return self.bus.absent_miso if self.bus is not None else 0xFF
+
+    def _power_cards(self, on):
+        now = self._now()
+        for c in self.cards:
+            c.power(on, now)
+
+    def tags_in_field(self):
+        """The tags that hear a frame this chip sends now: those on its
+        antenna, powered by its field for at least ``power_up_us``. The one
+        place that decides who is in the field (an empty list with the field
+        off)."""
+        if not self._field_on():
+            return []
+        ready = self._now() - self.power_up_us
+        return [c for c in self.cards if c.powered and c.powered_at <= ready]
 
     def _timer_us(self):
         presc = ((self.regs[_T_MODE] & 0x0F) << 8) | self.regs[_T_PRESCALER]
@@ -358,7 +392,7 @@ class EmulatedMFRC522:
 
     def read_register(self, reg):
         if self.dead:
-            return 0xFF
+            return self._absent()
         self._advance()
         r = self.regs
         if reg == _FIFO_DATA:
@@ -439,8 +473,7 @@ class EmulatedMFRC522:
             r[reg] = value
             now_on = self._field_on()
             if was != now_on:
-                for c in self.cards:
-                    c.power(now_on)
+                self._power_cards(now_on)
             return
         if reg == _CONTROL:
             if value & 0x80:
@@ -462,8 +495,7 @@ class EmulatedMFRC522:
         # bits 5 (RcvOff) and 4 (PowerDown) are written with every command
         r[_COMMAND] = (r[_COMMAND] & 0xC0) | (value & 0x30) | cmd
         if field_was != self._field_on():
-            for c in self.cards:
-                c.power(self._field_on())
+            self._power_cards(self._field_on())
         if cmd == 0x00:  # Idle: cancel whatever runs
             self._tx_end = None
             self._rx_at = None
@@ -491,6 +523,8 @@ class EmulatedMFRC522:
         r[_ERROR] = 0
         r[_COLL] = 0x80 | 0x20
         self.exchanges += 1
+        if self.frame_log is not None:
+            self.frame_log.append((frame, last_bits))
         nbits = len(frame) * 9 - (0 if last_bits == 0 else 8 - last_bits)
         tx_us = (nbits + 2) * _BIT_US
         self._tx_end = now + tx_us
@@ -501,10 +535,9 @@ class EmulatedMFRC522:
             # Transmit: the tags hear the frame (HLTA), nobody is listened to
             self._answer = None
             self._rx_at = None
-            if self._field_on():
-                for c in self.cards:
-                    if not (self.flicker and self.rng.random() < self.flicker):
-                        c.receive(frame, last_bits)
+            for c in self.tags_in_field():
+                if not (self.flicker and self.rng.random() < self.flicker):
+                    c.receive(frame, last_bits)
             return
         if not self._field_on() or r[_COMMAND] & 0x20:  # no field, or RcvOff
             self._answer = None
@@ -513,7 +546,7 @@ class EmulatedMFRC522:
                 self._timer_at = self._tx_end + self._timer_us()
             return
         answers = []
-        for c in self.cards:
+        for c in self.tags_in_field():
             if self.flicker and self.rng.random() < self.flicker:
                 # the tag missed this frame: it neither answers nor changes state
                 continue
@@ -567,7 +600,7 @@ class EmulatedMFRC522:
         """One SPI byte while selected -> the MISO byte."""
         self.spi_bytes += 1
         if self.dead:
-            return 0xFF
+            return self._absent()
         if self._addr is None:
             self._addr = (mosi >> 1) & 0x3F
             self._reading = bool(mosi & 0x80)
@@ -594,6 +627,7 @@ class EmulatedPin:
     def __init__(self, id=None, mode=-1, pull=-1, value=None, **kwargs):
         self.id = id
         self.mode = mode
+        self.pull = pull  # -1: none asked for (an RP2040 pad keeps its reset pull-down)
         self._value = 1 if value is None else (1 if value else 0)
         self.history = []
         self._listeners = []
@@ -604,6 +638,8 @@ class EmulatedPin:
     def init(self, mode=-1, pull=-1, value=None, **kwargs):
         if mode != -1:
             self.mode = mode
+        if pull != -1:
+            self.pull = pull
         if value is not None:
             self.value(value)
 
@@ -777,14 +813,23 @@ class EmulatedI2C:
 class EmulatedSPIBus:
     """A machine.SPI-like bus shared by emulated chips, each behind its own
     chip-select line (an EmulatedPin, a decoder or expander output). Bytes go
-    to every selected chip; with none selected MISO floats high (0xFF), with
-    two selected their answers clash (counted in ``contention``).
+    to every selected chip; with none selected (or a dead chip selected) MISO
+    reads ``absent_miso``: 0xFF when the master pulls MISO up (the firmware
+    does), 0x00 with the RP2040's reset pull-down; with two selected their
+    answers clash (counted in ``contention``).
 
     ``now_us`` is the bus's virtual clock: every call costs ``overhead_us``
-    plus 8 bit times at ``baudrate``.
+    plus 8 bit times at ``baudrate``. ``ticks_us``/``ticks_diff`` read it
+    the way MicroPython's time module reads a board's clock, so a driver on
+    this bus keeps its deadlines in the chips' time.
     """
 
-    def __init__(self, id=0, baudrate=4000000, overhead_us=12.0, **kwargs):
+    TICKS_PERIOD = 1 << 30
+
+    def __init__(self, id=0, baudrate=4000000, overhead_us=12.0, absent_miso=0xFF, **kwargs):
+        if absent_miso not in (0x00, 0xFF):
+            raise ValueError(f"absent_miso is 0x00 (pulled down) or 0xFF (pulled up), not {absent_miso!r}")
+        self.absent_miso = absent_miso
         self.id = id
         self.baudrate = baudrate
         self.overhead_us = overhead_us
@@ -820,6 +865,14 @@ class EmulatedSPIBus:
         """Let virtual time pass (the firmware doing something else)."""
         self.now_us += us
 
+    def ticks_us(self):
+        """The virtual clock as MicroPython's time.ticks_us (wraps at 2**30)."""
+        return int(self.now_us) & (self.TICKS_PERIOD - 1)
+
+    def ticks_diff(self, a, b):
+        half = self.TICKS_PERIOD // 2
+        return ((a - b + half) & (self.TICKS_PERIOD - 1)) - half
+
     def _line_changed(self, line, chip):
         active = bool(line.active)
         if active != chip._selected:
@@ -847,7 +900,7 @@ class EmulatedSPIBus:
             self.contention += 1
         chips = list(chips)
         for i in range(n):
-            out = 0xFF
+            out = 0xFF if chips else self.absent_miso
             for chip in chips:
                 out &= chip.transfer(wbuf[i])  # open bus: a 0 wins
             if rbuf is not None:
@@ -862,6 +915,8 @@ class EmulatedSPIBus:
         chips = self._selected
         if len(chips) == 1:
             return chips[0].transfer(mosi)
+        if not chips:
+            return self.absent_miso
         out = 0xFF
         if len(chips) > 1:
             self.contention += 1

@@ -206,7 +206,8 @@ class VirtualBoard(PtyBoard):
                 self._buses[ch],
                 self._selects[ch],
                 timeout_us=int(rfid.get("timeout_us", 500)),
-                max_polls=int(rfid.get("max_polls", 200)),
+                rx_gain_db=int(rfid.get("rx_gain_db", fw_mfrc522.DEFAULT_RX_GAIN_DB)),
+                full_read_every=int(rfid.get("full_read_every", 8)),
             )
             for ch in range(self.spec.channels)
         ]

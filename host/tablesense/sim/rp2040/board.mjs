@@ -39,6 +39,7 @@ const { values: args } = parseArgs({
     flash: { type: 'string' },
     uid: { type: 'string', default: '7270323034306a73' },
     'spi-id': { type: 'string', default: '0' },
+    miso: { type: 'string', default: '-1' }, // the MISO GPIO: its pad's pull says what an absent chip reads
     'i2c-id': { type: 'string', default: '1' },
     watch: { type: 'string', default: '' },
     'led-pin': { type: 'string', default: '-1' },
@@ -54,7 +55,8 @@ const { Simulator, USBCDC, ConsoleLogger, LogLevel, BasePeripheral } = await imp
 
 const FLASH_START = 0x10000000;
 const FLASH_SIZE = 2 * 1024 * 1024; // W25Q16 on the Pico
-const MSG_SPI = 0x53; // 'S' mosi, f64 time_us          -> 1 byte miso
+const MSG_SPI = 0x53; // 'S' mosi, f64 time_us          -> 1 byte miso (MISO pad not pulled up)
+const MSG_SPI_PULLED_UP = 0x55; // 'U' the same, MISO's pad pulled up
 const MSG_SPI_POSTED = 0x41; // 'A' mosi, f64 time_us   (MISO known: no answer awaited)
 const MSG_PIN = 0x47; // 'G' pin, level
 const MSG_I2C = 0x49; // 'I' op, value                   -> 1 byte (ack / data) for c, w, r
@@ -235,6 +237,10 @@ if (device) {
   const spi = mcu.spi[Number(args['spi-id'])];
   const msg = Buffer.alloc(10);
   let reply = 0xff;
+  // A byte no chip drives reads the MISO pad's pull: RP2040 pads reset pulled
+  // down (0x00); the firmware pulls MISO up (0xFF). Python's chip model is told
+  // which with every byte it answers.
+  const misoPin = Number(args.miso) >= 0 ? mcu.gpio[Number(args.miso)] : null;
   const alarm = mcu.clock.createAlarm(() => spi.completeTransmit(reply));
   // The MFRC522's SPI (datasheet 8.1.2) fixes MISO for two kinds of byte: the
   // address byte that opens a transaction, and every data byte of a register
@@ -256,7 +262,7 @@ if (device) {
       send(msg);
       reply = 0;
     } else {
-      msg[0] = MSG_SPI;
+      msg[0] = misoPin !== null && misoPin.pullupEnabled ? MSG_SPI_PULLED_UP : MSG_SPI;
       reply = ask(msg);
     }
     const hz = spi.clockFrequency || 1e6;

@@ -69,6 +69,7 @@ REPO = HERE.parents[3]
 EXIT_RESET = 3
 
 _MSG_SPI = 0x53
+_MSG_SPI_PULLED_UP = 0x55  # an SPI read byte while the MISO pad is pulled up
 _MSG_SPI_POSTED = 0x41
 _MSG_PIN = 0x47
 _MSG_I2C = 0x49
@@ -325,7 +326,7 @@ class Rp2040Board(PtyBoard):
         cmd = [
             "node", str(SCRIPT),
             "--rom", str(BOOTROM), "--uf2", str(self.uf2), "--flash", str(self.flash_path),
-            "--uid", self.uid.hex(), "--spi-id", str(cfg["spi"]["id"]),
+            "--uid", self.uid.hex(), "--spi-id", str(cfg["spi"]["id"]), "--miso", str(cfg["spi"]["miso"]),
             "--watch", ",".join(str(p) for p in watch),
             f"--led-pin={cfg['led_pin'] if cfg['leds'] else -1}",  # "=": -1 must not read as an option
             "--out-fd", str(dev_w), "--in-fd", str(ans_r), "--rp2040js", str(js),
@@ -499,11 +500,14 @@ class Rp2040Board(PtyBoard):
         write = os.write
         while i < n:
             kind = buf[i]
-            if kind == _MSG_SPI:
+            if kind in (_MSG_SPI, _MSG_SPI_PULLED_UP):
                 if n - i < 10:
                     break
                 (t_us,) = struct.unpack_from("<d", buf, i + 2)
                 self.spi_bytes += 1
+                # what a chip that does not drive MISO reads: the pad's pull
+                # (RP2040 pads reset pulled down; the firmware pulls MISO up)
+                self.bus.absent_miso = 0xFF if kind == _MSG_SPI_PULLED_UP else 0x00
                 with contextlib.suppress(OSError):  # Node went away (unplug)
                     write(ans_w, bytes((self.bus.transfer_byte(buf[i + 1], t_us),)))
                 i += 10
