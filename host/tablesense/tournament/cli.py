@@ -164,34 +164,28 @@ def serve(
 
         from .bridge import BrokerURL, DirectorBridge
         from .console import ack_line, serve_banner
+        from .live import LiveBoard
         from .web import create_app, hash_password
 
         director = _open(db, event)
         bridge = None
-        if not no_broker:
+        if not no_broker:  # results, and the tables' live progress (console, /live) on the same connection
             bridge = DirectorBridge(
                 director, BrokerURL.parse(broker),
-                on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))),
+                on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))), live=LiveBoard(),
             ).start()
             if not bridge.wait_connected(10):
                 bridge.stop()
                 _fail(say("cannot connect to the broker at {broker}", broker=broker))
             bridge.announce_round()
-        relay = None
-        if not no_broker:  # the tables' live progress (console, /live): its own connection, never results
-            from .live import LiveRelay
-
-            relay = LiveRelay(BrokerURL.parse(broker)).start()
         for line in serve_banner(director, host, port, None if no_broker else broker):
             typer.echo(_(line))
         app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
-                         secure_cookies=tls_cert is not None, live=relay.board if relay else None, lang=page_lang)
+                         secure_cookies=tls_cert is not None, live=bridge.live if bridge else None, lang=page_lang)
         try:
             uvicorn.run(app, host=host, port=port, log_level="warning",
                         ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
         finally:
-            if relay is not None:
-                relay.stop()
             if bridge is not None:
                 bridge.stop()
 

@@ -145,6 +145,7 @@ class Director:
         self.event_id = event_id
         self._lock = threading.RLock()
         self._last_seen: dict[int, float] = {}
+        self._keys: dict[int, str] = {}  # table -> public key (see _table_key)
         self._verified: tuple[int, str] = (0, "0" * 64)  # audit chain checked up to (id, hash)
         self._full_checked = -FULL_CHECK_S  # monotonic time of the last full check
         self._verify_lock = threading.Lock()
@@ -315,6 +316,18 @@ class Director:
             else:
                 t.public_key = public_key
             _append_audit(s, self.event_id, "director", "table-key", None, "", {"table": number, "public_key": public_key})
+            self._keys.pop(number, None)
+
+    def _table_key(self, number: int) -> str | None:
+        """A table's public key, read once (``add_table`` replaces it): checking
+        a signature never costs a database read."""
+        key = self._keys.get(number)
+        if key is None:
+            with self.db.session() as s:
+                key = s.scalar(select(Table.public_key).where(Table.event_id == self.event_id, Table.number == number))
+            if key is not None:
+                self._keys[number] = key
+        return key
 
     def tables(self) -> list[Table]:
         with self.db.session() as s:
@@ -585,18 +598,24 @@ class Director:
 
     # ------------------------------------------------------------ ingestion
 
-    def ingest(self, topic_table: int, message: dict[str, Any]) -> Ack:
+    def ingest(self, topic_table: int, message: dict[str, Any], size: int | None = None) -> Ack:
         """Check, store and acknowledge one outbox message from a table.
 
         The ack is returned only after the transaction committed (a failed
         commit raises, and the caller sends no ack: the table re-sends). Its
-        digest covers the whole signed message (see :class:`Ack`).
+        digest covers the whole signed message (see :class:`Ack`). ``size``:
+        the bytes the message arrived as (for the audit of a refusal).
+        Cheap checks come first (ids, key, topic, event), then the signature
+        against the table's cached key, and the database only for a message
+        signed by the table it claims to be.
         """
         try:
             d = digest(message)
         except (TypeError, ValueError):
             d = ""
-        ack = self._ingest(topic_table, message, d)
+        if size is None:
+            size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
+        ack = self._ingest(topic_table, message, d, size)
         return Ack(ack.key, ack.status, ack.reason, d)
 
     def refuse_raw(self, topic_table: int, reason: str, raw: bytes, *, sha256: str | None = None,
@@ -608,8 +627,7 @@ class Director:
         n = len(raw) if size is None else size
         return Ack("?", "refused", self._refuse("?", topic_table, reason, d, n).reason, d)
 
-    def _ingest(self, topic_table: int, message: dict[str, Any], d: str) -> Ack:
-        size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
+    def _ingest(self, topic_table: int, message: dict[str, Any], d: str, size: int) -> Ack:
         try:
             check_ids(message)
             key = message_key(message)
@@ -621,14 +639,23 @@ class Director:
                     raise _Refusal(f"table {message.get('table')!r} published on table-{topic_table}'s topic")
                 if message.get("event") != self.event_id:
                     raise _Refusal(f"message for event {message.get('event')!r}, this is event {self.event_id}")
-                with self.db.session() as s:
-                    t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == topic_table))
-                    if t is None:
-                        raise _Refusal(f"table {topic_table} is not part of this event")
-                    try:
-                        body = verify(t.public_key, message)
-                    except SignatureError as exc:
+                public_key = self._table_key(topic_table)
+                if public_key is None:
+                    raise _Refusal(f"table {topic_table} is not part of this event")
+                try:
+                    body = verify(public_key, message)
+                except SignatureError as exc:
+                    # The key may have been replaced by another process (the CLI):
+                    # read it again once before calling the message forged.
+                    self._keys.pop(topic_table, None)
+                    fresh = self._table_key(topic_table)
+                    if fresh is None or fresh == public_key:
                         raise _Refusal(f"forged: {exc}") from exc
+                    try:
+                        body = verify(fresh, message)
+                    except SignatureError as exc2:
+                        raise _Refusal(f"forged: {exc2}") from exc2
+                with self.db.session() as s:
                     kind = body["kind"]
                     if kind == "result":
                         return self._ingest_result(s, key, body)
