@@ -115,6 +115,7 @@ def test_a_real_tables_view_reaches_its_spectator_page(broker: Broker, tmp_path:
 
     url = f"sqlite:///{tmp_path / 'club.db'}"
     d = Director.create_event(Database(url), "Spectators", variant="pips-two-player", options={"lots_seed": "s"})
+    d.add_table(1, TableKey.from_seed(b"t1").public)  # /live/table/N/ws serves the event's tables only
     relay = LiveRelay(_url(broker, DIRECTOR_USER)).start()
     bus = EventBus()
     reporter = TableReporter(1, TableKey.from_seed(b"t1"), tmp_path / "t1.journal", _url(broker, "table-1"), bus=bus)

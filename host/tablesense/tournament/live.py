@@ -86,8 +86,9 @@ class LiveBoard:
             entry["view"] = data["view"]
         entry["received"] = time.time() if now is None else now
         with self._lock:
-            self._latest[table] = entry
             self.version += 1
+            entry["seq"] = self.version  # the order of views across reconnections (display.js keeps the newest)
+            self._latest[table] = entry
         return True
 
     def get(self, table: int) -> dict[str, Any] | None:
