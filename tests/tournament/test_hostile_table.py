@@ -5,14 +5,20 @@ its flood slows only itself (token bucket and bounded queue per table)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
+import pytest
 
 from tablesense.tournament import protocol as proto
 from tablesense.tournament.bridge import (
+    PASSWORD_ENV,
     BrokerURL,
     DirectorBridge,
     director_client_id,
@@ -149,3 +155,41 @@ def test_a_flooding_table_slows_only_itself(broker: Broker, db_url: str) -> None
     assert peak[0] <= TABLE_QUEUE_BYTES, "table 1 queued more than its share"
     refusals = [a for a in d.audit_log() if a["action"] == "refused"]
     assert len(refusals) <= 20  # the audit budget holds too
+
+
+def test_the_broker_password_comes_from_a_file_or_the_environment_never_from_argv(
+        broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = broker.files.credentials[table_user(1)]
+    pw = tmp_path / "table-1.password"
+    pw.write_text(secret + "\n")
+    base = f"mqtt://{table_user(1)}@127.0.0.1:{broker.port}"
+    assert BrokerURL.parse(f"{base}?password_file={pw}").password == secret
+    monkeypatch.setenv(PASSWORD_ENV, secret)
+    assert BrokerURL.parse(base).password == secret
+    monkeypatch.delenv(PASSWORD_ENV)
+    for bad, why in ((f"mqtt://u:p@h:1?password_file={pw}", "a password and a password_file"),
+                     ("mqtt://u@h:1?password_file=/dev/zero", "not a regular file"),
+                     (f"mqtt://u@h:1?password_file={tmp_path / 'none'}", "cannot read")):
+        with pytest.raises(ValueError, match=why):
+            BrokerURL.parse(bad)
+    assert (broker.files.conf.parent / "director.password").read_text().strip() == broker.files.credentials[DIRECTOR_USER]
+
+    # a real table process: connected with the file's password, which its command line never shows
+    key = tmp_path / "t1.key"
+    TableKey.from_seed(b"t1").save(key)
+    director = Watched(broker, DIRECTOR_USER, "d")
+    assert director.up.wait(5)
+    director.client.subscribe(proto.status_topic(1), 1)
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "tablesense"), "tournament", "table", "1", "--key", str(key),
+                             "--journal", str(tmp_path / "t1.journal"), "--broker", f"{base}?password_file={pw}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "LANG": "C.UTF-8"})
+    try:
+        assert wait_until(lambda: any(t == proto.status_topic(1) and p == proto.STATUS_ONLINE.encode()
+                                      for t, p, _ in director.messages), 30), "the table never connected"
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        assert secret.encode() not in cmdline and str(pw).encode() in cmdline
+    finally:
+        proc.terminate()
+        _out, err = proc.communicate(timeout=10)
+        director.close()
+    assert b"visible to every user" not in err

@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -50,7 +51,12 @@ class BrokerURL:
     verifies the broker's certificate against the CA in ``FILE`` (the
     ``ca.crt`` that ``tournament mosquitto-config`` wrote) and its host name,
     so the password is sent only to the real broker and only encrypted.
-    Without ``ca`` the system's trusted CAs are used."""
+    Without ``ca`` the system's trusted CAs are used.
+
+    The password need not be in the URL (where ``ps`` shows it to every user
+    of the machine): ``?password_file=FILE`` reads it from the file's first
+    line, and a URL with a user and no password takes it from the environment
+    variable ``TABLESENSE_BROKER_PASSWORD``."""
 
     host: str = "127.0.0.1"
     port: int = 1883
@@ -69,12 +75,54 @@ class BrokerURL:
         if u.scheme not in ("mqtt", "tcp", "mqtts", "ssl"):
             raise ValueError(f"broker URL must start with mqtt:// or mqtts://, not {u.scheme}://")
         tls = u.scheme in ("mqtts", "ssl")
-        ca = parse_qs(u.query).get("ca", [None])[0]
+        query = parse_qs(u.query)
+        ca = query.get("ca", [None])[0]
         password = unquote(u.password) if u.password is not None else None
+        password_file = query.get("password_file", [None])[0]
+        if password_file is not None:
+            if password is not None:
+                raise ValueError("the broker URL has a password and a password_file: give one")
+            password = read_password_file(password_file)
+        elif password is None and u.username is not None:
+            password = os.environ.get(PASSWORD_ENV) or None
         return cls(u.hostname or "127.0.0.1", u.port or (8883 if tls else 1883), u.username, password, tls, ca)
 
     def with_user(self, username: str, password: str) -> BrokerURL:
         return BrokerURL(self.host, self.port, username, password, self.tls, self.ca)
+
+
+#: The environment variable a broker URL without a password takes it from.
+PASSWORD_ENV = "TABLESENSE_BROKER_PASSWORD"
+#: A password file is one line; anything longer is not one.
+MAX_PASSWORD_FILE_BYTES = 4096
+
+
+def read_password_file(path: str) -> str:
+    """The first line of a password file (a regular file of at most 4 kB), stripped."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ValueError(f"the broker password file {path} is not a regular file")
+            raw = f.read(MAX_PASSWORD_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read the broker password file {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_PASSWORD_FILE_BYTES:
+        raise ValueError(f"the broker password file {path} is longer than {MAX_PASSWORD_FILE_BYTES} bytes")
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    password = lines[0].strip() if lines else ""
+    if not password:
+        raise ValueError(f"the broker password file {path} is empty")
+    return password
+
+
+def password_in_url(url: str) -> bool:
+    """True when a broker URL carries its password (visible in ``ps`` when it is an argument)."""
+    if "://" not in url:
+        url = "mqtt://" + url
+    return urlparse(url).password is not None
 
 
 def make_client(client_id: str, broker: BrokerURL, *, clean: bool = False) -> mqtt.Client:

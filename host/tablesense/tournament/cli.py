@@ -56,13 +56,17 @@ def _bad_argument(message: str) -> None:
 
 
 def _check_broker_url(url: str) -> None:
-    """A --broker URL that cannot be parsed is a wrong argument (exit 2)."""
-    from .bridge import BrokerURL
+    """A --broker URL that cannot be parsed is a wrong argument (exit 2); one
+    that carries its password is accepted with a warning (``ps`` shows it)."""
+    from .bridge import PASSWORD_ENV, BrokerURL, password_in_url
 
     try:
         BrokerURL.parse(url)
     except ValueError as exc:
         _bad_argument(message_of(exc))
+    if password_in_url(url):
+        typer.echo(_("warning: the broker password in --broker is visible to every user of this machine (ps); "
+                     "use ?password_file=FILE or ${variable}", variable=PASSWORD_ENV), err=True)
 
 
 def _parse_score(text: str) -> tuple[float, float]:
@@ -125,7 +129,8 @@ def _open(db_url: str, event: int | None) -> Any:
 def serve(
     db: str = DbOpt,
     event: int | None = EventOpt,
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://director:PASSWORD@HOST:8883?ca=broker/ca.crt (or mqtt://... without TLS)"),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://director@HOST:8883?ca=broker/ca.crt&password_file=broker/director.password "
+                                "(or $TABLESENSE_BROKER_PASSWORD; mqtt://... without TLS)"),
     no_broker: bool = typer.Option(False, "--no-broker", help="Serve the pages without the MQTT bridge."),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8080, "--port"),
@@ -464,7 +469,8 @@ def table(
     number: int = typer.Argument(...),
     key: Path = typer.Option(..., "--key", help="The table's private key file (from add-table)."),
     journal: Path = typer.Option(..., "--journal", help="The table's journal file (created if missing)."),
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://table-N:PASSWORD@HOST:8883?ca=ca.crt (or mqtt://... without TLS)"),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://table-N@HOST:8883?ca=ca.crt&password_file=FILE "
+                                "(or $TABLESENSE_BROKER_PASSWORD; mqtt://... without TLS)"),
     seed: int = typer.Option(0, "--seed"),
     lang: str = LANG_OPTION,
 ) -> None:

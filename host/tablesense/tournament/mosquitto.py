@@ -254,6 +254,9 @@ def write_broker_config(
     creds_file = directory / "credentials"
     creds_file.write_text("".join(f"{u} {creds[u]}\n" for u in users))
     creds_file.chmod(0o600)
+    director_pw = directory / "director.password"  # for the director's ?password_file= (never in ps)
+    director_pw.write_text(creds[DIRECTOR_USER] + "\n")
+    director_pw.chmod(0o600)
     if account not in (None, "root"):
         give_to_broker_account(account, [directory, passwd, acl, conf, *tls_files])
     return BrokerFiles(conf=conf, passwd=passwd, acl=acl, credentials={u: creds[u] for u in users}, ca=ca)
