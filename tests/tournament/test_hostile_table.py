@@ -193,3 +193,27 @@ def test_the_broker_password_comes_from_a_file_or_the_environment_never_from_arg
         _out, err = proc.communicate(timeout=10)
         director.close()
     assert b"visible to every user" not in err
+
+
+def test_a_broker_connection_above_descriptor_1023_works(broker: Broker) -> None:
+    """A director serving a thousand spectators holds descriptors above 1023,
+    which paho's select() could not watch: its broker connection failed and
+    reconnected in a loop. The bridge's poll() stands in for it."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        pytest.skip(f"the descriptor limit is {soft}: no descriptor above 1023 to use")
+    hold = [open(os.devnull) for _ in range(1030)]  # noqa: SIM115 - held open on purpose
+    try:
+        table = Watched(broker, table_user(1), "t1")
+        assert table.up.wait(5)
+        fd = table.client.socket()
+        assert fd is not None and fd.fileno() > 1023
+        time.sleep(1.0)
+        table.client.publish(proto.status_topic(1), proto.STATUS_ONLINE, qos=1).wait_for_publish(5)
+        assert table.connects == 1 and table.disconnects == 0
+        table.close()
+    finally:
+        for f in hold:
+            f.close()

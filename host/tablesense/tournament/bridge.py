@@ -125,6 +125,41 @@ def password_in_url(url: str) -> bool:
     return urlparse(url).password is not None
 
 
+class _PollSelect:
+    """``select.select`` over ``poll()``, for paho's network loop.
+
+    paho waits with ``select.select``, which cannot watch a descriptor above
+    1023: a director serving a thousand spectators hands out higher numbers,
+    and a broker connection made (or remade) then failed at once, in a loop
+    (the benchmark's tables did, until this). ``poll`` has no such limit."""
+
+    error = OSError
+
+    @staticmethod
+    def select(rlist: list[Any], wlist: list[Any], _xlist: list[Any], timeout: float | None = None
+               ) -> tuple[list[Any], list[Any], list[Any]]:
+        import select as _select
+
+        poller = _select.poll()
+        by_fd: dict[int, Any] = {}
+        for objs, flag in ((rlist, _select.POLLIN), (wlist, _select.POLLOUT)):
+            for obj in objs:
+                fd = obj.fileno()  # a closed socket raises here, as select.select would
+                if fd < 0:
+                    raise ValueError("file descriptor cannot be a negative integer")
+                by_fd[fd] = obj
+                poller.register(fd, flag | (_select.POLLIN if obj in rlist else 0))
+        ready = poller.poll(None if timeout is None else max(0.0, timeout) * 1000)
+        bad = _select.POLLIN | _select.POLLHUP | _select.POLLERR
+        readable = [by_fd[fd] for fd, ev in ready if ev & bad and by_fd[fd] in rlist]
+        writable = [by_fd[fd] for fd, ev in ready if ev & (_select.POLLOUT | _select.POLLERR) and by_fd[fd] in wlist]
+        return readable, writable, []
+
+
+if hasattr(__import__("select"), "poll"):
+    mqtt.select = _PollSelect  # type: ignore[attr-defined]  # paho's module-level name, only paho's
+
+
 def make_client(client_id: str, broker: BrokerURL, *, clean: bool = False) -> mqtt.Client:
     """A paho client (MQTT 3.1.1, persistent session unless ``clean``) with auto-reconnect."""
     c = mqtt.Client(

@@ -4,7 +4,7 @@ A club final may have a thousand phones on ``/live``. Serving each one with
 its own loop (a database read per spectator per change) made the director's
 pages crawl; here one producer task per app watches the :class:`LiveBoard`,
 computes the spectators' view at most every ``min_interval_s`` when it
-changed, encodes it once as a Server-Sent Events frame, and wakes every
+changed (twice a second at most), encodes it once as a Server-Sent Events frame, and wakes every
 watcher, which sends those very bytes. A slow watcher skips to the newest
 frame (spectators want the present, not the backlog), so it never holds
 anyone else up nor grows the director's memory.
@@ -90,7 +90,7 @@ class LiveFeed:
     """
 
     def __init__(self, live: LiveBoard | None, view: Callable[[], list[dict[str, Any]]], *,
-                 min_interval_s: float = 0.25, tick_s: float = 0.05, gate: Gate | None = None) -> None:
+                 min_interval_s: float = 0.5, tick_s: float = 0.05, gate: Gate | None = None) -> None:
         self.live = live
         self.view = view
         self.min_interval_s = min_interval_s
@@ -98,6 +98,7 @@ class LiveFeed:
         self.gate = gate or Gate()
         self.frame: bytes | None = None
         self.frame_no = 0
+        self.beats = 0  # keep-alive wake-ups so far
         self.computed = 0
         """How many times the view was computed (once per change, whatever the number of watchers)."""
         self._changed: asyncio.Event | None = None
@@ -128,7 +129,12 @@ class LiveFeed:
         from starlette.concurrency import run_in_threadpool
 
         seen_board, seen_view, computed_at = -1, -1, 0.0
+        beat = time.monotonic()
         while self._watchers > 0:
+            if time.monotonic() - beat >= KEEPALIVE_S:  # one wake-up for every idle watcher's keep-alive
+                beat = time.monotonic()
+                self.beats += 1
+                self._wake()
             version = self._version()
             if version != seen_board:  # the tables' sockets look at their own view
                 seen_board = version
@@ -171,10 +177,9 @@ class LiveFeed:
                         sent = self.frame_no
                         yield self.frame
                         continue
-                    changed = self._event()
-                    try:
-                        await asyncio.wait_for(changed.wait(), KEEPALIVE_S)
-                    except TimeoutError:
+                    beats = self.beats
+                    await self._event().wait()  # no timer per watcher: the producer's beat wakes it
+                    if self.beats != beats and self.frame_no == sent:
                         yield b": still here\n\n"
 
     def view_message(self, table: int) -> tuple[int, str] | None:

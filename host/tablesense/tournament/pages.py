@@ -86,7 +86,7 @@ def add_club_pages(
     env = templates.env
     env.globals.update(
         fmt=fmt_num, label=label, tiebreak_help=TIEBREAK_HELP, standings_rows=standings_rows,
-        club=lambda: club_view(director), console=lambda: cons.console_state(director, live=live),
+        club=lambda: director.memo("club_view", lambda: club_view(director)), console=lambda: cons.console_state(director, live=live),
     )
 
     @app.get("/api/live")

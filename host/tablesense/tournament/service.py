@@ -22,9 +22,9 @@ import math
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -52,6 +52,9 @@ from .standings import (
 
 FORMATS = ("swiss", "round-robin", "knockout", "groups")
 GAMES = {"dominoes": ("pairs-pips", "pips-two-player", "brazilian-points"), "kems": ("classic",)}
+
+
+_T = TypeVar("_T")
 
 
 class DirectorError(ValueError):
@@ -146,6 +149,8 @@ class Director:
         self._lock = threading.RLock()
         self._last_seen: dict[int, float] = {}
         self._keys: dict[int, str] = {}  # table -> public key (see _table_key)
+        self._memo: dict[str, tuple[int, Any]] = {}  # key -> (data version, value) (see memo)
+        self._memo_lock = threading.Lock()
         self._verified: tuple[int, str] = (0, "0" * 64)  # audit chain checked up to (id, hash)
         self._full_checked = -FULL_CHECK_S  # monotonic time of the last full check
         self._verify_lock = threading.Lock()
@@ -877,6 +882,27 @@ class Director:
             _append_audit(s, self.event_id, actor, "correction", match_id, reason, {
                 "before": before, "after": {"score": list(score), "winner": winner},
             })
+
+    def data_version(self) -> int:
+        """The newest audit entry's id in the database: every change to an event
+        writes one in the same transaction, so an unchanged number means
+        unchanged data (one indexed read; what :meth:`memo` keys on)."""
+        with self.db.session() as s:
+            return int(s.scalar(select(func.max(AuditEntry.id))) or 0)
+
+    def memo(self, key: str, compute: Callable[[], _T]) -> _T:
+        """``compute()`` once per data version: a page read by a thousand
+        spectators between two results costs one computation. The value is
+        shared: callers must not change it."""
+        version = self.data_version()
+        with self._memo_lock:
+            hit = self._memo.get(key)
+            if hit is not None and hit[0] == version:
+                return hit[1]  # type: ignore[no-any-return]
+        value = compute()
+        with self._memo_lock:
+            self._memo[key] = (version, value)
+        return value
 
     def audit_count(self) -> int:
         """How many entries the audit log has (a COUNT, for paging)."""

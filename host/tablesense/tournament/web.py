@@ -245,7 +245,7 @@ def create_app(
         return True
 
     def ctx(request: Request, **extra: Any) -> dict[str, Any]:
-        data = export_event(director, audit=100)
+        data = director.memo("export_event:100", lambda: export_event(director, audit=100))  # once per change
         names = {e["id"]: e["name"] for e in data["entrants"]}
         return {"request": request, "data": data, "names": names, "refresh": refresh_s,
                 "logged_in": logged_in(request), **extra}
