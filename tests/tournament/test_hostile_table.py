@@ -27,7 +27,7 @@ from tablesense.tournament.bridge import (
 )
 from tablesense.tournament.intake import TABLE_QUEUE_BYTES, Intake, TokenBucket, message_cost
 from tablesense.tournament.mosquitto import DIRECTOR_USER, table_user
-from tablesense.tournament.security import TableKey
+from tablesense.tournament.security import TableKey, badge_digest, badges_tapped
 
 from .conftest import Broker
 from .test_director import make_event, result_for
@@ -217,3 +217,40 @@ def test_a_broker_connection_above_descriptor_1023_works(broker: Broker) -> None
     finally:
         for f in hold:
             f.close()
+
+
+def test_badges_leave_the_director_only_as_salted_digests(broker: Broker, sqlite_url: str) -> None:
+    d, _key = make_event(sqlite_url)  # badges b1a, b1b, ... for pairs 1-4
+    d.pair_next_round()
+    url = BrokerURL("127.0.0.1", broker.port, DIRECTOR_USER, broker.files.credentials[DIRECTOR_USER])
+    bridge = DirectorBridge(d, url).start()
+    table1 = Watched(broker, table_user(1), "t1")
+    try:
+        assert bridge.wait_connected(10) and table1.up.wait(5)
+        bridge.announce_round()
+        table1.client.subscribe(proto.assign_topic(1), 1)
+        assert wait_until(lambda: bool(table1.messages), 10)
+    finally:
+        table1.close()
+        bridge.stop()
+    raw = table1.messages[-1][1]
+    assignment = json.loads(raw)
+    registered = [b for e in d.entrants() for b in e.badges]
+    def strings(x: Any) -> list[str]:
+        if isinstance(x, dict):
+            return [s for v in x.values() for s in strings(v)]
+        return [s for v in x for s in strings(v)] if isinstance(x, list) else [x] if isinstance(x, str) else []
+
+    assert not set(registered) & set(strings(assignment)), "a badge UID left the director"
+    [m] = assignment["matches"]
+    salt = m["badge_salt"]
+    sides = [e["badges"] for e in m["entrants"]]
+    assert all(len(x) == 64 for side in sides for x in side)
+    assert sides[0] == [badge_digest(b, salt) for b in next(e.badges for e in d.entrants() if e.id == m["entrants"][0]["id"])]
+    # the table matches what is tapped on it against the digests
+    here = {e.id: e.badges for e in d.entrants() if e.id in (m["entrants"][0]["id"], m["entrants"][1]["id"])}
+    a, b = (here[m["entrants"][i]["id"]] for i in (0, 1))
+    stranger = next(x for e in d.entrants() if e.id not in here for x in e.badges)
+    assert badges_tapped({a[1].upper(), b[0], stranger}, sides, salt) == {a[1]: 0, b[0]: 1}
+    # another event's salt makes other digests: a digest is no badge elsewhere
+    assert badge_digest(a[0], salt) != badge_digest(a[0], salt + "x")

@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import random
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ from .confirmation import check_mode as check_confirm_mode
 from .confirmation import judge as judge_confirmation
 from .db import AuditEntry, Database, Entrant, Event, Match, Result, Round, Table
 from .protocol import MAX_ID, check_ids, message_key
-from .security import SignatureError, digest, verify
+from .security import SignatureError, badge_digest, digest, verify
 from .standings import (
     DEFAULT_TIEBREAKS,
     MatchOutcome,
@@ -122,6 +123,7 @@ def default_options(game: str, variant: str) -> dict[str, Any]:
         "quiet_after_s": 10.0,
         "confirm": DEFAULT_CONFIRM,
         "lang": None,  # the pages' language for this event; None: the server's (director serve --lang)
+        "badge_salt": "",  # made with the event: what the badge digests of the assignments are salted with
     }
 
 
@@ -196,6 +198,8 @@ class Director:
             kway.prepare_options(game, variant, format, opts, (options or {}).keys())
         except kway.KwayError as exc:
             raise DirectorError(str(exc)) from exc
+        if not opts["badge_salt"]:
+            opts["badge_salt"] = secrets.token_hex(16)
         if not opts["lots_seed"]:
             opts["lots_seed"] = hashlib.sha256(f"{name}:{time.time()}".encode()).hexdigest()[:16]
         if opts["best_of"] < 1 or opts["best_of"] % 2 == 0:
@@ -579,6 +583,7 @@ class Director:
             ev = self.event(s)
             rnd = round_no or self.current_round_no(s)
             names = {e.id: e for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id))}
+            salt = badge_salt(ev.options)
             out: dict[int, dict[str, Any]] = {}
             for t in s.scalars(select(Table.number).where(Table.event_id == self.event_id)):
                 out[t] = {"event": self.event_id, "round": rnd, "matches": []}
@@ -593,7 +598,10 @@ class Director:
                     "options": {"target": ev.options["target"]},
                     "time_limit_s": ev.options.get("time_limit_s"),
                     "best_of": m.best_of,
-                    "entrants": [{"id": x.id, "name": x.name, "members": x.members, "badges": x.badges} for x in sides],
+                    # badges leave the director only as salted digests (security.badge_digest)
+                    "entrants": [{"id": x.id, "name": x.name, "members": x.members,
+                                  "badges": [badge_digest(b, salt) for b in x.badges]} for x in sides],
+                    "badge_salt": salt,
                     "seats": _seats(sides[0].members, sides[1].members) if len(sides) == 2 else kway.seat_plan(
                         ev.game, [x.members for x in sides], int(ev.options.get("seats", 4))),
                     "done": m.confirmed,
@@ -888,7 +896,7 @@ class Director:
         writes one in the same transaction, so an unchanged number means
         unchanged data (one indexed read; what :meth:`memo` keys on)."""
         with self.db.session() as s:
-            return int(s.scalar(select(func.max(AuditEntry.id))) or 0)
+            return int(s.scalar(select(AuditEntry.id).order_by(AuditEntry.id.desc()).limit(1)) or 0)
 
     def memo(self, key: str, compute: Callable[[], _T]) -> _T:
         """``compute()`` once per data version: a page read by a thousand
@@ -955,6 +963,12 @@ class Director:
             if full:
                 self._full_checked = time.monotonic()
             return True
+
+
+def badge_salt(options: dict[str, Any]) -> str:
+    """The event's badge salt (``badge_salt``, made with the event; an event made
+    before it existed uses its lots seed, as private until the event starts)."""
+    return str(options.get("badge_salt") or f"lots:{options.get('lots_seed', '')}")
 
 
 class _Refusal(Exception):

@@ -165,6 +165,7 @@ def simulate(
     for e in director.entrants():
         if rng.random() < 0.9:
             director.check_in(e.id)
+    all_badges = [b for e in director.entrants() for b in e.badges]
     keys = {t: TableKey.from_seed(f"sim:{seed}:{t}".encode()) for t in range(1, tables + 1)}
     for t, k in keys.items():
         director.add_table(t, k.public)
@@ -184,6 +185,7 @@ def simulate(
                 t, keys[t], workdir / f"table-{t}.journal", url_for(table_user(t)), seed=seed,
                 resend_interval=0.3, heartbeat_interval=0.5, move_delay=move_delay,
                 client_id=f"tablesense-sim-{os.getpid()}-{director.event_id}-table-{t}",
+                badges=all_badges,  # the players carry their badges to whichever table they play at
             )
             heads[t].start()
         if faults.duplicates or faults.forgeries:
