@@ -184,3 +184,52 @@ def test_ram_loaded_file_like_flash_nuke() -> None:
     with pytest.raises(uf2.UF2Error, match="outside flash"):
         uf2.parse(uf2.build(big))
     assert uf2.parse(uf2.build(big, family=uf2.FAMILY_RP2350_ARM_S), "rp2350").in_ram
+
+
+def test_only_a_bounded_regular_file_is_read(tmp_path) -> None:
+    import os
+
+    with pytest.raises(uf2.UF2Error, match="not a regular file"):
+        uf2.load("/dev/zero")
+    fifo = tmp_path / "image.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(uf2.UF2Error, match="not a regular file"):
+        uf2.load(fifo)
+    huge = tmp_path / "huge.uf2"
+    with huge.open("wb") as f:
+        f.truncate(uf2.MAX_UF2_BYTES + uf2.BLOCK_SIZE)  # sparse: no disk used
+    with pytest.raises(uf2.UF2Error, match=f"at most {uf2.MAX_UF2_BYTES}"):
+        uf2.load(huge)
+
+
+def test_the_first_block_is_checked_before_the_rest_is_read(tmp_path, monkeypatch) -> None:
+    import os
+
+    junk = tmp_path / "junk.uf2"
+    with junk.open("wb") as f:
+        f.truncate(uf2.MAX_UF2_BYTES)  # zeros: no UF2 magic
+    reads: list[int] = []
+    real_fdopen = os.fdopen
+
+    class Counting:
+        def __init__(self, *a, **kw) -> None:  # noqa: ANN002, ANN003
+            self.f = real_fdopen(*a, **kw)
+
+        def read(self, n: int = -1) -> bytes:
+            data = self.f.read(n)
+            reads.append(len(data))
+            return data
+
+        def fileno(self) -> int:
+            return self.f.fileno()
+
+        def __enter__(self):  # noqa: ANN204
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.f.close()
+
+    monkeypatch.setattr(uf2.os, "fdopen", Counting)
+    with pytest.raises(uf2.UF2Error, match="block 0: bad start magic"):
+        uf2.load(junk)
+    assert sum(reads) == uf2.BLOCK_SIZE, "read past a first block that is not UF2"

@@ -48,21 +48,22 @@ def test_tables_progress_reaches_console_and_spectators_and_never_results(broker
     keys = {t: TableKey.from_seed(f"live-{t}".encode()) for t in (1, 2)}
     for t, k in keys.items():
         d.add_table(t, k.public)
-    bridge = DirectorBridge(d, _url(broker, DIRECTOR_USER)).start()
-    relay = LiveRelay(_url(broker, DIRECTOR_USER)).start()
+    # one connection for results and live progress (the broker binds a client id to its user)
+    board = LiveBoard()
+    bridge = DirectorBridge(d, _url(broker, DIRECTOR_USER), live=board).start()
     tables: list[HeadlessTable] = []
     try:
-        assert bridge.wait_connected(10) and relay.connected.wait(10)
+        assert bridge.wait_connected(10)
         d.pair_next_round()
         bridge.announce_round()
         tables = [HeadlessTable(t, k, tmp_path / f"t{t}.journal", _url(broker, f"table-{t}"), seed=t,
                                 move_delay=0.02, resend_interval=0.3).start() for t, k in keys.items()]
         # the console shows a table's hand and score while it plays
         def playing() -> bool:
-            rows = console_state(d, live=relay.board)["tables"]
+            rows = console_state(d, live=board)["tables"]
             return any(r["state"] == "playing" and r["live"] and r["live"]["hand"] >= 1 for r in rows)
         assert wait_until(playing, 30)
-        c = TestClient(create_app(d, password_hash=hash_password("club-night-password"), secret_key="k", live=relay.board))
+        c = TestClient(create_app(d, password_hash=hash_password("club-night-password"), secret_key="k", live=board))
         spect = c.get("/api/live").json()
         assert {t["table"] for t in spect} == {1, 2} and any(t["hand"] for t in spect)
         assert all("badges" not in json.dumps(t) for t in spect)
@@ -76,12 +77,11 @@ def test_tables_progress_reaches_console_and_spectators_and_never_results(broker
         intruder.disconnect()
         intruder.loop_stop()
         # live progress can stop altogether: results still arrive (they travel in the outbox)
-        relay.stop()
+        bridge.live = None
         assert wait_until(lambda: all(m.status == "reported" for m in d.matches(1)), 90)
     finally:
         for t in tables:
             t.close()
-        relay.stop()
         bridge.stop()
     for m in d.matches(1):
         assert m.score_a is not None and max(m.score_a, m.score_b or 0) >= 60
@@ -114,6 +114,7 @@ def test_a_real_tables_view_reaches_its_spectator_page(broker: Broker, tmp_path:
 
     url = f"sqlite:///{tmp_path / 'club.db'}"
     d = Director.create_event(Database(url), "Spectators", variant="pips-two-player", options={"lots_seed": "s"})
+    d.add_table(1, TableKey.from_seed(b"t1").public)  # /live/table/N/ws serves the event's tables only
     relay = LiveRelay(_url(broker, DIRECTOR_USER)).start()
     bus = EventBus()
     reporter = TableReporter(1, TableKey.from_seed(b"t1"), tmp_path / "t1.journal", _url(broker, "table-1"), bus=bus)

@@ -104,9 +104,9 @@ def test_oversized_message_is_refused_by_digest_and_size_never_copied(db_url: st
     msg = mqtt.MQTTMessage(topic=proto.outbox_topic(1).encode())
     msg.payload = junk
     bridge._on_message(bridge._client, None, msg)  # type: ignore[arg-type]
-    item = bridge._queue.get_nowait()
+    item = bridge._intake.take(0)
     assert item is not None
-    topic, queued = item
+    _table, topic, queued = item
     assert len(queued) == 0 and queued.sha256 == hashlib.sha256(junk).hexdigest()  # type: ignore[attr-defined]
     bridge._handle(topic, queued)
     assert json.loads(pub.sent[-1][1])["status"] == "refused"

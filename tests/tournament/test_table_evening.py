@@ -46,17 +46,23 @@ class Cells:
 
 
 class Players(Cells):
-    """Whoever the director announced at this table lays a badge on it."""
+    """Whoever the director announced at this table lays a badge on it: the
+    players carry their own badges (the assignment names them only by salted
+    digest), so one badge of each announced side is laid."""
 
     def __init__(self, rep: Any) -> None:
         super().__init__()
         self.rep = rep
+        self.wallet = {b for i in range(1, 9) for b in _badges(i)}
 
     def state(self) -> dict[str, Any]:
         m = self.rep.current_match()
         if m is None:
             return {}
-        return {f"c{i}": Tag(bytes.fromhex(e["badges"][0])) for i, e in enumerate(m["entrants"])}
+        laid: dict[int, str] = {}
+        for uid, side in sorted(self.rep.match_taps(m, self.wallet).items()):
+            laid.setdefault(side, uid)
+        return {f"c{side}": Tag(bytes.fromhex(uid)) for side, uid in laid.items()}
 
 
 class Seats:

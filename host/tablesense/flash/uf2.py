@@ -33,6 +33,8 @@ Read as picotool reads them (its ``build_rmap_uf2``):
 
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,13 +309,40 @@ def _family_label(family: int | None) -> str:
     return "no family" if family is None else family_name(family)
 
 
+#: The largest UF2 file read: two whole 16 MiB flash images (a file may carry
+#: an RP2040 and an RP2350 build), 512 bytes for every 256 of flash.
+MAX_UF2_BYTES = 2 * (FLASH_MAX // PAGE_SIZE) * BLOCK_SIZE
+
+
 def load(path: str | Path, chip: str = "rp2040") -> UF2Image:
-    """Read and parse a UF2 file; UF2Error names the file."""
+    """Read and parse a UF2 file; UF2Error names the file.
+
+    Only a regular file of at most ``MAX_UF2_BYTES`` is read (``/dev/zero``,
+    a pipe or a 1 GiB file are refused before a byte is taken), and its first
+    block is checked before the rest is read: what is not a UF2 file costs
+    512 bytes, not its whole size."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
     except OSError as exc:
         raise UF2Error(say("cannot read {file}: {error}", file=str(p), error=str(exc.strerror or exc))) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise UF2Error(say("{file} is not a regular file: a UF2 image is a file", file=str(p)))
+        if st.st_size > MAX_UF2_BYTES:
+            raise UF2Error(say("{file} is {n} bytes; a UF2 image for these chips has at most {most}", file=str(p),
+                               n=st.st_size, most=MAX_UF2_BYTES))
+        try:
+            first = f.read(BLOCK_SIZE)
+            if len(first) == BLOCK_SIZE and st.st_size % BLOCK_SIZE == 0:
+                parse_block(first, 0)  # not a UF2 file: say so before reading on (a torn size is said by parse)
+            data = first + f.read(MAX_UF2_BYTES + 1 - len(first))
+        except OSError as exc:
+            raise UF2Error(say("cannot read {file}: {error}", file=str(p), error=str(exc.strerror or exc))) from None
+    if len(data) > MAX_UF2_BYTES:  # it grew while being read
+        raise UF2Error(say("{file} is {n} bytes; a UF2 image for these chips has at most {most}", file=str(p),
+                           n=len(data), most=MAX_UF2_BYTES))
     return parse(data, chip, source=str(p))
 
 

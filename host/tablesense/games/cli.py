@@ -30,14 +30,14 @@ def replay_command(
     Exit status 0: the record is legal; 1: an illegal step (hand and move
     index, and why); 2: not valid JSON or not the record format (also:
     numbers that are not finite or beyond 2**53, nesting deeper than 32
-    levels); 3: an internal error of the checker (please report it).
+    levels, a record over 8 MiB, a path that is not a regular file); 3: an internal error of the checker (please report it).
     The JSON keys are the record format's; the ``error`` text is in the
     chosen language.
     """
     from rich.console import Console
 
     from tablesense.games.common import IllegalStepError, RecordFormatError, message_of
-    from tablesense.games.record import load, loads, replay
+    from tablesense.games.record import load, loads, read_limited, replay
     err = Console(stderr=True, highlight=False)
     _ = Translator(lang)  # resolved by the option (an unknown tag has exited 2)
 
@@ -45,7 +45,7 @@ def replay_command(
     status: int
     human = ""
     try:
-        obj = loads(sys.stdin.buffer.read()) if file == "-" else load(file)
+        obj = loads(read_limited(sys.stdin.buffer)) if file == "-" else load(file)
         result = replay(obj)
         out, status = result.to_json(), 0
     except IllegalStepError as exc:

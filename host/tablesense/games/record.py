@@ -11,9 +11,11 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tablesense.games.common import (
     MAX_NUMBER,
@@ -25,7 +27,11 @@ from tablesense.games.common import (
     short_repr,
 )
 
-__all__ = ["FORMAT", "GAMES", "dumps", "load", "loads", "replay", "write"]
+__all__ = ["FORMAT", "GAMES", "MAX_RECORD_BYTES", "dumps", "load", "loads", "read_limited", "replay", "write"]
+
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+"""The largest record read (8 MiB): a long match's record is a few hundred
+kilobytes, and the director takes at most 1 MB per message."""
 
 FORMAT = "tablesense.record/1"
 """The value of a record's ``format`` field."""
@@ -121,6 +127,7 @@ def _check_parsed(obj: Any) -> None:
 
 def loads(text: str | bytes) -> dict[str, Any]:
     """Parse a record's JSON text (UTF-8). Raises :class:`RecordFormatError`."""
+    _check_size(len(text))  # characters of a str: each is at least a byte
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode("utf-8")
@@ -151,12 +158,32 @@ def loads(text: str | bytes) -> dict[str, Any]:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """Read a record file. Raises :class:`RecordFormatError` (also when unreadable)."""
+    """Read a record file. Raises :class:`RecordFormatError` (also when unreadable).
+
+    Only a regular file is read (``/dev/zero`` or a pipe would never end), and
+    no more than ``MAX_RECORD_BYTES`` of it."""
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block the open
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise RecordFormatError(say("{path} is not a regular file: a game record is a file (or - for stdin)",
+                                            path=path))
+            data = read_limited(f)
     except OSError as exc:
         raise RecordFormatError(say("cannot read {path}: {exc_strerror}", path=path, exc_strerror=exc.strerror or exc)) from None
     return loads(data)
+
+
+def read_limited(stream: BinaryIO) -> bytes:
+    """At most ``MAX_RECORD_BYTES`` of ``stream`` (a file, stdin); a longer one is refused unread."""
+    data = stream.read(MAX_RECORD_BYTES + 1)
+    _check_size(len(data))
+    return data
+
+
+def _check_size(n: int) -> None:
+    if n > MAX_RECORD_BYTES:
+        raise RecordFormatError(say("a game record has at most {limit} bytes; this one has more", limit=MAX_RECORD_BYTES))
 
 
 def dumps(record: Mapping[str, Any]) -> str:
@@ -184,8 +211,9 @@ def check_common(obj: Mapping[str, Any]) -> None:
         raise RecordFormatError(say("missing fields {missing}", missing=missing))
     if obj["format"] != FORMAT:
         raise RecordFormatError(say("'format' must be {FORMAT!r}, got {obj_format!r}", FORMAT=FORMAT, obj_format=obj['format']))
-    if obj["game"] not in GAMES:
-        raise RecordFormatError(say("'game' is one of {games}; got {obj_game!r}", games=', '.join(GAMES), obj_game=obj['game']))
+    if not isinstance(obj["game"], str) or obj["game"] not in GAMES:  # a list is not hashable: check the type first
+        game = obj["game"] if isinstance(obj["game"], str) else short_repr(obj["game"])
+        raise RecordFormatError(say("'game' is one of {games}; got {obj_game!r}", games=', '.join(GAMES), obj_game=game))
     if not isinstance(obj["variant"], str):
         raise RecordFormatError(say("'variant' is a string, got {obj_variant!r}", obj_variant=obj['variant']))
     if not isinstance(obj.get("options", {}), dict):

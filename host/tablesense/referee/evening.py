@@ -149,7 +149,7 @@ class Evening:
         done = f"evening/checked-in/{int(m['match'])}"
         if journal.get(done):
             return True
-        sides = [{str(b).lower() for b in e.get("badges") or []} for e in m["entrants"]]
+        n_sides = len(m["entrants"])  # the badges of each side arrive as salted digests
         seat_side = {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}
         text = _("table {table}, match {match}: expecting {names} - "
                  "check in with your badge on the table or your seat button",
@@ -168,21 +168,22 @@ class Evening:
                 if self.stop.is_set():
                     return False
                 seen |= self._badges()
-                for b in sorted(seen - asked - set().union(*sides)):
+                mine = self.reporter.match_taps(m, seen)  # UID -> side, matched by digest
+                for b in sorted(seen - asked - set(mine)):
                     asked.add(b)
                     self._checkin_once(m, [b], [])
                 while not presses.empty():
                     seat, button = presses.get_nowait()
                     if button == "main" and seat in seat_side:
                         accepted.add(seat_side[seat])
-                here = {i for i, side in enumerate(sides) if side & seen} | accepted
-                if len(here) == len(sides):
+                here = set(mine.values()) | accepted
+                if len(here) == n_sides:
                     break
                 self.stop.wait(self.poll)
         finally:
             if self.buttons is not None:
                 self.buttons.press = original
-        status = self._checkin_once(m, sorted(seen & set().union(*sides)), sorted(accepted))
+        status = self._checkin_once(m, sorted(self.reporter.match_taps(m, seen)), sorted(accepted))
         if status in ("accepted", "duplicate"):
             journal.put(done, True)
             self.bus.publish("message", text=_("checked in: {names}", names=_names(m)), level="info")

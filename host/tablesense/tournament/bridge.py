@@ -1,9 +1,18 @@
 """The director's side of MQTT: ingest table outboxes, acknowledge, announce rounds.
 
-paho-mqtt's network thread only queues what arrives; one worker thread turns
-messages into :meth:`Director.ingest` calls and publishes the acknowledgement
-*after* the database transaction committed, so the director never
-acknowledges what it has not stored ("acts only on what it acknowledged").
+paho-mqtt's network thread only sorts what arrives: a heartbeat is noted in
+memory, a live progress message goes to the :class:`LiveBoard` (when the
+bridge has one), and everything else is offered to the :class:`Intake`, a
+token bucket and a bounded queue per table checked before a byte is parsed
+(a flooding table is shed, and slows only itself). One worker thread serves
+the tables in turn, turns messages into :meth:`Director.ingest` calls and
+publishes the acknowledgement *after* the database transaction committed, so
+the director never acknowledges what it has not stored ("acts only on what
+it acknowledged").
+
+The director's default client id is derived from its broker password (stable
+across restarts for its persistent session, not guessable without the
+password); the generated broker config binds ids to users anyway.
 On every (re)connection the bridge re-subscribes and re-publishes the retained
 round assignments, so a broker restarted without its persistence file still
 ends up with the current round.
@@ -15,7 +24,7 @@ import contextlib
 import hashlib
 import json
 import logging
-import queue
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +36,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from . import protocol as proto
+from .intake import LIVE_TOKENS_PER_S, Intake, TokenBucket, message_cost
+from .live import LiveBoard
 from .service import Ack, Director
 
 log = logging.getLogger(__name__)
@@ -40,7 +51,12 @@ class BrokerURL:
     verifies the broker's certificate against the CA in ``FILE`` (the
     ``ca.crt`` that ``tournament mosquitto-config`` wrote) and its host name,
     so the password is sent only to the real broker and only encrypted.
-    Without ``ca`` the system's trusted CAs are used."""
+    Without ``ca`` the system's trusted CAs are used.
+
+    The password need not be in the URL (where ``ps`` shows it to every user
+    of the machine): ``?password_file=FILE`` reads it from the file's first
+    line, and a URL with a user and no password takes it from the environment
+    variable ``TABLESENSE_BROKER_PASSWORD``."""
 
     host: str = "127.0.0.1"
     port: int = 1883
@@ -59,12 +75,89 @@ class BrokerURL:
         if u.scheme not in ("mqtt", "tcp", "mqtts", "ssl"):
             raise ValueError(f"broker URL must start with mqtt:// or mqtts://, not {u.scheme}://")
         tls = u.scheme in ("mqtts", "ssl")
-        ca = parse_qs(u.query).get("ca", [None])[0]
+        query = parse_qs(u.query)
+        ca = query.get("ca", [None])[0]
         password = unquote(u.password) if u.password is not None else None
+        password_file = query.get("password_file", [None])[0]
+        if password_file is not None:
+            if password is not None:
+                raise ValueError("the broker URL has a password and a password_file: give one")
+            password = read_password_file(password_file)
+        elif password is None and u.username is not None:
+            password = os.environ.get(PASSWORD_ENV) or None
         return cls(u.hostname or "127.0.0.1", u.port or (8883 if tls else 1883), u.username, password, tls, ca)
 
     def with_user(self, username: str, password: str) -> BrokerURL:
         return BrokerURL(self.host, self.port, username, password, self.tls, self.ca)
+
+
+#: The environment variable a broker URL without a password takes it from.
+PASSWORD_ENV = "TABLESENSE_BROKER_PASSWORD"
+#: A password file is one line; anything longer is not one.
+MAX_PASSWORD_FILE_BYTES = 4096
+
+
+def read_password_file(path: str) -> str:
+    """The first line of a password file (a regular file of at most 4 kB), stripped."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise ValueError(f"the broker password file {path} is not a regular file")
+            raw = f.read(MAX_PASSWORD_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read the broker password file {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_PASSWORD_FILE_BYTES:
+        raise ValueError(f"the broker password file {path} is longer than {MAX_PASSWORD_FILE_BYTES} bytes")
+    lines = raw.decode("utf-8", errors="replace").splitlines()
+    password = lines[0].strip() if lines else ""
+    if not password:
+        raise ValueError(f"the broker password file {path} is empty")
+    return password
+
+
+def password_in_url(url: str) -> bool:
+    """True when a broker URL carries its password (visible in ``ps`` when it is an argument)."""
+    if "://" not in url:
+        url = "mqtt://" + url
+    return urlparse(url).password is not None
+
+
+class _PollSelect:
+    """``select.select`` over ``poll()``, for paho's network loop.
+
+    paho waits with ``select.select``, which cannot watch a descriptor above
+    1023: a director serving a thousand spectators hands out higher numbers,
+    and a broker connection made (or remade) then failed at once, in a loop
+    (the benchmark's tables did, until this). ``poll`` has no such limit."""
+
+    error = OSError
+
+    @staticmethod
+    def select(rlist: list[Any], wlist: list[Any], _xlist: list[Any], timeout: float | None = None
+               ) -> tuple[list[Any], list[Any], list[Any]]:
+        import select as _select
+
+        poller = _select.poll()
+        by_fd: dict[int, Any] = {}
+        for objs, flag in ((rlist, _select.POLLIN), (wlist, _select.POLLOUT)):
+            for obj in objs:
+                fd = obj.fileno()  # a closed socket raises here, as select.select would
+                if fd < 0:
+                    raise ValueError("file descriptor cannot be a negative integer")
+                by_fd[fd] = obj
+                poller.register(fd, flag | (_select.POLLIN if obj in rlist else 0))
+        ready = poller.poll(None if timeout is None else max(0.0, timeout) * 1000)
+        bad = _select.POLLIN | _select.POLLHUP | _select.POLLERR
+        readable = [by_fd[fd] for fd, ev in ready if ev & bad and by_fd[fd] in rlist]
+        writable = [by_fd[fd] for fd, ev in ready if ev & (_select.POLLOUT | _select.POLLERR) and by_fd[fd] in wlist]
+        return readable, writable, []
+
+
+if hasattr(__import__("select"), "poll"):
+    mqtt.select = _PollSelect  # type: ignore[attr-defined]  # paho's module-level name, only paho's
 
 
 def make_client(client_id: str, broker: BrokerURL, *, clean: bool = False) -> mqtt.Client:
@@ -87,12 +180,20 @@ def make_client(client_id: str, broker: BrokerURL, *, clean: bool = False) -> mq
     return c
 
 
+def director_client_id(broker: BrokerURL) -> str:
+    """The director's client id: stable for one password, not guessable without it."""
+    secret = f"{broker.username}:{broker.password}".encode()
+    return "tablesense-director-" + hashlib.sha256(b"tablesense client id:" + secret).hexdigest()[:20]
+
+
 @dataclass
 class BridgeStats:
     received: int = 0
     accepted: int = 0
     duplicates: int = 0
     refused: int = 0
+    shed: int = 0
+    """Messages dropped unread at the intake (bucket dry or queue full); never acknowledged."""
     refusals: list[tuple[int, str, str]] = field(default_factory=list)
 
 
@@ -104,17 +205,22 @@ class DirectorBridge:
         director: Director,
         broker: BrokerURL,
         *,
-        client_id: str = "tablesense-director",
+        client_id: str | None = None,
         on_ack: Callable[[int, Ack], None] | None = None,
+        live: LiveBoard | None = None,
+        intake: Intake | None = None,
     ) -> None:
         self.director = director
         self.broker = broker
         self.stats = BridgeStats()
+        self.live = live
+        """The tables' live progress, fed from this connection (see :mod:`live`)."""
         self._on_ack = on_ack
-        self._queue: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
-        self._client = make_client(client_id, broker)
+        self._intake = intake or Intake()
+        self._client = make_client(client_id or director_client_id(broker), broker)
         self._client.on_connect = self._on_connect
         self._client.on_message = self._on_message
+        self._live_buckets: dict[int, TokenBucket] = {}
         self._worker = threading.Thread(target=self._work, name="director-ingest", daemon=True)
         self._watcher = threading.Thread(target=self._watch, name="director-watch", daemon=True)
         self._stopping = threading.Event()
@@ -138,7 +244,7 @@ class DirectorBridge:
 
     def stop(self) -> None:
         self._stopping.set()
-        self._queue.put(None)
+        self._intake.close()
         self._worker.join(timeout=10)
         self._watcher.join(timeout=10)
         self._client.disconnect()
@@ -148,13 +254,7 @@ class DirectorBridge:
         """Die abruptly (tests): unprocessed messages are dropped, no clean disconnect.
         Nothing is lost: those messages were never acknowledged, so tables re-send."""
         self._stopping.set()
-        while True:
-            try:
-                self._queue.get_nowait()
-                self._queue.task_done()
-            except queue.Empty:
-                break
-        self._queue.put(None)
+        self._intake.close(drop=True)
         self._client.loop_stop()
         sock = self._client.socket()
         if sock is not None:
@@ -171,7 +271,7 @@ class DirectorBridge:
 
     def idle(self) -> bool:
         """True when every received message has been processed."""
-        return self._queue.unfinished_tasks == 0
+        return self._intake.idle()
 
     # --------------------------------------------------------------- rounds
 
@@ -193,6 +293,10 @@ class DirectorBridge:
             (f"{proto.TOPIC_ROOT}/tables/+/status", 1),
             (f"{proto.TOPIC_ROOT}/tables/+/heartbeat", 0),
         ])
+        if self.live is not None:
+            from .live import LIVE_TOPIC_FILTER
+
+            client.subscribe(LIVE_TOPIC_FILTER, 0)
         with self._lock:
             if not self._assignments:
                 # Nothing announced yet: clear any retained assignment another event
@@ -204,25 +308,43 @@ class DirectorBridge:
         self._connected.set()
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        """Sort on the network thread, cheapest checks first; parse nothing here."""
+        topic = msg.topic
+        table = proto.table_from_topic(topic)
+        if table is None:
+            return
+        leaf = topic.rsplit("/", 1)[-1]
+        if leaf == "heartbeat":
+            self.director.table_seen(table)  # memory only
+            return
+        if leaf == "live":
+            if self.live is not None and self._live_buckets.setdefault(table, TokenBucket(LIVE_TOKENS_PER_S)).take(
+                    message_cost(len(msg.payload))):
+                self.live.update(table, bytes(msg.payload))
+            return
+        if leaf not in ("out", "status"):
+            return
         payload = bytes(msg.payload)
-        if len(payload) > proto.MAX_MESSAGE_BYTES:
+        size = len(payload)
+        if size > proto.MAX_MESSAGE_BYTES:
             # Never queue an oversized payload (a broker without the generated
             # limit would let a flood of them fill the director's memory):
             # keep its digest and size for the refusal, drop the bytes now.
             payload = _Dropped.of(payload)
-        self._queue.put((msg.topic, payload))
+        if not self._intake.offer(table, topic, payload, size):
+            self.stats.shed += 1
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
+            item = self._intake.take()
+            if item is None:
+                return
             try:
-                if item is None:
-                    return
-                self._handle(*item)
+                self._handle(item[1], item[2])
             except Exception:  # one bad message must never stop ingestion
                 log.exception("director: failed to handle a message")
             finally:
-                self._queue.task_done()
+                self._intake.done()
 
     def _watch(self, interval: float = 1.0) -> None:
         """Flag tables that went quiet (offline, or silent too long) mid-round, once each."""
@@ -270,7 +392,7 @@ class DirectorBridge:
             except proto.MessageError as exc:
                 ack = self.director.refuse_raw(table, f"malformed message: {exc}", payload)
             else:
-                ack = self.director.ingest(table, message)
+                ack = self.director.ingest(table, message, len(payload))
         if ack.status == "accepted":
             self.stats.accepted += 1
         elif ack.status == "duplicate":

@@ -56,13 +56,17 @@ def _bad_argument(message: str) -> None:
 
 
 def _check_broker_url(url: str) -> None:
-    """A --broker URL that cannot be parsed is a wrong argument (exit 2)."""
-    from .bridge import BrokerURL
+    """A --broker URL that cannot be parsed is a wrong argument (exit 2); one
+    that carries its password is accepted with a warning (``ps`` shows it)."""
+    from .bridge import PASSWORD_ENV, BrokerURL, password_in_url
 
     try:
         BrokerURL.parse(url)
     except ValueError as exc:
         _bad_argument(message_of(exc))
+    if password_in_url(url):
+        typer.echo(_("warning: the broker password in --broker is visible to every user of this machine (ps); "
+                     "use ?password_file=FILE or ${variable}", variable=PASSWORD_ENV), err=True)
 
 
 def _parse_score(text: str) -> tuple[float, float]:
@@ -125,7 +129,8 @@ def _open(db_url: str, event: int | None) -> Any:
 def serve(
     db: str = DbOpt,
     event: int | None = EventOpt,
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://director:PASSWORD@HOST:8883?ca=broker/ca.crt (or mqtt://... without TLS)"),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://director@HOST:8883?ca=broker/ca.crt&password_file=broker/director.password "
+                                "(or $TABLESENSE_BROKER_PASSWORD; mqtt://... without TLS)"),
     no_broker: bool = typer.Option(False, "--no-broker", help="Serve the pages without the MQTT bridge."),
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8080, "--port"),
@@ -164,34 +169,28 @@ def serve(
 
         from .bridge import BrokerURL, DirectorBridge
         from .console import ack_line, serve_banner
+        from .live import LiveBoard
         from .web import create_app, hash_password
 
         director = _open(db, event)
         bridge = None
-        if not no_broker:
+        if not no_broker:  # results, and the tables' live progress (console, /live) on the same connection
             bridge = DirectorBridge(
                 director, BrokerURL.parse(broker),
-                on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))),
+                on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))), live=LiveBoard(),
             ).start()
             if not bridge.wait_connected(10):
                 bridge.stop()
                 _fail(say("cannot connect to the broker at {broker}", broker=broker))
             bridge.announce_round()
-        relay = None
-        if not no_broker:  # the tables' live progress (console, /live): its own connection, never results
-            from .live import LiveRelay
-
-            relay = LiveRelay(BrokerURL.parse(broker)).start()
         for line in serve_banner(director, host, port, None if no_broker else broker):
             typer.echo(_(line))
         app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
-                         secure_cookies=tls_cert is not None, live=relay.board if relay else None, lang=page_lang)
+                         secure_cookies=tls_cert is not None, live=bridge.live if bridge else None, lang=page_lang)
         try:
             uvicorn.run(app, host=host, port=port, log_level="warning",
                         ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
         finally:
-            if relay is not None:
-                relay.stop()
             if bridge is not None:
                 bridge.stop()
 
@@ -470,7 +469,8 @@ def table(
     number: int = typer.Argument(...),
     key: Path = typer.Option(..., "--key", help="The table's private key file (from add-table)."),
     journal: Path = typer.Option(..., "--journal", help="The table's journal file (created if missing)."),
-    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://table-N:PASSWORD@HOST:8883?ca=ca.crt (or mqtt://... without TLS)"),
+    broker: str = typer.Option("mqtt://127.0.0.1:1883", "--broker", help="mqtts://table-N@HOST:8883?ca=ca.crt&password_file=FILE "
+                                "(or $TABLESENSE_BROKER_PASSWORD; mqtt://... without TLS)"),
     seed: int = typer.Option(0, "--seed"),
     lang: str = LANG_OPTION,
 ) -> None:

@@ -11,7 +11,9 @@ travel separately, so a lost or forged live message can only make a page
 briefly wrong, never touch a result.
 
 The director keeps the latest message per table (:class:`LiveBoard`, fed by
-its own MQTT subscription, :class:`LiveRelay`); the console shows "playing
+the result bridge's connection, which hands live messages straight to the
+board and never to its result queue, under a per-table token bucket; or, for
+a process that is not the director, by :class:`LiveRelay`); the console shows "playing
 hand 3 · 45–30" from it and ``/live`` shows every table to spectators.
 """
 
@@ -84,8 +86,9 @@ class LiveBoard:
             entry["view"] = data["view"]
         entry["received"] = time.time() if now is None else now
         with self._lock:
-            self._latest[table] = entry
             self.version += 1
+            entry["seq"] = self.version  # the order of views across reconnections (display.js keeps the newest)
+            self._latest[table] = entry
         return True
 
     def get(self, table: int) -> dict[str, Any] | None:
@@ -101,11 +104,13 @@ class LiveBoard:
 class LiveRelay:
     """Subscribes to every table's live topic on the director's broker and fills a :class:`LiveBoard`.
 
-    Its own connection (client id ``…-live``), so the result bridge's queue
-    never waits behind live traffic.
+    Its own connection, for a process other than the director's (the director
+    feeds its board from the result bridge's connection): the broker binds a
+    client id to its user, so two connections under one user take each
+    other's place; give the relay a user of its own.
     """
 
-    def __init__(self, broker: Any, board: LiveBoard | None = None, *, client_id: str = "tablesense-director-live") -> None:
+    def __init__(self, broker: Any, board: LiveBoard | None = None, *, client_id: str = "tablesense-live") -> None:
         from .bridge import make_client
 
         self.board = board or LiveBoard()

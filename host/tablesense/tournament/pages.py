@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Form, Request, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, Form, Request, WebSocket
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import (
     HTMLResponse,
@@ -45,6 +45,7 @@ from tablesense.games.common import say
 from tablesense.i18n import Translator
 
 from . import console as cons
+from .fanout import Gate, LiveFeed
 from .live import LiveBoard
 from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
 from .service import Director, DirectorError
@@ -69,11 +70,13 @@ def add_club_pages(
     live_interval_s: float = 0.5,
     live: LiveBoard | None = None,
     tr_of: Callable[[Request], Translator] = lambda _request: Translator("en"),
+    gate: Gate | None = None,
 ) -> None:
     """Add the club pages and the live console to the director's ``app``.
 
-    ``live``: the tables' relayed progress (``live.LiveRelay``), shown on the
-    console and on ``/live`` for spectators. ``tr_of``: the page's language of a
+    ``live``: the tables' relayed progress (``live.LiveBoard``), shown on the
+    console and on ``/live`` for spectators, through one :class:`LiveFeed`
+    (``gate``: its connection caps). ``tr_of``: the page's language of a
     request (what the console's live feed says in words: why a round cannot be paired)."""
     if DISPLAY_STATIC.is_dir():
         app.mount("/display-static", StaticFiles(directory=str(DISPLAY_STATIC)), name="display-static")
@@ -83,34 +86,24 @@ def add_club_pages(
     env = templates.env
     env.globals.update(
         fmt=fmt_num, label=label, tiebreak_help=TIEBREAK_HELP, standings_rows=standings_rows,
-        club=lambda: club_view(director), console=lambda: cons.console_state(director, live=live),
+        club=lambda: director.memo("club_view", lambda: club_view(director)), console=lambda: cons.console_state(director, live=live),
     )
 
     @app.get("/api/live")
     async def api_live() -> JSONResponse:
         return JSONResponse(await run_in_threadpool(live_view, director, live))
 
+    feed = LiveFeed(live, lambda: live_view(director, live), gate=gate)
+    app.state.live_feed = feed
+
     @app.get("/live/events")
     async def live_events(request: Request) -> Response:
-        """Server-Sent Events: every table's progress, pushed within 0.1 s of a change."""
-
-        async def stream() -> AsyncIterator[str]:
-            seen = -1
-            beat = time.monotonic()
-            yield "retry: 2000\n\n"
-            while not await request.is_disconnected():
-                version = live.version if live is not None else 0
-                if version != seen:
-                    seen = version
-                    rows = await run_in_threadpool(live_view, director, live)
-                    yield f"event: live\ndata: {json.dumps(rows)}\n\n"
-                    beat = time.monotonic()
-                elif time.monotonic() - beat > 15:
-                    yield ": still here\n\n"
-                    beat = time.monotonic()
-                await asyncio.sleep(0.1)
-
-        return StreamingResponse(stream(), media_type="text/event-stream",
+        """Server-Sent Events: every table's progress, the same frame for every spectator (fanout.py)."""
+        address = request.client.host if request.client else "?"
+        if not feed.gate.has_room(address):
+            return Response("too many live connections; try again shortly\n", status_code=503,
+                            headers={"Retry-After": "10", "Cache-Control": "no-store"}, media_type="text/plain")
+        return StreamingResponse(feed.stream(address), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
     @app.get("/live/table/{number}", response_class=HTMLResponse)
@@ -123,19 +116,10 @@ def add_club_pages(
 
     @app.websocket("/live/table/{number}/ws")
     async def live_table_ws(socket: WebSocket, number: int) -> None:
-        """The display page's live socket: the table's latest ``view``, sent again whenever it changes."""
-        await socket.accept()
-        seq, last_ts = 0, None
-        try:
-            while True:
-                entry = live.get(number) if live is not None else None
-                if entry is not None and isinstance(entry.get("view"), dict) and entry.get("ts") != last_ts:
-                    last_ts = entry.get("ts")
-                    seq += 1
-                    await socket.send_json({"kind": "view", "data": entry["view"], "seq": seq})
-                await asyncio.sleep(0.1)
-        except (WebSocketDisconnect, RuntimeError):
-            return
+        """The display page's live socket: the table's latest ``view``, sent again whenever it changes;
+        closed at once for a table not in the event, and when the client leaves (fanout.py)."""
+        known = await run_in_threadpool(lambda: number in {t.number for t in director.tables()})
+        await feed.table_socket(socket, number, known)
 
     @app.get("/live", response_class=HTMLResponse)
     def live_page(request: Request) -> Response:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .bridge import BrokerURL
-from .security import TableKey
+from .security import TableKey, badges_tapped
 from .table_client import Display, HeadlessTable, _nums, _score_of, _winner_side
 
 
@@ -140,7 +140,8 @@ class TableReporter:
         }
         key = self.table._send(result)
         self.reported = {"event": ev, "round": rnd, "match": mid, "revision": revision,
-                         "badges": [list(e.get("badges") or []) for e in m["entrants"]],
+                         "badges": [list(e.get("badges") or []) for e in m["entrants"]],  # digests
+                         "badge_salt": str(m.get("badge_salt", "")),
                          "confirm": str(m.get("confirm", "badges")),
                          "seat_sides": {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}}
         if self.bus is not None:
@@ -180,13 +181,20 @@ class TableReporter:
         r = self.reported
         if r is None:
             return None
-        taps = []
-        for side in r["badges"]:
-            mine = [b for b in side if b.lower() in seen]
-            if not mine:
-                return None
-            taps.append(mine[0])
-        return taps
+        mine = badges_tapped(seen, r["badges"], str(r.get("badge_salt", "")))
+        first: dict[int, str] = {}
+        for uid, side in sorted(mine.items()):
+            first.setdefault(side, uid)
+        if len(first) < len(r["badges"]):
+            return None
+        return [first[side] for side in range(len(r["badges"]))]
+
+    @staticmethod
+    def match_taps(m: dict[str, Any], seen: set[str]) -> dict[str, int]:
+        """Which of ``seen`` (UIDs read on the table) are badges of announced
+        match ``m``'s sides: UID -> side. The assignment carries each side's
+        badges only as salted digests (security.badge_digest)."""
+        return badges_tapped(seen, [e.get("badges") or [] for e in m["entrants"]], str(m.get("badge_salt", "")))
 
     def confirm_mode(self) -> str:
         """How the event confirms the last reported result: ``badges``, ``buttons`` or ``director``."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,36 @@ def verify(public_key_b64: str, message: dict[str, Any]) -> dict[str, Any]:
     except InvalidSignature as exc:
         raise SignatureError("signature does not verify with this table's key") from exc
     return body
+
+
+#: PBKDF2-SHA256 rounds of a badge digest: a tap at the table costs a few
+#: milliseconds, while guessing a 4-byte UID from its digest costs 2^32 of them.
+BADGE_ITERATIONS = 20_000
+_badge_cache: dict[tuple[str, str], str] = {}
+
+
+def badge_digest(uid: str, salt: str) -> str:
+    """What a table learns of a badge: a salted, slow digest of its UID (hex,
+    lower case), never the UID, which would let anyone who reads the
+    assignment clone the badge. Cached: the director digests every badge of a
+    round, a table every tap."""
+    key = (str(uid).strip().lower(), salt)
+    hit = _badge_cache.get(key)
+    if hit is None:
+        hit = hashlib.pbkdf2_hmac("sha256", key[0].encode(), salt.encode(), BADGE_ITERATIONS).hex()
+        if len(_badge_cache) > 100_000:  # a long-running director across many events
+            _badge_cache.clear()
+        _badge_cache[key] = hit
+    return hit
+
+
+def badges_tapped(taps: Iterable[str], sides: Sequence[Iterable[str]], salt: str) -> dict[str, int]:
+    """The taps (UIDs read on the table) that belong to a side of the match, by
+    the sides' badge digests: UID -> side index (0-based)."""
+    owner = {d: i for i, side in enumerate(sides) for d in side}
+    out: dict[str, int] = {}
+    for uid in taps:
+        side = owner.get(badge_digest(uid, salt))
+        if side is not None:
+            out[str(uid).strip().lower()] = side
+    return out

@@ -20,11 +20,12 @@ import hashlib
 import json
 import math
 import random
+import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -41,7 +42,7 @@ from .confirmation import check_mode as check_confirm_mode
 from .confirmation import judge as judge_confirmation
 from .db import AuditEntry, Database, Entrant, Event, Match, Result, Round, Table
 from .protocol import MAX_ID, check_ids, message_key
-from .security import SignatureError, digest, verify
+from .security import SignatureError, badge_digest, digest, verify
 from .standings import (
     DEFAULT_TIEBREAKS,
     MatchOutcome,
@@ -52,6 +53,9 @@ from .standings import (
 
 FORMATS = ("swiss", "round-robin", "knockout", "groups")
 GAMES = {"dominoes": ("pairs-pips", "pips-two-player", "brazilian-points"), "kems": ("classic",)}
+
+
+_T = TypeVar("_T")
 
 
 class DirectorError(ValueError):
@@ -119,6 +123,7 @@ def default_options(game: str, variant: str) -> dict[str, Any]:
         "quiet_after_s": 10.0,
         "confirm": DEFAULT_CONFIRM,
         "lang": None,  # the pages' language for this event; None: the server's (director serve --lang)
+        "badge_salt": "",  # made with the event: what the badge digests of the assignments are salted with
     }
 
 
@@ -145,6 +150,9 @@ class Director:
         self.event_id = event_id
         self._lock = threading.RLock()
         self._last_seen: dict[int, float] = {}
+        self._keys: dict[int, str] = {}  # table -> public key (see _table_key)
+        self._memo: dict[str, tuple[int, Any]] = {}  # key -> (data version, value) (see memo)
+        self._memo_lock = threading.Lock()
         self._verified: tuple[int, str] = (0, "0" * 64)  # audit chain checked up to (id, hash)
         self._full_checked = -FULL_CHECK_S  # monotonic time of the last full check
         self._verify_lock = threading.Lock()
@@ -190,6 +198,8 @@ class Director:
             kway.prepare_options(game, variant, format, opts, (options or {}).keys())
         except kway.KwayError as exc:
             raise DirectorError(str(exc)) from exc
+        if not opts["badge_salt"]:
+            opts["badge_salt"] = secrets.token_hex(16)
         if not opts["lots_seed"]:
             opts["lots_seed"] = hashlib.sha256(f"{name}:{time.time()}".encode()).hexdigest()[:16]
         if opts["best_of"] < 1 or opts["best_of"] % 2 == 0:
@@ -315,6 +325,18 @@ class Director:
             else:
                 t.public_key = public_key
             _append_audit(s, self.event_id, "director", "table-key", None, "", {"table": number, "public_key": public_key})
+            self._keys.pop(number, None)
+
+    def _table_key(self, number: int) -> str | None:
+        """A table's public key, read once (``add_table`` replaces it): checking
+        a signature never costs a database read."""
+        key = self._keys.get(number)
+        if key is None:
+            with self.db.session() as s:
+                key = s.scalar(select(Table.public_key).where(Table.event_id == self.event_id, Table.number == number))
+            if key is not None:
+                self._keys[number] = key
+        return key
 
     def tables(self) -> list[Table]:
         with self.db.session() as s:
@@ -561,6 +583,7 @@ class Director:
             ev = self.event(s)
             rnd = round_no or self.current_round_no(s)
             names = {e.id: e for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id))}
+            salt = badge_salt(ev.options)
             out: dict[int, dict[str, Any]] = {}
             for t in s.scalars(select(Table.number).where(Table.event_id == self.event_id)):
                 out[t] = {"event": self.event_id, "round": rnd, "matches": []}
@@ -575,7 +598,10 @@ class Director:
                     "options": {"target": ev.options["target"]},
                     "time_limit_s": ev.options.get("time_limit_s"),
                     "best_of": m.best_of,
-                    "entrants": [{"id": x.id, "name": x.name, "members": x.members, "badges": x.badges} for x in sides],
+                    # badges leave the director only as salted digests (security.badge_digest)
+                    "entrants": [{"id": x.id, "name": x.name, "members": x.members,
+                                  "badges": [badge_digest(b, salt) for b in x.badges]} for x in sides],
+                    "badge_salt": salt,
                     "seats": _seats(sides[0].members, sides[1].members) if len(sides) == 2 else kway.seat_plan(
                         ev.game, [x.members for x in sides], int(ev.options.get("seats", 4))),
                     "done": m.confirmed,
@@ -585,18 +611,24 @@ class Director:
 
     # ------------------------------------------------------------ ingestion
 
-    def ingest(self, topic_table: int, message: dict[str, Any]) -> Ack:
+    def ingest(self, topic_table: int, message: dict[str, Any], size: int | None = None) -> Ack:
         """Check, store and acknowledge one outbox message from a table.
 
         The ack is returned only after the transaction committed (a failed
         commit raises, and the caller sends no ack: the table re-sends). Its
-        digest covers the whole signed message (see :class:`Ack`).
+        digest covers the whole signed message (see :class:`Ack`). ``size``:
+        the bytes the message arrived as (for the audit of a refusal).
+        Cheap checks come first (ids, key, topic, event), then the signature
+        against the table's cached key, and the database only for a message
+        signed by the table it claims to be.
         """
         try:
             d = digest(message)
         except (TypeError, ValueError):
             d = ""
-        ack = self._ingest(topic_table, message, d)
+        if size is None:
+            size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
+        ack = self._ingest(topic_table, message, d, size)
         return Ack(ack.key, ack.status, ack.reason, d)
 
     def refuse_raw(self, topic_table: int, reason: str, raw: bytes, *, sha256: str | None = None,
@@ -608,8 +640,7 @@ class Director:
         n = len(raw) if size is None else size
         return Ack("?", "refused", self._refuse("?", topic_table, reason, d, n).reason, d)
 
-    def _ingest(self, topic_table: int, message: dict[str, Any], d: str) -> Ack:
-        size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
+    def _ingest(self, topic_table: int, message: dict[str, Any], d: str, size: int) -> Ack:
         try:
             check_ids(message)
             key = message_key(message)
@@ -621,14 +652,23 @@ class Director:
                     raise _Refusal(f"table {message.get('table')!r} published on table-{topic_table}'s topic")
                 if message.get("event") != self.event_id:
                     raise _Refusal(f"message for event {message.get('event')!r}, this is event {self.event_id}")
-                with self.db.session() as s:
-                    t = s.scalar(select(Table).where(Table.event_id == self.event_id, Table.number == topic_table))
-                    if t is None:
-                        raise _Refusal(f"table {topic_table} is not part of this event")
-                    try:
-                        body = verify(t.public_key, message)
-                    except SignatureError as exc:
+                public_key = self._table_key(topic_table)
+                if public_key is None:
+                    raise _Refusal(f"table {topic_table} is not part of this event")
+                try:
+                    body = verify(public_key, message)
+                except SignatureError as exc:
+                    # The key may have been replaced by another process (the CLI):
+                    # read it again once before calling the message forged.
+                    self._keys.pop(topic_table, None)
+                    fresh = self._table_key(topic_table)
+                    if fresh is None or fresh == public_key:
                         raise _Refusal(f"forged: {exc}") from exc
+                    try:
+                        body = verify(fresh, message)
+                    except SignatureError as exc2:
+                        raise _Refusal(f"forged: {exc2}") from exc2
+                with self.db.session() as s:
                     kind = body["kind"]
                     if kind == "result":
                         return self._ingest_result(s, key, body)
@@ -851,6 +891,27 @@ class Director:
                 "before": before, "after": {"score": list(score), "winner": winner},
             })
 
+    def data_version(self) -> int:
+        """The newest audit entry's id in the database: every change to an event
+        writes one in the same transaction, so an unchanged number means
+        unchanged data (one indexed read; what :meth:`memo` keys on)."""
+        with self.db.session() as s:
+            return int(s.scalar(select(AuditEntry.id).order_by(AuditEntry.id.desc()).limit(1)) or 0)
+
+    def memo(self, key: str, compute: Callable[[], _T]) -> _T:
+        """``compute()`` once per data version: a page read by a thousand
+        spectators between two results costs one computation. The value is
+        shared: callers must not change it."""
+        version = self.data_version()
+        with self._memo_lock:
+            hit = self._memo.get(key)
+            if hit is not None and hit[0] == version:
+                return hit[1]  # type: ignore[no-any-return]
+        value = compute()
+        with self._memo_lock:
+            self._memo[key] = (version, value)
+        return value
+
     def audit_count(self) -> int:
         """How many entries the audit log has (a COUNT, for paging)."""
         with self.db.session() as s:
@@ -902,6 +963,12 @@ class Director:
             if full:
                 self._full_checked = time.monotonic()
             return True
+
+
+def badge_salt(options: dict[str, Any]) -> str:
+    """The event's badge salt (``badge_salt``, made with the event; an event made
+    before it existed uses its lots seed, as private until the event starts)."""
+    return str(options.get("badge_salt") or f"lots:{options.get('lots_seed', '')}")
 
 
 class _Refusal(Exception):

@@ -36,6 +36,13 @@ from .table_client import HeadlessTable
 
 log = logging.getLogger(__name__)
 
+#: The intruder's broker user in a spawned broker: it reads table 1's outbox
+#: (a vantage point on the network) and publishes on it (as table 1's password
+#: would let it), under its own user, because the broker binds client ids to
+#: users and table 1's own password would only take table 1's connection.
+WIRETAP_USER = "wiretap"
+WIRETAP_TOPICS = [f"topic read {proto.TOPIC_ROOT}/tables/table-1/out", f"topic write {proto.TOPIC_ROOT}/tables/table-1/out"]
+
 
 class SimulationError(RuntimeError):
     """The simulated event could not finish (a round timed out, the broker failed...)."""
@@ -121,7 +128,8 @@ def simulate(
         from .mosquitto import free_port
 
         port = free_port()
-        files = write_broker_config(workdir / "broker", tables=tables, port=port, run_as=getpass.getuser())
+        files = write_broker_config(workdir / "broker", tables=tables, port=port, run_as=getpass.getuser(),
+                                    extra_users={WIRETAP_USER: WIRETAP_TOPICS})
         mosq = Mosquitto(files.conf, port).start()
         base = BrokerURL("127.0.0.1", port)
         creds: dict[str, str] | None = files.credentials
@@ -157,6 +165,7 @@ def simulate(
     for e in director.entrants():
         if rng.random() < 0.9:
             director.check_in(e.id)
+    all_badges = [b for e in director.entrants() for b in e.badges]
     keys = {t: TableKey.from_seed(f"sim:{seed}:{t}".encode()) for t in range(1, tables + 1)}
     for t, k in keys.items():
         director.add_table(t, k.public)
@@ -176,11 +185,11 @@ def simulate(
                 t, keys[t], workdir / f"table-{t}.journal", url_for(table_user(t)), seed=seed,
                 resend_interval=0.3, heartbeat_interval=0.5, move_delay=move_delay,
                 client_id=f"tablesense-sim-{os.getpid()}-{director.event_id}-table-{t}",
+                badges=all_badges,  # the players carry their badges to whichever table they play at
             )
             heads[t].start()
         if faults.duplicates or faults.forgeries:
-            intruder = Intruder(url_for(table_user(1)) if creds else base, keys[1], duplicates=faults.duplicates,
-                                listen=url_for(DIRECTOR_USER) if creds else None)
+            intruder = Intruder(url_for(WIRETAP_USER) if creds else base, keys[1], duplicates=faults.duplicates)
             intruder.start()
         total_rounds = _planned_rounds(format, entrants, rounds)
         for r in range(1, total_rounds + 1):
@@ -297,7 +306,7 @@ class Intruder:
     it sees once more (a duplicating network).
     """
 
-    def __init__(self, broker: BrokerURL, table_key: TableKey, *, duplicates: bool, listen: BrokerURL | None = None) -> None:
+    def __init__(self, broker: BrokerURL, table_key: TableKey, *, duplicates: bool) -> None:
         self.broker = broker
         self.table_key = table_key
         self.duplicates = duplicates
@@ -305,26 +314,19 @@ class Intruder:
         self.attacked = False
         self.seen: list[dict[str, Any]] = []
         self._known: set[bytes] = set()
+        # One connection (the broker binds client ids to users): under the
+        # spawned broker's wiretap user it reads and writes table 1's outbox.
         self._client = make_client(f"intruder-{id(self)}", broker, clean=True)
-        # The broker's ACL does not let a table's password read the table's own
-        # messages: the copies come from ``listen``, a vantage point on the
-        # network (the simulation lends it the director's account).
-        self._listen = listen
-        self._ears = make_client(f"intruder-ears-{id(self)}", listen, clean=True) if listen else self._client
-        self._ears.on_connect = self._on_connect
-        self._ears.on_message = self._on_message
+        self._client.on_connect = self._on_connect
+        self._client.on_message = self._on_message
 
     def start(self) -> None:
         self._client.connect_async(self.broker.host, self.broker.port, keepalive=5)
         self._client.loop_start()
-        if self._listen is not None:
-            self._ears.connect_async(self._listen.host, self._listen.port, keepalive=5)
-            self._ears.loop_start()
 
     def stop(self) -> None:
-        for c in {id(self._client): self._client, id(self._ears): self._ears}.values():
-            c.disconnect()
-            c.loop_stop()
+        self._client.disconnect()
+        self._client.loop_stop()
 
     def _on_connect(self, client: mqtt.Client, *_a: Any) -> None:
         client.subscribe(proto.outbox_topic(1), 1)

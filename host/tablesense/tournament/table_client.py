@@ -22,7 +22,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -156,8 +156,13 @@ class HeadlessTable:
         bus: Display | None = None,
         autoplay: bool = True,
         say: Callable[[str], None] | None = None,
+        badges: Sequence[str] = (),
     ) -> None:
         self.number = number
+        self.badges = [str(b) for b in badges]
+        """The badges the simulated players bring to the table (UIDs): the
+        assignment names each side's only as salted digests, so a headless
+        table taps those of its players that match (none given: nobody taps)."""
         self.say: Callable[[str], None] = say or (lambda _line: None)
         """Where the table tells its operator what it does (``tournament table`` prints it)."""
         self.autoplay = autoplay
@@ -405,6 +410,12 @@ class HeadlessTable:
                 self._wake.wait(0.2)
                 self._wake.clear()
 
+    def _taps(self, m: dict[str, Any]) -> dict[str, int]:
+        """The players' badges (UID -> side) that match ``m``'s sides' digests."""
+        from .security import badges_tapped
+
+        return badges_tapped(self.badges, [e.get("badges") or [] for e in m["entrants"]], str(m.get("badge_salt", "")))
+
     def _run_match(self, a: dict[str, Any], m: dict[str, Any]) -> None:
         ev, rnd, mid = int(a["event"]), int(a["round"]), int(m["match"])
         state = self.journal.match(mid)
@@ -417,7 +428,7 @@ class HeadlessTable:
             # The table's display shows the match: names, seats, variant, target or clock.
             self.bus.publish("tournament_match", **self.display)
         if state is None:
-            badges = [b for e in m["entrants"] for b in e["badges"]]
+            badges = sorted(self._taps(m))
             self._send({"kind": "checkin", "event": ev, "round": rnd, "table": self.number, "match": mid, "badges": badges})
             self.journal.save_match(mid, "playing", [])
             state = ("playing", [], None)
@@ -465,7 +476,10 @@ class HeadlessTable:
         if mode == "buttons":
             confirm["accepted"] = list(range(len(m["entrants"])))
         else:
-            confirm["badges"] = [e["badges"][0] for e in m["entrants"] if e["badges"]]
+            first: dict[int, str] = {}
+            for uid, side in sorted(self._taps(m).items()):
+                first.setdefault(side, uid)
+            confirm["badges"] = [first[side] for side in sorted(first)]
         ckey = self._send(confirm)
         self._wait_ack(ckey)
         self.journal.save_match(mid, "done", games, revision)

@@ -209,12 +209,15 @@ def create_app(
     login_delay_s: float = 0.5,
     live: Any = None,
     lang: str | None = None,
+    live_gate: Any = None,
 ) -> FastAPI:
     """The director's app for one event.
 
     ``secure_cookies``: served over TLS, the session cookie is ``Secure``.
     A login is a server-side session (``sessions`` below): logging out or
-    expiring ends it, so a copied cookie is worth nothing afterwards."""
+    expiring ends it, so a copied cookie is worth nothing afterwards.
+    ``live_gate``: the live pages' connection caps (``fanout.Gate``; default
+    64 per address, 4096 in total)."""
     app = FastAPI(title="tablesense director", docs_url=None, redoc_url=None)
     app.add_middleware(SessionMiddleware, secret_key=secret_key or secrets.token_hex(32), same_site="strict",
                        https_only=secure_cookies, max_age=session_max_age)
@@ -242,7 +245,7 @@ def create_app(
         return True
 
     def ctx(request: Request, **extra: Any) -> dict[str, Any]:
-        data = export_event(director, audit=100)
+        data = director.memo("export_event:100", lambda: export_event(director, audit=100))  # once per change
         names = {e["id"]: e["name"] for e in data["entrants"]}
         return {"request": request, "data": data, "names": names, "refresh": refresh_s,
                 "logged_in": logged_in(request), **extra}
@@ -436,6 +439,7 @@ def create_app(
     from .pages import add_club_pages
 
     add_club_pages(app, director, templates, need_login=need_login, act=act, on_change=on_round_paired, live=live,
+                   gate=live_gate,
                    tr_of=tr_of)
     # The club's memory: players, ratings, seasons (memory_pages.py, issue 20).
     from .memory_pages import add_memory_pages

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import secrets
 import threading
 import urllib.parse
@@ -218,6 +219,43 @@ def _who(
     return n, False
 
 
+class BadField(ValueError):
+    """A request field of the wrong type: answered 400 with the field's name,
+    never a 500 (a list where a cell name goes used to reach the hands)."""
+
+
+#: The JSON types each field of the table-top API may have (None is always allowed).
+FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "seat": ((int, str), "a seat number"),
+    "button_seat": ((int, str), "a seat number"),
+    "key": ((str,), "a text key"),
+    "open": ((bool, int, str), "true or false"),
+    "cell": ((str,), "a cell name"),
+    "stock": ((bool,), "true or false"),
+    "piece": ((str, int), "a piece name"),
+    "kind": ((str,), "a button kind"),
+    "hold": ((int, float), "a number of seconds"),
+}
+
+
+def check_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` when every known field has its type (see :data:`FIELD_TYPES`), else :class:`BadField`."""
+    for name, (kinds, what) in FIELD_TYPES.items():
+        value = data.get(name)
+        if value is None:
+            continue
+        if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
+            raise BadField(f"{name} must be {what}, not a JSON {_json_type(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BadField(f"{name} must be {what}, not {value}")
+    return data
+
+
+def _json_type(value: object) -> str:
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}.get(
+        type(value), type(value).__name__)
+
+
 def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) -> APIRouter:
     """Routes of the table-top page for ``top`` (a TableTop), guarded by
     ``keys`` (fresh ones when not given: then nobody can sit, only watch).
@@ -238,6 +276,8 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
         text = exc.args[0] if exc.args else str(exc)
         if isinstance(exc, KeyRefused):
             status = 403
+        elif isinstance(exc, BadField):
+            status = 400
         return JSONResponse({"ok": False, "error": str(text)}, status_code=status)
 
     @router.get("/tabletop", response_class=HTMLResponse)
@@ -321,7 +361,9 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
 
     def hand_for(data: dict[str, Any]) -> str:
         """The hand a request moves: a seat's (with that seat's key) or the
-        open-hands screen's (with its key); the public view has none."""
+        open-hands screen's (with its key); the public view has none.
+        Every POST calls it first: the fields' types are checked here."""
+        check_fields(data)
         seat = data.get("seat")
         key = data.get("key")
         who, open_view = _who(
