@@ -681,8 +681,12 @@ def register(app: typer.Typer) -> None:
                     )
                 elif coach is not False:
                     console.print(
-                        _(N_("the coach is on: on your turn press Suggest a move on your page, or hold your "
-                             "Pass button a second (only you see the answer); --no-coach turns it off"))
+                        _(N_("the coach is on: press Suggest a move on your page, or hold your Kems! button a "
+                             "full second (a short press calls Kems; only you see the answer); --no-coach "
+                             "turns it off"))
+                        if game == "kems"
+                        else _(N_("the coach is on: on your turn press Suggest a move on your page, or hold "
+                                  "your Pass button a second (only you see the answer); --no-coach turns it off"))
                     )
             elif web:
                 console.print(f"[yellow]{_(N_('the display page is not available (web room missing)'))}[/]")

@@ -238,13 +238,20 @@ class VirtualHands:
         for sw in group:
             self.lift(sw["from_cell"])
             self._pause(0.15)
-        for i, sw in enumerate(group):
+        done = 0
+        for sw in group:
             self._pause(0.4)
+            if self.cells.get(sw["take_cell"]) != sw["take"]:
+                # somebody took that card first (a person at the table-top
+                # page): this swap is off, the card goes back on its rack cell
+                self.lay(sw["piece"], sw["from_cell"])
+                continue
             self.lift(sw["take_cell"])
             self.lay(sw["piece"], sw["to_cell"])
             self._pause(0.3)
             self.lay(sw["take"], sw["from_cell"])
-            self.wait_accepted(base + i + 1)
+            done += 1
+            self.wait_accepted(base + done)
 
 
 @dataclass
@@ -498,6 +505,10 @@ def run_demo(
         timeout=60.0,
         **hands_extra,
     )
+    if cfg.sit and cfg.game == "kems":
+        from tablesense.referee.sit import KEMS_THINK_S
+
+        hands.think = KEMS_THINK_S / max(cfg.speed, 0.01)  # a person's pace, not the demo's
     server: Any = None
     url: str | None = None
     try:
