@@ -103,14 +103,14 @@ CASES: list[tuple[str, list[str], int, str, str]] = [
      "horário de silêncio '25': escreva como HH:MM-HH:MM", "waktu senyap '25': tulis sebagai HH:MM-HH:MM"),
     ("demo: unknown game", ["demo", "--no-web", "--game", "chess"], 2,
      "jogo desconhecido 'chess'", "permainan tidak dikenali 'chess'"),
-    ("demo: unknown variant", ["demo", "--no-web", "--hands", "1", "--variant", "nosuch", "--link", "direct"], 1,
-     "não foi possível preparar dominoes nosuch: variante", "tidak dapat menyediakan dominoes nosuch: varian"),
-    ("demo: seats", ["demo", "--no-web", "--hands", "1", "--seats", "7", "--link", "direct"], 1,
+    ("demo: unknown variant", ["demo", "--no-web", "--hands", "1", "--variant", "nosuch", "--link", "direct"], 2,
+     "variante de dominoes desconhecida 'nosuch': use", "varian dominoes tidak dikenali 'nosuch': gunakan"),
+    ("demo: seats", ["demo", "--no-web", "--hands", "1", "--seats", "7", "--link", "direct"], 2,
      "não há mesa de demonstração de dominoes com 7 lugares", "tiada meja demo untuk dominoes dengan 7 tempat"),
-    ("demo: unknown player", ["demo", "--no-web", "--hands", "1", "--player", "nosuch", "--link", "direct"], 1,
+    ("demo: unknown player", ["demo", "--no-web", "--hands", "1", "--player", "nosuch", "--link", "direct"], 2,
      "jogador de dominó desconhecido 'nosuch'", "pemain domino tidak dikenali 'nosuch'"),
     ("demo: unknown Kems player", ["demo", "--no-web", "--hands", "1", "--game", "kems", "--player", "nosuch",
-                                   "--link", "direct"], 1,
+                                   "--link", "direct"], 2,
      "jogador de Kems desconhecido 'nosuch'", "pemain Kems tidak dikenali 'nosuch'"),
     ("demo: --boards", ["demo", "--no-web", "--boards", "nosuch"], 2,
      "--boards é virtual ou rp2040", "--boards ialah virtual atau rp2040"),
@@ -168,6 +168,8 @@ def test_an_unfinished_match_the_options_contradict(tmp_path: Path) -> None:
     with Journal(journal) as j:
         mid = j.begin(spec)
         j.append({"type": "match", "spec": spec, "deal": "table"})
+        tiles = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]  # a hand was dealt: a match to resume
+        j.append({"type": "hand", "deal": [tiles[i::4] for i in range(4)], "boneyard": []})
     args = ["play", "--table", "dominoes-4", "--variant", "brazilian-points", "--journal", str(journal)]
     code, out = _run(*args, "--lang", "pt-BR")
     assert code == 2, out

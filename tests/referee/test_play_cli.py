@@ -40,9 +40,12 @@ def unfinished(path: Path, table: str = "dominoes-4") -> str:
         "seed": None,
         "table": table,
     }
+    tiles = [f"{a}-{b}" for a in range(7) for b in range(a, 7)]
     with Journal(path) as j:
         mid = j.begin(spec)
         j.append({"type": "match", "spec": spec, "deal": "table"})
+        # a hand was dealt: a match with no entry after its description is not resumed (issue 31)
+        j.append({"type": "hand", "deal": [tiles[i::4] for i in range(4)], "boneyard": []})
     return mid
 
 

@@ -98,18 +98,43 @@ def test_direct_swap_between_partners_is_refused() -> None:
     assert not ref.hand.events
 
 
-def test_fifth_card_is_refused() -> None:
+def test_a_swap_taken_first_is_half_way_not_a_fifth_card() -> None:
+    """The order the page teaches (issue 31): the board card onto the rack's
+    free cell, then one of the seat's cards onto the empty slot. Half-way it
+    is no error while a person chooses; a long pause gets the next step."""
     ref, events, stored, h = kems()
+    slot = ref.geometry.kems_slots[2]
     take = str(ref.hand.board[2])
     h.lift(take)
     h.to_rack(take, 1)
-    h.settle()
+    h.show(ref.timing.missing - 0.5)
+    assert not kinds(events, "move_rejected") and ref.correction is None
+    h.show(1.0)
     rej = kinds(events, "move_rejected")[-1]
-    assert rej["reason"] == "fifth_card"
-    assert "five cards" in rej["instruction"] and ref.geometry.kems_slots[2] in rej["cells"]
-    h.drop(take, ref.geometry.kems_slots[2])
+    assert rej["reason"] == "take_before_give"
+    assert "to finish the swap, lay one of your cards on board slot 3" in rej["instruction"]
+    assert "five cards" not in rej["instruction"] and slot in rej["cells"]
+    give = str(ref.hand.hands[1][0])
+    h.lift(give)
+    h.drop(give, slot)
     h.settle()
-    assert ref.correction is None and not ref.hand.events
+    assert ref.correction is None and [(e.seat, str(e.give), str(e.take)) for e in ref.hand.events] == [
+        (1, give, take)
+    ]
+    assert all(r["reason"] not in ("fifth_card",) for r in kinds(events, "move_rejected"))
+
+
+def test_a_fifth_card_whose_slot_was_filled_again_is_refused() -> None:
+    ref, events, stored, h = kems()
+    slot = ref.geometry.kems_slots[2]
+    take = str(ref.hand.board[2])
+    h.lift(take)
+    h.to_rack(take, 1)
+    other = str(ref.hand.stock[-1])
+    h.drop(other, slot)  # a card from off the table fills the slot again
+    h.settle()
+    rej = next(r for r in kinds(events, "move_rejected") if r["reason"] == "fifth_card")
+    assert "five cards" in rej["instruction"] and slot in rej["cells"]
 
 
 def test_card_out_of_play_on_the_table() -> None:

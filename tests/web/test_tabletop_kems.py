@@ -125,11 +125,22 @@ def ours_in(demo: dict[str, Any], page: Any, cdp: Any, round_no: int) -> bool:
     taken = page.locator(f'[data-cell="{slot}"] [data-piece]').get_attribute("data-piece")
     spare = free(page, geo.seats[0].rack)
     assert taken and taken != "hidden" and spare is not None
-    # a swap by hand: the board's card onto the free rack cell, then ours onto the slot
+    # the page teaches one order (issue 31): the board's card onto the free
+    # rack cell, then one of ours onto the slot it left; the swap is made in
+    # that order, with a person's pause half-way, and no banner is red
+    taught = page.evaluate("document.getElementById('labels').textContent")
+    assert "drag a board card onto your free rack cell, then one of your cards onto the slot it left" in taught
+    page.evaluate(
+        """() => { window.__levels = []; const m = document.getElementById('message');
+             new MutationObserver(() => window.__levels.push(m.dataset.level + '|' + m.textContent))
+               .observe(m, {attributes: true, childList: true, characterData: true, subtree: true}); }"""
+    )
+    rejected_before = len(refusals(demo))
     touch_drag(cdp, page, f'[data-cell="{slot}"] [data-piece]', f'[data-cell="{spare}"]')
     page.wait_for_selector(f'[data-cell="{spare}"] [data-piece="{taken}"]', timeout=5000)
     if over():
         return False
+    time.sleep(2.0)  # choosing which card to give: longer than the referee's wait for a wrong card
     touch_drag(cdp, page, f'[data-cell="{mycell}"] [data-piece]', f'[data-cell="{slot}"]')
     page.wait_for_selector(f'[data-cell="{slot}"] [data-piece="{mycard}"]', timeout=5000)
     swap = {"give": mycard, "take": taken}
@@ -138,6 +149,10 @@ def ours_in(demo: dict[str, Any], page: Any, cdp: Any, round_no: int) -> bool:
         20,
         "the referee to accept seat 0's swap",
     )
+    if not over():
+        levels = page.evaluate("window.__levels")
+        assert not [lv for lv in levels if lv.startswith("error|")], levels
+        assert not [r for r in refusals(demo)[rejected_before:] if r.get("seat") == 0]
     if over():
         return False
     # Kems! is the seat button; a press refused while a computer hand is
@@ -149,6 +164,11 @@ def ours_in(demo: dict[str, Any], page: Any, cdp: Any, round_no: int) -> bool:
     calls = [m for m in accepted(demo, round_no) if "call" in m]
     assert calls, "the call was never accepted"
     return calls[0] == {"seat": 0, "call": "kems"} or calls[0].get("seat") == 0
+
+
+def refusals(demo: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the referee refused so far (the table's event stream)."""
+    return [ev.data for ev in list(demo["sit"].bus.history) if ev.kind == "move_rejected"]
 
 
 def _ended(cond: Any, timeout: float) -> bool:

@@ -32,7 +32,8 @@ def replay_command(
     numbers that are not finite or beyond 2**53, nesting deeper than 32
     levels, a record over 8 MiB, a path that is not a regular file); 3: an internal error of the checker (please report it).
     The JSON keys are the record format's; the ``error`` text is in the
-    chosen language.
+    chosen language. On a terminal a refused record is told once, by the
+    summary on stderr (the JSON goes to a pipe or a file, or with --quiet).
     """
     from rich.console import Console
 
@@ -67,8 +68,11 @@ def replay_command(
         }
         status = 3
         text = json.dumps(out)
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    if quiet or status == 0 or not sys.stdout.isatty():
+        # a person at a terminal reads a refusal once, in the summary below;
+        # a pipe or a file always gets the result object
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
     if not quiet:
         err.print(_summary(out, status, _, human))
     raise typer.Exit(status)

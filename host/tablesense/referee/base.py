@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from tablesense.games.common import HandResult, OptionError, message_of, say
 from tablesense.referee.layout import Sensed
@@ -23,6 +23,9 @@ from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
 from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
+
+#: Where a table's boards are (see ``Referee.boards_kind``).
+BoardsKind = Literal["usb", "sim", "built-in"]
 
 
 def _default_names(n: int) -> list[str]:
@@ -132,6 +135,11 @@ class RefereeBase:
         """Finished hand index -> the coach's review (its costliest moves)."""
         self.review_hand: tuple[int, int] | None = None
         """The last review shown: (finished hand index, hand number)."""
+        self.boards_kind: BoardsKind = "usb"
+        """Where the boards are, for what an offline board is told: ``usb``
+        (check the cable), ``sim`` (``tablesense sim boards`` in another
+        terminal) or ``built-in`` (the demo's own virtual boards); a virtual
+        board is never told about a USB cable."""
 
     # ------------------------------------------------------------------ setup
     def _new_match(self) -> Any:
@@ -297,6 +305,20 @@ class RefereeBase:
 
     def _offline_text(self, boards: Sequence[int]) -> str:
         offline = sorted(boards)
+        if self.boards_kind == "sim":
+            if len(offline) == 1:
+                return say("virtual board {board} is not answering: play is paused; is tablesense sim boards "
+                           "still running in its terminal? Play resumes by itself when the board answers.",
+                           board=offline[0])
+            return say("virtual boards {boards} are not answering: play is paused; is tablesense sim boards "
+                       "still running in its terminal? Play resumes by itself when the boards answer.",
+                       boards=", ".join(str(b) for b in offline))
+        if self.boards_kind == "built-in":
+            if len(offline) == 1:
+                return say("virtual board {board} is not answering: play is paused and resumes by itself "
+                           "when it answers.", board=offline[0])
+            return say("virtual boards {boards} are not answering: play is paused and resumes by itself "
+                       "when they answer.", boards=", ".join(str(b) for b in offline))
         if len(offline) == 1:
             return say(
                 "board {board} is offline: play is paused; check the USB cable. "

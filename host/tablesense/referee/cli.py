@@ -19,6 +19,7 @@ from typing import Any
 
 import typer
 from rich.markup import escape
+from typer.core import TyperCommand, TyperOption
 
 from tablesense.games.common import message_of, say
 from tablesense.i18n import N_, Translator
@@ -39,6 +40,51 @@ def _err(message: object, code: int = 2) -> typer.Exit:
     text = _(message) if hasattr(message, "template") else str(message)
     Console(stderr=True).print(f"[bold red]{escape(_('error:'))}[/] {escape(text)}", highlight=False)
     return typer.Exit(code)
+
+
+class TableCommand(TyperCommand):
+    """``play`` and ``demo`` as a person reads them at 80 columns: Click's
+    plain help (an option and its value's name, then its sentence, wrapped
+    once), never Rich's six-column table that wraps a sentence every three
+    words and puts ``<bool>`` after every flag; and a value that is not a
+    number is answered with a sentence, not the validator's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["rich_markup_mode"] = None  # the plain help: see the class's docstring
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None and param.name:
+                param.metavar = param.name.upper()  # --web-port WEB_PORT, never --web-port <int>
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except typer.BadParameter as exc:
+            better = _number_sentence(exc)
+            if better is not None:
+                exc.message = better
+            raise
+
+
+def _number_sentence(exc: typer.BadParameter) -> str | None:
+    """``'fast' is not a number (for example: --speed 1.5)`` for a value the
+    validator could not read as a number; None for any other refusal (Click's
+    own sentences are already readable)."""
+    from pydantic import ValidationError  # what Typer reads numbers with
+
+    cause = exc.__cause__
+    if not isinstance(cause, ValidationError) or not cause.errors():
+        return None
+    first = cause.errors()[0]
+    kind = str(first.get("type", ""))
+    option = exc.param.opts[0] if exc.param is not None and exc.param.opts else "the option"
+    if kind == "int_parsing":
+        return _(say("{value!r} is not a whole number (for example: {option} 3)", value=first.get("input"),
+                     option=option))
+    if kind == "float_parsing":
+        return _(say("{value!r} is not a number (for example: {option} 1.5)", value=first.get("input"),
+                     option=option))
+    return None
 
 
 def _demo_failure(exc: BaseException) -> object:
@@ -75,9 +121,9 @@ LANG_OPTION = _SHARED_LANG_OPTION
 SPEECH_OPTION = typer.Option(
     False, "--speech", help="Say turns, instructions and results aloud (espeak-ng)."
 )
-VOLUME_OPTION = typer.Option(80, "--volume", min=0, max=100, help="Voice volume 0-100.")
+VOLUME_OPTION = typer.Option(80, "--volume", metavar="0-100", min=0, max=100, help="Voice volume 0-100.")
 QUIET_HOURS_OPTION = typer.Option(
-    None, "--quiet-hours", help="No voice between these hours: HH:MM-HH:MM."
+    None, "--quiet-hours", metavar="HH:MM-HH:MM", help="No voice between these hours: HH:MM-HH:MM."
 )
 
 
@@ -110,13 +156,13 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 PLAYER_OPTION = typer.Option(
     None,
-    "--player",
+    "--player", metavar="NAME",
     help="Computer player of the computer seats: random, greedy, montecarlo, search (dominoes); "
     "random, greedy, tracking, reasoner (kems). Default: greedy for dominoes, tracking for kems.",
 )
 THINK_OPTION = typer.Option(
     None,
-    "--think-ms",
+    "--think-ms", metavar="MS",
     min=1.0,
     help="Time budget of the search player's decision, in milliseconds (default 200: within it this "
     "machine plays all its worlds in most decisions; a slower computer plays fewer).",
@@ -126,53 +172,53 @@ THINK_OPTION = typer.Option(
 def register(app: typer.Typer) -> None:
     """Add this room's commands to the root ``tablesense`` app."""
 
-    @app.command()
+    @app.command(cls=TableCommand)
     def play(
         table: str = typer.Option(
-            ..., "--table", help="Table geometry file (or a shipped layout name)."
+            ..., "--table", metavar="FILE", help="Table geometry file (or a shipped layout name)."
         ),
         seats: str | None = typer.Option(
             None,
-            "--seats",
+            "--seats", metavar="NAMES",
             help='Players in seat order, "bot" for a computer seat: "Ana,Bia,bot,Caio".',
         ),
         game: str | None = typer.Option(
-            None, "--game", help="dominoes or kems (default: the table's first game)."
+            None, "--game", metavar="GAME", help="dominoes or kems (default: the table's first game)."
         ),
         variant: str | None = typer.Option(
-            None, "--variant", help="pairs-pips, pips-two-player, brazilian-points, classic."
+            None, "--variant", metavar="VARIANT", help="pairs-pips, pips-two-player, brazilian-points, classic."
         ),
         ports: list[str] = typer.Option(
             [],
             "--ports",
-            "--port",
+            "--port", metavar="PORT",
             help="Board serial ports (repeat, or comma-separated); default: find by USB id.",
         ),
         journal: Path = typer.Option(
             None,
-            "--journal",
+            "--journal", metavar="FILE",
             help="Journal file (SQLite); default ~/.local/share/tablesense/journal.sqlite.",
         ),
         tags: str = typer.Option(
             "virtual",
-            "--tags",
+            "--tags", metavar="FILE",
             help="Tag registry file, or 'virtual' for the virtual table's tags.",
         ),
         web: bool = typer.Option(True, "--web/--no-web", help="Serve the display page."),
         web_port: int = typer.Option(
-            8080, "--web-port", help="Port of the display page (0: any free port)."
+            8080, "--web-port", metavar="PORT", help="Port of the display page (0: any free port)."
         ),
-        host: str = typer.Option("0.0.0.0", "--host", help="Address the display page listens on."),
+        host: str = typer.Option("0.0.0.0", "--host", metavar="ADDRESS", help="Address the display page listens on."),
         seed: int | None = typer.Option(
-            None, "--seed", help="Seed for computer players and virtual tags."
+            None, "--seed", metavar="N", help="Seed for computer players and virtual tags."
         ),
-        target: float | None = typer.Option(None, "--target", help="Match target (points)."),
+        target: float | None = typer.Option(None, "--target", metavar="POINTS", help="Match target (points)."),
         new: bool = typer.Option(
             False, "--new", help="Start a new match even if the journal holds a running one."
         ),
         deal: str = typer.Option(
             "table",
-            "--deal",
+            "--deal", metavar="table|host",
             help="table: read each deal from the racks; host: the host deals and lights where each piece goes.",
         ),
         lang: str | None = LANG_OPTION,
@@ -186,33 +232,33 @@ def register(app: typer.Typer) -> None:
         ),
         records: Path | None = typer.Option(
             None,
-            "--records",
+            "--records", metavar="DIR",
             help="Directory where the match's game record is archived after every hand "
             "(default: 'records' next to the journal).",
         ),
         director: str | None = typer.Option(
             None,
-            "--director",
+            "--director", metavar="URL",
             help="Report the match to the tournament director: mqtt://table-N:PASSWORD@HOST:PORT "
             "(the table's broker user from 'tablesense tournament mosquitto-config').",
         ),
         table_no: int | None = typer.Option(
-            None, "--table-no", help="This table's number in the event (with --director)."
+            None, "--table-no", metavar="N", help="This table's number in the event (with --director)."
         ),
         table_key: Path | None = typer.Option(
-            None, "--table-key", help="The table's private key file from 'tablesense tournament add-table' (with --director)."
+            None, "--table-key", metavar="FILE", help="The table's private key file from 'tablesense tournament add-table' (with --director)."
         ),
         outbox: Path | None = typer.Option(
             None,
-            "--outbox",
+            "--outbox", metavar="FILE",
             help="The table's durable outbox (SQLite) for the director; default 'outbox.sqlite' next to the journal.",
         ),
         announce_wait: float = typer.Option(
-            15.0, "--announce-wait", help="Seconds to wait for the director's announcement of the match."
+            15.0, "--announce-wait", metavar="SECONDS", help="Seconds to wait for the director's announcement of the match."
         ),
         seat_header: str | None = typer.Option(
             None,
-            "--seat-header",
+            "--seat-header", metavar="SOCKET",
             help="Seat buttons and turn LEDs of `tablesense sim boards` (the socket it prints), "
             "instead of the Pi's GPIO.",
         ),
@@ -341,6 +387,10 @@ def register(app: typer.Typer) -> None:
             jour.close()
             raise _err(_afresh(exc), 1) from None
         referee.set_coach(coach)
+        if port_list and all(_is_virtual_port(port) for port in port_list):
+            referee.boards_kind = "sim"  # an offline board is told about sim boards, never a USB cable
+        elif not port_list:
+            _hint_without_boards(console, geometry.name)
         make = domino_bot if spec.game == "dominoes" else kems_bot
         bots = {i: make(player, think_ms) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
 
@@ -372,7 +422,13 @@ def register(app: typer.Typer) -> None:
             if web:
                 from tablesense.referee.demo import serve_display
 
-                url, server = serve_display(bus, host, web_port, lang=spec.lang)
+                try:
+                    url, server = serve_display(bus, host, web_port, lang=spec.lang)
+                except Exception as exc:
+                    busy = _port_busy(exc, "--web-port", host)
+                    if busy is None:
+                        raise
+                    raise _err(busy, 1) from None
                 if url:
                     console.print(Translator(spec.lang)(N_("display: {url}"), url=f"[bold]{url}[/]"))
             try:
@@ -468,59 +524,59 @@ def register(app: typer.Typer) -> None:
             if reporter is not None:
                 reporter.close()
 
-    @app.command()
+    @app.command(cls=TableCommand)
     def demo(
-        game: str = typer.Option("dominoes", "--game", help="dominoes or kems."),
+        game: str = typer.Option("dominoes", "--game", metavar="GAME", help="dominoes or kems."),
         variant: str | None = typer.Option(
             None,
-            "--variant",
+            "--variant", metavar="VARIANT",
             help="pairs-pips, pips-two-player, brazilian-points (dominoes); classic (kems).",
         ),
         hands: int | None = typer.Option(
             None,
-            "--hands",
+            "--hands", metavar="N",
             min=1,
             help="Stop after N hands and print the record (default: the whole match).",
         ),
-        seed: int = typer.Option(1, "--seed", help="Seed of the deals and the computer players."),
-        speed: float = typer.Option(1.0, "--speed", min=0.05, help="Pace: 2 = twice as fast."),
+        seed: int = typer.Option(1, "--seed", metavar="N", help="Seed of the deals and the computer players."),
+        speed: float = typer.Option(1.0, "--speed", metavar="FACTOR", min=0.05, help="Pace: 2 = twice as fast."),
         web: bool = typer.Option(True, "--web/--no-web", help="Serve the display page."),
         link_faults: float = typer.Option(
             0.0,
-            "--link-faults",
+            "--link-faults", metavar="RATE",
             min=0.0,
             max=0.5,
             help="Rate of link faults (bytes dropped/corrupted...).",
         ),
         port: int = typer.Option(
-            8080, "--port", help="Port of the display page (0: any free port)."
+            8080, "--port", metavar="PORT", help="Port of the display page (0: any free port)."
         ),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address of the display page."),
+        host: str = typer.Option("127.0.0.1", "--host", metavar="ADDRESS", help="Address of the display page."),
         seats: int | None = typer.Option(
-            None, "--seats", help="Seats (dominoes 2-4 by variant; kems 4, 6, 8)."
+            None, "--seats", metavar="N", help="Seats (dominoes 2-4 by variant; kems 4, 6, 8)."
         ),
         player: str | None = PLAYER_OPTION,
         think_ms: float | None = THINK_OPTION,
         boards: str = typer.Option(
             "virtual",
-            "--boards",
+            "--boards", metavar="virtual|rp2040",
             help="virtual: the firmware on CPython; rp2040: emulated RP2040 boards running MicroPython "
             "(rp2040js; the firmware is deployed to them first).",
         ),
         link: str = typer.Option(
             "virtual",
-            "--link",
+            "--link", metavar="virtual|direct",
             help="virtual: the virtual boards over pseudo-terminals; direct: no boards (tests).",
         ),
         journal: Path | None = typer.Option(
-            None, "--journal", help="Keep a journal (resume the demo after a crash)."
+            None, "--journal", metavar="FILE", help="Keep a journal (resume the demo after a crash)."
         ),
         world_file: Path | None = typer.Option(None, "--world-file", hidden=True),
         timeout: float | None = typer.Option(None, "--timeout", hidden=True),
         trace: bool = typer.Option(False, "--trace", hidden=True),
         sit: str | None = typer.Option(
             None,
-            "--sit",
+            "--sit", metavar="SEATS",
             help='Sit down against the computer: your seat(s) by number from 1 or by name, e.g. "1", '
             '"1,3" or "south"; play them by hand on the table-top page (its address is printed).',
         ),
@@ -548,6 +604,9 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True)
         if game not in DEFAULT_VARIANT:
             raise _err(say("unknown game {game!r}: use dominoes or kems", game=game))
+        if variant is not None and variant not in _variants_of(game):
+            raise _err(say("unknown {game} variant {variant!r}: use {variants}", game=game, variant=variant,
+                           variants=", ".join(_variants_of(game))))
         table_lang = _table_lang(lang)
         announcer = _announcer(table_lang, speech, volume, quiet_hours)
         _ = Translator(table_lang)
@@ -580,8 +639,17 @@ def register(app: typer.Typer) -> None:
             announcer=announcer,
             coach=coach,
         )
+        # the options that name things (--variant above, --seats, --player) are
+        # usage errors, exit 2, before anything starts
+        from tablesense.referee.demo import demo_table, demo_variant
+        from tablesense.referee.session import domino_bot, kems_bot
+
+        try:
+            demo_table(cfg, demo_variant(cfg))
+            (domino_bot if game == "dominoes" else kems_bot)(player, think_ms)
+        except ValueError as exc:
+            raise _err(message_of(exc)) from None
         if sit is not None:
-            from tablesense.referee.demo import demo_table, demo_variant
             from tablesense.referee.sit import parse_seats
             from tablesense.referee.words import seat_word
             from tablesense.table.geometry import TableGeometry
@@ -613,8 +681,12 @@ def register(app: typer.Typer) -> None:
                     )
                 elif coach is not False:
                     console.print(
-                        _(N_("the coach is on: on your turn press Suggest a move on your page, or hold your "
-                             "Pass button a second (only you see the answer); --no-coach turns it off"))
+                        _(N_("the coach is on: press Suggest a move on your page, or hold your Kems! button a "
+                             "full second (a short press calls Kems; only you see the answer); --no-coach "
+                             "turns it off"))
+                        if game == "kems"
+                        else _(N_("the coach is on: on your turn press Suggest a move on your page, or hold "
+                                  "your Pass button a second (only you see the answer); --no-coach turns it off"))
                     )
             elif web:
                 console.print(f"[yellow]{_(N_('the display page is not available (web room missing)'))}[/]")
@@ -640,7 +712,8 @@ def register(app: typer.Typer) -> None:
                 on_tabletop=tabletop,
             )
         except Exception as exc:  # a clear message, never a traceback
-            raise _err(_demo_failure(exc), 1) from None
+            busy = _port_busy(exc, "--port", host)
+            raise _err(busy or _demo_failure(exc), 1) from None
         if announcer is not None:
             announcer.drain(timeout=60.0)
             announcer.close()
@@ -663,6 +736,95 @@ def register(app: typer.Typer) -> None:
                 )
             console.print(line)
             del score
+
+
+def _is_virtual_port(port: str) -> bool:
+    """A pseudo-terminal (``tablesense sim boards`` prints them, or its
+    stable links to them): a virtual board, not one on a USB cable."""
+    return os.path.realpath(port).startswith("/dev/pts/")
+
+
+def _hint_without_boards(console: Any, table: str) -> None:
+    """No board on USB when ``play`` starts: say so at once, and how to try
+    the referee without a table (it keeps looking: a board plugged in later
+    is found by itself)."""
+    from tablesense.link.discovery import candidate_ports
+
+    try:
+        found = candidate_ports()
+    except Exception:  # listing ports failed: the link says what it finds
+        return
+    if found:
+        return
+    command = f"{_invocation()} sim boards --table {table}"
+    console.print(
+        "[yellow]"
+        + escape(_(say("no boards found on USB yet: plug the table's boards in (play starts when they "
+                       "answer), or try without a table: run {command} in another terminal, then the "
+                       "play command it prints", command=command)))
+        + "[/]",
+        highlight=False,
+    )
+
+
+def _port_busy(exc: BaseException, option: str, host: str) -> Any:
+    """What to do when the display page's port is taken (None for any other
+    failure): the same command again with a port that is free now, and how to
+    see which program holds the busy one."""
+    from tablesense.referee.demo import DisplayPortBusyError
+
+    if not isinstance(exc, DisplayPortBusyError):
+        return None
+    return say(
+        "port {port} is in use by another program (a demo or play still running?): stop it, or choose "
+        "another port: {command}\n  ('ss -ltnp' lists the programs that hold ports)",
+        port=exc.port,
+        command=_again_with(option, str(_free_port_near(exc.port, host))),
+    )
+
+
+def _free_port_near(port: int, host: str) -> int:
+    """The first port after ``port`` that nobody listens on at this moment
+    (0, any free port, when the next twenty are all taken)."""
+    import socket
+
+    for candidate in range(port + 1, min(port + 21, 65536)):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host if ":" not in host else "0.0.0.0", candidate))
+            except OSError:
+                continue
+            return candidate
+    return 0
+
+
+def _again_with(option: str, value: str) -> str:
+    """This command line again with ``option`` set to ``value`` (a command a
+    person can paste)."""
+    import shlex
+
+    args = list(sys.argv[1:])
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            args[i + 1] = value
+            break
+        if arg.startswith(option + "="):
+            args[i] = f"{option}={value}"
+            break
+    else:
+        args += [option, value]
+    return " ".join([_invocation(), *(shlex.quote(a) for a in args)])
+
+
+def _variants_of(game: str) -> tuple[str, ...]:
+    """The variants ``--variant`` may name for ``game`` (a usage error, exit
+    2, like every other bad option, before anything starts)."""
+    if game == "kems":
+        return ("classic",)
+    from tablesense.games.dominoes.options import VARIANTS
+
+    return VARIANTS
 
 
 def _table_lang(option: str | None) -> str:
@@ -724,6 +886,11 @@ def _choose_match(
     running = jour.running()
     if running is None:
         return spec, None
+    if _never_played(jour, running.id):
+        # begun while no board answered (or the director's announcement was
+        # awaited): nothing to resume, so today's options start it afresh
+        jour.close_match("abandoned", running.id)
+        return spec, None
     try:
         old = MatchSpec.from_json(running.spec)
     except (KeyError, TypeError, ValueError) as exc:
@@ -766,6 +933,12 @@ def _choose_match(
             2,
         )
     return old, running
+
+
+def _never_played(jour: Any, match_id: str) -> bool:
+    """The journal holds the match's description and nothing after it: no
+    deal was read, no move made."""
+    return all(entry.get("type") == "match" for entry in jour.entries(match_id))
 
 
 def _default_journal_is(path: Any) -> bool:

@@ -238,13 +238,20 @@ class VirtualHands:
         for sw in group:
             self.lift(sw["from_cell"])
             self._pause(0.15)
-        for i, sw in enumerate(group):
+        done = 0
+        for sw in group:
             self._pause(0.4)
+            if self.cells.get(sw["take_cell"]) != sw["take"]:
+                # somebody took that card first (a person at the table-top
+                # page): this swap is off, the card goes back on its rack cell
+                self.lay(sw["piece"], sw["from_cell"])
+                continue
             self.lift(sw["take_cell"])
             self.lay(sw["piece"], sw["to_cell"])
             self._pause(0.3)
             self.lay(sw["take"], sw["from_cell"])
-            self.wait_accepted(base + i + 1)
+            done += 1
+            self.wait_accepted(base + done)
 
 
 @dataclass
@@ -425,6 +432,7 @@ def run_demo(
         timing=timing,
         deal="engine",
     )
+    referee.boards_kind = "built-in"
     coach = cfg.coach if cfg.coach is not None else bool(cfg.sit)
     referee.set_coach(coach)
     make = domino_bot if cfg.game == "dominoes" else kems_bot
@@ -497,6 +505,10 @@ def run_demo(
         timeout=60.0,
         **hands_extra,
     )
+    if cfg.sit and cfg.game == "kems":
+        from tablesense.referee.sit import KEMS_THINK_S
+
+        hands.think = KEMS_THINK_S / max(cfg.speed, 0.01)  # a person's pace, not the demo's
     server: Any = None
     url: str | None = None
     try:
@@ -575,6 +587,15 @@ def attach_leds(geometry: Any, source: Any, bus: EventBus) -> Any:
     return leds
 
 
+class DisplayPortBusyError(RuntimeError):
+    """The display page's port is held by another program (often a demo or
+    ``play`` still running); the command names its option for another."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(say("port {port} is in use by another program", port=port))
+        self.port = port
+
+
 def serve_display(
     bus: EventBus, host: str, port: int, routers: Any = (), lang: str = "en"
 ) -> tuple[str | None, Any]:
@@ -585,15 +606,13 @@ def serve_display(
         from tablesense.web.server import serve_in_thread
     except ImportError:  # the web room is optional for headless tables
         return None, None
-    from tablesense.web.server import WebServerError
+    from tablesense.web.server import PortInUseError
 
     app = create_app(bus, title="tablesense demo", routers=routers, lang=lang)
     try:
         server = serve_in_thread(app, host=host, port=port)
-    except WebServerError:
-        if port == 0:
-            raise
-        server = serve_in_thread(app, host=host, port=0)  # the port is taken: any free one
+    except PortInUseError:  # never served elsewhere without a word: the command says what to do
+        raise DisplayPortBusyError(port) from None
     url = getattr(server, "url", None)
     if url is None:
         real_port = getattr(server, "port", port)
@@ -601,4 +620,4 @@ def serve_display(
     return str(url), server
 
 
-__all__ = ["DemoConfig", "DemoResult", "VirtualHands", "run_demo", "serve_display"]
+__all__ = ["DemoConfig", "DemoResult", "DisplayPortBusyError", "VirtualHands", "run_demo", "serve_display"]

@@ -700,10 +700,14 @@ class KemsRules(TableRules):
                 held = [c for c in rack.cells if c in sensed.pieces]
                 if len(held) <= 4:
                     continue
+                # a board card on the rack's free cell while its slot is empty
+                # is a swap half-way, in the order the page teaches (take the
+                # board card, then lay one of yours on its slot): not an error
                 extras = [
                     it
                     for it in diff
                     if it.at in rack.cells and it.want is not None and it.want.cell in slot_index
+                    and it.want.cell in sensed.pieces
                 ]
                 item = extras[0] if extras else None
                 if item is not None and item.want is not None:
@@ -713,8 +717,7 @@ class KemsRules(TableRules):
                     return Rejection(
                         "fifth_card",
                         say(
-                            "{seat} holds five cards: lay your card on the board "
-                            "before taking one; put {piece} back on {where}",
+                            "{seat} holds five cards: put {piece} back on {where}",
                             seat=self.seat_label(seat), piece=item.piece, where=dest,
                         ),
                         (item.at or "", *cells_of([item.want], sensed)),
@@ -763,8 +766,8 @@ class KemsRules(TableRules):
                     return Rejection(
                         "take_before_give",
                         say(
-                            "{seat} took {piece} without laying a card on {slot}: "
-                            "lay one of your cards there, or put {piece} back",
+                            "{seat}: to finish the swap, lay one of your cards on {slot} "
+                            "(or put {piece} back there)",
                             seat=self.seat_label(seat), piece=item.piece, slot=self.slot_label(i),
                         ),
                         (item.at, item.want.cell),

@@ -101,6 +101,10 @@ class Session:
         self._suggest_cells: tuple[str, ...] = ()
         self._leds: dict[str, RGB] | None = None
         self.hands_done = 0
+        self.hold: Callable[[], bool] | None = None
+        """While it answers True the computer seats wait (``demo --sit``: the
+        seated people's pages are not all open yet, or a hand's countdown
+        runs); the deal is laid out all the same."""
         self.stall_refreshes = 8
         """Kems: after this many refreshes in a row with no swap, a seat swaps
         anyway (computer players that all wait would otherwise wait forever)."""
@@ -211,6 +215,8 @@ class Session:
     def _drive_bots(self) -> None:
         ref = self.referee
         self._maybe_setup()
+        if self.hold is not None and self.hold():
+            return
         if self.bots and ref.spec.game == "kems" and ref.finish_at is not None:
             self._maybe_double()
             return

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import socket
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +43,7 @@ from tablesense.outputs.gpio import (
     ThreadScheduler,
     forward_buttons,
 )
-from tablesense.referee.demo import VirtualHands
+from tablesense.referee.demo import HandsStopped, VirtualHands
 from tablesense.referee.words import in_a_row, seat_word
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
@@ -50,6 +52,16 @@ from tablesense.table.tags import TagRegistry
 #: Kems: polls with nobody swapping before the computer lays a new board
 #: when people play (the demo's 2 would leave a person no time to choose).
 KEMS_IDLE_POLLS_WITH_PEOPLE = 60
+
+#: Seconds counted down on the seated pages before each hand or round, once
+#: every seated person's page is connected: nobody starts before the others
+#: see the table (Kems has no turns: a computer would swap away at once).
+COUNTDOWN_S = 3.0
+
+#: Kems with people: how long a computer seat looks at the board before its
+#: swap, at --speed 1 (a person on a phone needs a few seconds to choose; at
+#: the demo's pace without people a computer swaps within a second).
+KEMS_THINK_S = 4.0
 
 
 def parse_seats(text: str, names: Sequence[str], said: Sequence[str] = ()) -> tuple[int, ...]:
@@ -216,6 +228,15 @@ class SyncedHands(VirtualHands):
     def where(self, piece: str) -> str | None:
         return self.top.cell_of(piece)
 
+    think: float = 0.0
+    """Kems: seconds a computer seat looks at the board before its swap
+    (``KEMS_THINK_S`` at the demo's speed when people sit)."""
+
+    def swaps(self, group: list[dict[str, Any]], base: int) -> None:
+        if self.think > 0 and self._stop.wait(self.think):
+            raise HandsStopped
+        super().swaps(group, base)
+
     def handle(self, ev: TableEvent) -> None:
         if ev.kind == "move_rejected":
             fix = (ev.data.get("private") or {}).get("fix") or ev.data.get("fix") or {}
@@ -331,10 +352,76 @@ class SitDown:
         self.top.dealer = "computer"
         if game == "kems":
             session.idle_polls = max(session.idle_polls, KEMS_IDLE_POLLS_WITH_PEOPLE)
+        self.game = game
+        self._pages: dict[int, int] = {}
+        """Seat -> how many of its keyed pages are connected now."""
+        self._go: tuple[int, float] | None = None
+        """(hand number, when it starts): the countdown under way."""
+        self._presence_lock = threading.Lock()
+        self.clock: Any = time.monotonic
+        session.hold = self.holding
+
+    # -- people at their pages ---------------------------------------------------
+    def arrive(self, seat: int) -> None:
+        """A seat's keyed page connected (its live view opened)."""
+        with self._presence_lock:
+            self._pages[seat] = self._pages.get(seat, 0) + 1
+
+    def leave(self, seat: int) -> None:
+        """A seat's keyed page closed."""
+        with self._presence_lock:
+            self._pages[seat] = max(0, self._pages.get(seat, 0) - 1)
+
+    def absent(self) -> list[int]:
+        """The seated people whose page is not connected."""
+        with self._presence_lock:
+            return [seat for seat in self.seats if not self._pages.get(seat)]
+
+    def holding(self) -> bool:
+        """Whether the computers wait (the session asks before each of their
+        moves): until every seated person's page is connected, then
+        :data:`COUNTDOWN_S` at the start of each hand or round."""
+        hand_no = int(getattr(self._session.referee, "hand_no", 0) or 0)
+        if self.absent():
+            self._go = None  # counted again from the start once everybody is back
+            return True
+        now = self.clock()
+        if self._go is None or self._go[0] != hand_no:
+            self._go = (hand_no, now + COUNTDOWN_S)
+        return now < self._go[1]
+
+    def _waiting_text(self) -> str | None:
+        """What the seated pages say while the computers wait (None once play runs)."""
+        absent = self.absent()
+        names = self.top.geometry.seats
+        lang = getattr(self._session.referee.spec, "lang", "en") or "en"
+        from tablesense.i18n import Translator
+
+        _ = Translator(lang)
+        if absent:
+            return _(say("waiting for {seats} to open the table-top page (the address printed for that seat)",
+                         seats=in_a_row([seat_word(names[seat].name) for seat in absent])))
+        go = self._go
+        hand_no = int(getattr(self._session.referee, "hand_no", 0) or 0)
+        if go is None or go[0] != hand_no:
+            return None
+        left = go[1] - self.clock()
+        if left <= 0:
+            return None
+        seconds = max(1, math.ceil(left))
+        if self.game == "kems":
+            return _.plural("round {round} starts in {n} second", "round {round} starts in {n} seconds", seconds,
+                            round=hand_no)
+        return _.plural("hand {hand} starts in {n} second", "hand {hand} starts in {n} seconds", seconds,
+                        hand=hand_no)
 
     def banner(self) -> dict[str, str] | None:
-        """The referee's message as the display shows it (public)."""
+        """The referee's message as the display shows it (public); before a
+        hand starts, who is awaited or the countdown."""
         ev = self.bus.latest("view")
+        waiting = self._waiting_text() if ev is not None and ev.data.get("phase") == "play" else None
+        if waiting is not None and not (ev is not None and (ev.data.get("message") or {}).get("level") == "error"):
+            return {"text": waiting, "level": "info"}
         msg = ev.data.get("message") if ev is not None else None
         if not isinstance(msg, dict) or not msg.get("text"):
             return None
@@ -359,7 +446,7 @@ class SitDown:
         from tablesense.web.tabletop import TableKeys, tabletop_router
 
         self.keys = TableKeys.for_table(self.top)
-        return [tabletop_router(self.top, self.keys, coach=self)]
+        return [tabletop_router(self.top, self.keys, coach=self, presence=self)]
 
     def seat_url(self, seat: int) -> str:
         """Seat ``seat``'s address, key included (after the page is served)."""
@@ -391,7 +478,9 @@ class SitDown:
 
 
 __all__ = [
+    "COUNTDOWN_S",
     "KEMS_IDLE_POLLS_WITH_PEOPLE",
+    "KEMS_THINK_S",
     "CoachHints",
     "SitDown",
     "SocketHeaderBackend",

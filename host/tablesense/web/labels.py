@@ -103,8 +103,8 @@ TABLETOP: dict[str, str] = {
     "you": N_("you"),
     "in_air": N_("In the air"),
     "hint_kems": N_(
-        "Swap: lay a board card on your free rack cell, then one of yours on its slot. "
-        "Four of a kind? Kems!"
+        "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it "
+        "left. Four of a kind? Press Kems!"
     ),
     "hint_turn": N_(
         "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass"

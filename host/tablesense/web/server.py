@@ -10,6 +10,8 @@ live streams and joins the thread. Port 0 picks a free port.
 from __future__ import annotations
 
 import contextlib
+import errno
+import socket
 import threading
 from typing import Any
 
@@ -18,11 +20,48 @@ from fastapi import FastAPI
 
 from tablesense.outputs.events import EventBus
 
-__all__ = ["DisplayServer", "WebServerError", "lan_address", "serve_display", "serve_in_thread"]
+__all__ = [
+    "DisplayServer", "PortInUseError", "WebServerError", "lan_address", "serve_display", "serve_in_thread",
+]
 
 
 class WebServerError(RuntimeError):
     """The web server could not start (port in use, bad host, ...)."""
+
+
+class PortInUseError(WebServerError):
+    """Another program listens on the port: the command says which option
+    chooses another one (never uvicorn's raw ``[Errno 98]``, never a page
+    served elsewhere without a word)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"could not serve the display on {host}:{port}: the port is in use by another program")
+        self.host = host
+        self.port = port
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The page's listening socket, bound here rather than by uvicorn, which
+    logs a bind error itself and exits: a busy port is
+    :class:`PortInUseError`, any other failure :class:`WebServerError`."""
+    try:
+        family, kind, proto, _canon, address = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise WebServerError(f"could not serve the display on {host}:{port}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: no wait after a restart
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUseError(host, port) from None
+        raise WebServerError(f"could not serve the display on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def lan_address() -> str:
@@ -30,8 +69,6 @@ def lan_address() -> str:
     (a page listening on every interface, ``0.0.0.0``, is not opened at
     ``http://0.0.0.0``). The routing table answers without sending anything;
     with no network at all, the host name, then the loopback address."""
-    import socket
-
     for probe in ("192.0.2.1", "10.255.255.255"):
         with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.connect((probe, 9))  # UDP: no packet leaves, the route is chosen
@@ -107,8 +144,10 @@ def serve_in_thread(
 ) -> DisplayServer:
     """Start ``app`` with uvicorn on a daemon thread; returns once it listens.
 
-    Raises :class:`WebServerError` with the reason when it cannot listen.
+    Raises :class:`WebServerError` with the reason when it cannot listen
+    (:class:`PortInUseError` when another program holds the port).
     """
+    sock = _listen(host, port)
     config = uvicorn.Config(
         app,
         host=host,
@@ -124,7 +163,7 @@ def serve_in_thread(
 
     def run() -> None:
         try:
-            server.run()
+            server.run(sockets=[sock])
         except BaseException as exc:  # SystemExit from uvicorn on a bind error
             failure.append(exc)
 
@@ -138,6 +177,7 @@ def serve_in_thread(
     if not server.started:
         server.should_exit = True
         thread.join(2)
+        sock.close()
         reason = f"{failure[0]!r}" if failure else "it did not start in time"
         raise WebServerError(f"could not serve the display on {host}:{port}: {reason}")
     return DisplayServer(app, server, thread)

@@ -256,7 +256,9 @@ def _json_type(value: object) -> str:
         type(value), type(value).__name__)
 
 
-def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) -> APIRouter:
+def tabletop_router(
+    top: Any, keys: TableKeys | None = None, coach: Any = None, presence: Any = None
+) -> APIRouter:
     """Routes of the table-top page for ``top`` (a TableTop), guarded by
     ``keys`` (fresh ones when not given: then nobody can sit, only watch).
     The hands' calls run off the event loop: a lift waits for the board's
@@ -266,7 +268,10 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
     off, ``hint(seat)``, ``review(seat)``, ``ask(seat)``) adds the coach: a
     seat's keyed view carries ``coach: {"on", "hint", "review"}`` with that
     seat's hint and its reading of the last review only; the public and
-    open-hands views never carry one."""
+    open-hands views never carry one.
+
+    ``presence`` (``arrive(seat)``, ``leave(seat)``) hears each seat's keyed
+    live view open and close: a demo waits for every seated person's page."""
     router = APIRouter()
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     errors: tuple[type[BaseException], ...] = (ValueError, KeyError)
@@ -467,6 +472,9 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
             return
         await socket.accept()
         last = ""
+        present = presence if presence is not None and who is not None and not open_view else None
+        if present is not None:
+            present.arrive(who)
 
         async def watch_client() -> None:
             with contextlib.suppress(WebSocketDisconnect, RuntimeError):
@@ -490,6 +498,8 @@ def tabletop_router(top: Any, keys: TableKeys | None = None, coach: Any = None) 
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:
+            if present is not None:
+                present.leave(who)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await watcher

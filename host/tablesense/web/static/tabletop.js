@@ -31,7 +31,7 @@
     btn_pass: "Pass", btn_call: "Call", btn_referee: "Referee", btn_kems: "Kems!",
     btn_contre: "Contre", failed: "that did not work", card_down: "a card face down",
     turn_led: "turn LED", you: "you", computer: "computer", in_air: "In the air",
-    hint_kems: "Swap: lay a board card on your free rack cell, then one of yours on its slot. Four of a kind? Kems!",
+    hint_kems: "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it left. Four of a kind? Press Kems!",
     hint_turn: "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
     open_view: "open hands", you_are: "You: {name}", off_count: "{n} off the table",
