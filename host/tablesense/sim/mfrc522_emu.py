@@ -237,9 +237,14 @@ class EmulatedMFRC522:
     corrupted on the air (a parity error or a flipped bit), ``flicker``
     probability that a present tag misses one exchange, ``dead`` the chip does
     not drive MISO (reads float high), ``version`` the VersionReg value.
+
+    ``space``: None, and the field reaches exactly the tags on this antenna;
+    or a space model (``tablesense.sim.space.Space``) whose
+    ``tags_for(chip)`` says which tags the field reaches, neighbours' included.
     """
 
-    def __init__(self, version=0x92, noise=0.0, flicker=0.0, rng=None, seed=1):
+    def __init__(self, version=0x92, noise=0.0, flicker=0.0, rng=None, seed=1, space=None):
+        self.space = space
         self.version = version
         self.noise = noise
         self.flicker = flicker
@@ -284,6 +289,11 @@ class EmulatedMFRC522:
     @property
     def card(self):
         return self.cards[0] if self.cards else None
+
+    def _reached(self):
+        """The tags this chip's field reaches: its own antenna's, or whatever
+        the space model says (a neighbour's tag close enough answers too)."""
+        return self.cards if self.space is None else self.space.tags_for(self)
 
     # --- registers -----------------------------------------------------------
 
@@ -439,7 +449,7 @@ class EmulatedMFRC522:
             r[reg] = value
             now_on = self._field_on()
             if was != now_on:
-                for c in self.cards:
+                for c in self._reached():
                     c.power(now_on)
             return
         if reg == _CONTROL:
@@ -462,7 +472,7 @@ class EmulatedMFRC522:
         # bits 5 (RcvOff) and 4 (PowerDown) are written with every command
         r[_COMMAND] = (r[_COMMAND] & 0xC0) | (value & 0x30) | cmd
         if field_was != self._field_on():
-            for c in self.cards:
+            for c in self._reached():
                 c.power(self._field_on())
         if cmd == 0x00:  # Idle: cancel whatever runs
             self._tx_end = None
@@ -502,7 +512,7 @@ class EmulatedMFRC522:
             self._answer = None
             self._rx_at = None
             if self._field_on():
-                for c in self.cards:
+                for c in self._reached():
                     if not (self.flicker and self.rng.random() < self.flicker):
                         c.receive(frame, last_bits)
             return
@@ -513,7 +523,7 @@ class EmulatedMFRC522:
                 self._timer_at = self._tx_end + self._timer_us()
             return
         answers = []
-        for c in self.cards:
+        for c in self._reached():
             if self.flicker and self.rng.random() < self.flicker:
                 # the tag missed this frame: it neither answers nor changes state
                 continue
