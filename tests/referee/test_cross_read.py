@@ -38,3 +38,16 @@ def test_the_referee_says_which_cells_and_what_to_repair() -> None:
     h.problems = []
     h.settle()
     assert ref.correction is None
+
+
+def test_the_referee_reports_a_cross_read_before_the_deal_too() -> None:
+    """Bring-up (docs/build-guide.md): `play` with nothing dealt yet names
+    the two cells as soon as one test tag is heard on both."""
+    from tablekit import Hands, make_referee
+
+    ref, events, _stored = make_referee("dominoes", "pairs-pips", "dominoes-4", 3)
+    h = Hands(ref)
+    h.problems = [Problem("cross_read", ("left-1", "left-2"), "04a1b2c3d4e5f6")]
+    h.settle()
+    rej = kinds(events, "move_rejected")[-1]
+    assert rej["reason"] == "cross_read" and rej["cells"] == ["left-1", "left-2"]

@@ -27,17 +27,10 @@ are too close, so the check and the emulator agree by construction.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
 
+from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedMFRC522
 from tablesense.table.antenna import FieldModel
 from tablesense.table.geometry import CellId, TableGeometry
-
-
-class _Chip(Protocol):
-    """What the space needs of a reader chip (an ``EmulatedMFRC522``)."""
-
-    cards: list
-    space: object
 
 
 class Space:
@@ -46,7 +39,7 @@ class Space:
     def __init__(
         self,
         geometry: TableGeometry,
-        chips: Mapping[CellId, _Chip],
+        chips: Mapping[CellId, EmulatedMFRC522],
         model: FieldModel | None = None,
     ) -> None:
         self.model = model or geometry.build.field_model()
@@ -73,7 +66,7 @@ class Space:
             chip.space = self
 
     @classmethod
-    def of_boards(cls, geometry: TableGeometry, chips_of_board: Mapping[int, list]) -> Space:
+    def of_boards(cls, geometry: TableGeometry, chips_of_board: Mapping[int, list[EmulatedMFRC522]]) -> Space:
         """The space of a table whose boards hold their chips by channel
         (``VirtualBoard.chips``, ``Rp2040Board.chips``)."""
         chips = {
@@ -83,10 +76,10 @@ class Space:
         }
         return cls(geometry, chips)
 
-    def tags_for(self, chip: _Chip) -> list:
+    def tags_for(self, chip: EmulatedMFRC522) -> list[EmulatedCard]:
         """The tags ``chip``'s field reaches: the ones on its own antenna and
         a lone tag on any coupled neighbour (a stacked pair is detuned)."""
-        own = chip.cards
+        own: list[EmulatedCard] = chip.cards
         cell = self._cell_of.get(id(chip))
         near = self.coupled.get(cell) if cell is not None else None
         if not near:
