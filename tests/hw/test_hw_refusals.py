@@ -172,3 +172,23 @@ def test_the_cli_exits_1_and_names_the_cells(tmp_path: Path) -> None:
     result = runner.invoke(app, ["hw", "check", "--table", str(tight)])
     assert result.exit_code == 1
     assert "FAIL  fixture" in result.output and "cells c0 and c1" in result.output.replace("\n", " ")
+
+
+def test_more_boards_than_usb_ports_is_refused(pinmap: dict) -> None:
+    g = TableGeometry.load("dominoes-4")  # six boards: more than the Pi's 3 free ports
+    power = pinmap["power"]
+    small_hub = {**pinmap, "power": {**power, "usb": {**power["usb"], "hub_ports": 4}}}
+    found = errors(check_power(g, small_hub))
+    assert [f.message for f in found] == ["6 boards need more USB ports than the Pi's and the hub's 4"]
+    assert errors(check_power(TableGeometry.load("kems-4"), small_hub)) == []  # 2 boards: no hub needed
+
+
+def test_the_cable_figures_wiring_md_quotes() -> None:
+    """hardware/wiring.md's topology table, from hw/cabling.py."""
+    from tablesense.hw.cabling import bus_budget_pf
+
+    assert round(bus_budget_pf(2_000_000)) == 568 and round(bus_budget_pf(4_000_000)) == 284
+    assert [round(reach_mm(n, 2_000_000)) for n in (7, 10, 12, 14, 16, 32)] == [1000, 906, 722, 590, 491, 146]
+    assert [round(reach_mm(n, 4_000_000)) for n in (7, 10, 12, 14, 16, 32)] == [569, 338, 248, 184, 136, 0]
+    text = (Path(__file__).resolve().parents[2] / "hardware" / "wiring.md").read_text(encoding="utf-8")
+    assert "| **2 MHz** | **568 pF** | **1000** | **906** | **722** | **590** | **491** | **146** |" in text
