@@ -124,3 +124,30 @@ def test_the_virtual_table_puts_its_readers_in_one_space() -> None:
     assert ("slot-1", "slot-2") in vt.space.cross_reads()
     assert vt.boards[1].chips[0].space is vt.space
     assert VirtualTable(TableGeometry.load("kems-4"), stable_links=False).space.cross_reads() == []
+
+
+def test_through_the_link_a_tight_table_shows_one_tag_on_two_cells_and_the_referee_names_both() -> None:
+    """The virtual board (the real firmware, all fields on) over the link:
+    the merged TableState carries the neighbour's UID on both cells, and the
+    referee's sensing calls it a cross_read naming both."""
+    from tablesense.link.manager import TableLink
+    from tablesense.referee.sensing import sense
+    from tablesense.table.state import Tag
+    from tablesense.table.tags import TagRegistry
+
+    g = table(15.0)
+    with VirtualTable(g, seed=0) as vt:
+        link = TableLink(g, ports=list(vt.stable_paths().values()) or list(vt.device_paths().values()))
+        link.start()
+        try:
+            assert link.wait_online(20.0)
+            vt.place("slot-3", UID_A)
+            state = link.wait_until(
+                lambda st: st.get("slot-3") == Tag(UID_A) and st.get("slot-2") == Tag(UID_A), 20.0
+            )
+            assert state is not None, f"no cross-read seen: {link.state()!r}"
+            assert state.get("r1") != Tag(UID_A)
+            problems = [p for p in sense(state, TagRegistry.virtual(0)).problems if p.kind == "cross_read"]
+            assert problems and set(problems[0].cells) >= {"slot-2", "slot-3"}
+        finally:
+            link.stop()
