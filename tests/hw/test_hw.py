@@ -99,13 +99,17 @@ def test_power_budget_over_the_supply_is_an_error(pinmap: dict) -> None:
     g = TableGeometry.load("dominoes-4")
     total, rows = power_budget(g, pinmap)
     assert total == sum(r[2] for r in rows) and total > 0
-    small = {**pinmap, "power": {**pinmap["power"], "supply_ma": total - 1}}
-    assert check_power(g, small)[0].level == "error"
+    power = pinmap["power"]
+    small = {**pinmap, "power": {**power, "rail": {**power["rail"], "supply_ma": total}}}
+    findings = check_power(g, small)
+    assert [f.where for f in findings] == ["dominoes-4"]
+    assert findings[0].level == "error" and "the 5 V rail" in findings[0].message
+    assert f"{total} mA" in findings[0].message and "80%" in findings[0].message
 
 
 def test_rule_quantities_follow_the_layout() -> None:
     q = rule_quantities(TableGeometry.load("dominoes-4"))
-    assert q["cells"] == 56 and q["boards"] == 2 and q["seat_buttons"] == 8
+    assert q["cells"] == 56 and q["boards"] == 6 and q["seat_buttons"] == 8
 
 
 def test_cli_check_passes_on_shipped_layouts() -> None:

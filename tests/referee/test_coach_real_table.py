@@ -19,6 +19,7 @@ from typing import Any
 
 from sim.test_tabletop_cli import free_port, get, post, wait
 from tablesense.outputs.cell_leds import LedPalette
+from tablesense.table.geometry import TableGeometry
 
 REPO = Path(__file__).resolve().parents[2]
 COACH = list(LedPalette().coach)
@@ -35,7 +36,8 @@ def test_a_held_seat_button_lights_the_coachs_tile_on_that_seats_rack_only(tmp_p
     lines: list[str] = []
     try:
         assert sim.stdout is not None and sim.stderr is not None
-        ports = [sim.stdout.readline().strip() for _ in range(2)]
+        boards = len(TableGeometry.load("dominoes-4").boards)
+        ports = [sim.stdout.readline().strip() for _ in range(boards)]
         err = sim.stderr
         threading.Thread(target=lambda: lines.extend(err), daemon=True).start()
         header = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"--seat-header (\S+)", ln))), None),
@@ -47,7 +49,7 @@ def test_a_held_seat_button_lights_the_coachs_tile_on_that_seats_rack_only(tmp_p
         base = urls[0].rsplit("/tabletop", 1)[0] + "/tabletop/api/"
         play = subprocess.Popen(
             [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4",
-             "--port", ports[0], "--port", ports[1], "--seats", "Ana,Bea,Caio,Dan",
+             *[arg for port in ports for arg in ("--port", port)], "--seats", "Ana,Bea,Caio,Dan",
              "--journal", str(tmp_path / "j.sqlite"), "--new", "--no-keys", "--coach",
              "--web-port", str(display_port), "--host", "127.0.0.1", "--seat-header", header],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,

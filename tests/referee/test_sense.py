@@ -25,11 +25,11 @@ def test_sense_translates_every_reading() -> None:
         0.0,
     )
     s = sense(state, reg)
-    assert s.pieces == {"c1": "3-5", "c5": "6-6", "c6": "6-6"}
+    assert s.pieces == {"c1": "3-5"}  # c5, c6: one tag on two cells is a hardware fault
     kinds = {(p.kind, p.cells) for p in s.problems}
     assert ("unknown_tag", ("c3",)) in kinds
     assert ("read_error", ("c4",)) in kinds  # never "empty"
-    assert ("duplicate_tag", ("c5", "c6")) in kinds
+    assert ("cross_read", ("c5", "c6")) in kinds
     assert ("unscanned", ("c8",)) in kinds
     assert s.boards_offline == (2,)
     read_error = next(p for p in s.problems if p.kind == "read_error")

@@ -58,6 +58,9 @@ right = ["right-1"]
 "right-1" = { board = 1, channel = 2, led = 2, x = 150.0, y = 0.0, zone = "line" }
 "s0" = { board = 1, channel = 3, led = 3, x = 100.0, y = 100.0, zone = "rack" }
 "s1" = { board = 1, channel = 4, led = 4, x = 100.0, y = -100.0, zone = "rack" }
+
+[build]
+led_max_level = 255  # the LED test reads back full levels
 """
 UID7 = bytes.fromhex("04a1b2c3d4e5f6")
 
@@ -271,7 +274,8 @@ def test_sim_boards_rp2040_prints_one_path_per_board(tmp_path: Path) -> None:
 def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> None:
     """As `sim boards --table T` does: the table-top page over the same world,
     its seat keys and the play command, plus (bare MicroPython boards) the
-    flash command of each board."""
+    flash command of each board. kems-4: two boards (one per two seats), the
+    fewest emulated RP2040s a shipped layout needs."""
     import re
     import signal
     import subprocess
@@ -280,7 +284,7 @@ def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> 
 
     need(available() is None, f"emulated RP2040 boards: {available()}")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tablesense.cli", "sim", "boards", "--rp2040", "--table", "dominoes-4",
+        [sys.executable, "-m", "tablesense.cli", "sim", "boards", "--rp2040", "--table", "kems-4",
          "--state-dir", str(tmp_path), "--fresh", "--web-port", "0", "--display", ""],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
@@ -297,8 +301,8 @@ def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> 
         with urllib.request.urlopen(urls[1], timeout=10) as r:
             assert r.status == 200 and 'data-seat="1"' in r.read().decode()
         for board, path in enumerate(paths, start=1):
-            assert f"tablesense flash --port {path} --table dominoes-4 --board {board}" in text
-        assert f"tablesense play --table dominoes-4 --port {paths[0]} --port {paths[1]} --seat-header" in text
+            assert f"tablesense flash --port {path} --table kems-4 --board {board}" in text
+        assert f"tablesense play --table kems-4 --port {paths[0]} --port {paths[1]} --seat-header" in text
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)

@@ -21,6 +21,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from tablesense.cli import app
+from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,7 +85,8 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
     lines: list[str] = []
     try:
         assert sim.stdout is not None and sim.stderr is not None
-        ports = [sim.stdout.readline().strip() for _ in range(2)]
+        boards = len(TableGeometry.load("dominoes-4").boards)
+        ports = [sim.stdout.readline().strip() for _ in range(boards)]
         err = sim.stderr
 
         def read_err() -> None:
@@ -117,7 +119,7 @@ def test_play_referees_what_is_done_on_the_sim_boards_table_top(tmp_path: Path) 
 
         play = subprocess.Popen(
             [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4",
-             "--port", ports[0], "--port", ports[1], "--seats", "Ana,Bea,Caio,Dan",
+             *[arg for port in ports for arg in ("--port", port)], "--seats", "Ana,Bea,Caio,Dan",
              "--journal", str(tmp_path / "j.sqlite"), "--new", "--no-keys",
              "--web-port", str(display_port), "--host", "127.0.0.1", "--seat-header", header],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,

@@ -23,7 +23,9 @@ def test_shipped_layout_is_consistent(name: str) -> None:
     g = TableGeometry.load(name)
     assert g.name == name
     for b in g.boards:
-        assert b.channels in (16, 32)
+        # a board scans exactly its readers, at most what its 4 decoders address
+        assert b.channels == len(g.cells_of_board(b.id)) <= 32
+        assert b.position is not None
     # every cell is on a real channel, channel -> cell round-trips
     for c in g.cells.values():
         assert g.cell_at(c.board, c.channel) == c
@@ -76,6 +78,10 @@ def test_board_config_matches_firmware_parser_and_hash(name: str) -> None:
         assert fw_config.canonical_json(cfg) == g.board_config_bytes(b.id)
         for c in g.cells_of_board(b.id):
             assert parsed["channel_leds"][c.channel] == c.led
+        # what the builder tuned reaches the board; the receiver gain stays the chip's
+        assert parsed["spi"]["baudrate"] == g.build.spi_baudrate == 2_000_000
+        assert parsed["led_max_level"] == g.build.led_max_level == 85
+        assert "rfid" not in cfg
 
 
 def _base() -> dict:
@@ -92,6 +98,47 @@ def _base() -> dict:
             "r1": {"board": 1, "channel": 3, "led": 3, "x": 0, "y": 0, "zone": "rack"},
         },
     }
+
+
+def test_build_settings_reach_the_board_config() -> None:
+    """The table file sets the SPI clock, the LED cap and (only when set) the
+    receiver gain; without a [build] table the documented defaults apply."""
+    plain = TableGeometry.from_dict(_base())
+    assert plain.board_config(1)["spi"] == {"baudrate": 2_000_000}
+    assert plain.board_config(1)["led_max_level"] == 85
+    assert "rfid" not in plain.board_config(1)
+    tuned = TableGeometry.from_dict(
+        {**_base(), "build": {"spi_baudrate": 1_000_000, "led_max_level": 40, "rx_gain_db": 43, "antenna_mm": 50}}
+    )
+    cfg = tuned.board_config(1)
+    assert cfg["spi"] == {"baudrate": 1_000_000} and cfg["led_max_level"] == 40
+    assert cfg["rfid"] == {"rx_gain_db": 43}
+    assert tuned.build.field_model().antenna_mm == 50.0
+    assert tuned.config_hash(1) != plain.config_hash(1)
+
+
+def test_bad_build_settings_are_listed_at_once() -> None:
+    bad = {
+        **_base(),
+        "build": {"spi_baudrate": 50_000_000, "rx_gain_db": 30, "tag_mm": "big", "read_range_mm": 3.0, "colour": 1},
+    }
+    with pytest.raises(GeometryError) as exc:
+        TableGeometry.from_dict(bad)
+    text = str(exc.value)
+    assert "build.spi_baudrate = 50000000 is outside 100000..10000000" in text
+    assert "build.rx_gain_db = 30 is not a gain the MFRC522 offers (18, 23, 33, 38, 43, 48)" in text
+    assert "build.tag_mm must be a number (mm), not 'big'" in text
+    assert "build.read_range_mm = 3 must exceed build.tag_height_mm = 4" in text
+    assert "build: unknown key(s) colour" in text
+
+
+def test_a_board_position_needs_both_coordinates() -> None:
+    data = _base()
+    data["boards"] = [{"id": 1, "name": "a", "channels": 8, "leds": 8, "x": 100.0}]
+    with pytest.raises(GeometryError, match="a board's position needs both x and y"):
+        TableGeometry.from_dict(data)
+    data["boards"][0]["y"] = 50
+    assert TableGeometry.from_dict(data).board(1).position == (100.0, 50.0)
 
 
 def test_minimal_dict_is_valid() -> None:

@@ -9,15 +9,20 @@ mismatch on the bench and not at the first game. Every check returns
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from tablesense.firmware import config as board_config_module
+from tablesense.hw.cabling import MAX_ROUTE_MM, bus_pf, edge_ns, reach_mm, route_mm
 from tablesense.hw.pack import (
     PackError,
+    board_power,
     bom_for,
+    cells_per_board,
     load_bom,
+    pi_budget,
     power_budget,
     rule_quantities,
 )
@@ -141,18 +146,152 @@ def check_bom(geometry: TableGeometry, bom_path: Path) -> list[Finding]:
 
 
 def check_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding]:
+    """Every supply, regulator, fuse and the USB hub against its rating with
+    the pin map's margin: the 5 V rail's PSU, the Pi's supply, each board's
+    3.3 V regulator (and an LDO's heat), each board's LED strip fuse, and
+    the USB ports the boards need."""
+    power = pinmap.get("power", {})
+    margin = float(power.get("margin", 1.0))
+    out: list[Finding] = []
+    name = geometry.name
+
+    def over(where: str, what: str, load: float, rating: float, part: str) -> None:
+        if load > rating * margin:
+            out.append(
+                Finding(
+                    "error",
+                    where,
+                    f"{what} needs {load:.0f} mA worst case, more than {margin:.0%} of the "
+                    f"{rating:.0f} mA of its {part}",
+                )
+            )
+
+    rail = power.get("rail", {})
     total, _rows = power_budget(geometry, pinmap)
-    supply = int(pinmap.get("power", {}).get("supply_ma", 0))
-    if total > supply:
-        return [Finding("error", geometry.name, f"worst-case current {total} mA exceeds the {supply} mA supply")]
-    if total > 0.8 * supply:
-        return [Finding("warning", geometry.name, f"worst-case current {total} mA is over 80% of the {supply} mA supply")]
-    return []
+    over(name, "the 5 V rail (reader regulators and LED strips)", total, float(rail.get("supply_ma", 0)), str(rail.get("part", "PSU")))
+    pi = power.get("pi", {})
+    pi_total, _pi_rows = pi_budget(geometry, pinmap)
+    over(name, "the Pi's supply (Pi, display, seat lights)", pi_total, float(pi.get("supply_ma", 0)), str(pi.get("part", "PSU")))
+    reg = power.get("regulator", {})
+    led = power.get("led", {})
+    for b in board_power(geometry, pinmap):
+        where = f"{name} board {b.board} ({geometry.board(b.board).name})"
+        over(where, f"its 3.3 V rail ({b.readers} readers)", b.reader_ma, float(reg.get("rating_ma", 0)), str(reg.get("part", "regulator")))
+        if reg.get("kind") == "ldo":
+            watts = (float(reg.get("vin", 5.0)) - float(reg.get("vout", 3.3))) * b.reader_ma / 1000
+            rise = watts * float(reg.get("theta_ja_c_per_w", 90.0))
+            if rise > float(power.get("max_rise_c", 30.0)):
+                out.append(
+                    Finding(
+                        "error",
+                        where,
+                        f"its LDO burns {watts:.2f} W for {b.readers} readers, {rise:.0f} degC above the air "
+                        f"(at most {float(power.get('max_rise_c', 30.0)):.0f}): use a buck regulator",
+                    )
+                )
+        over(
+            where,
+            f"its LED strip at led_max_level {geometry.build.led_max_level}",
+            b.led_ma,
+            float(led.get("fuse_hold_ma", 0)),
+            str(led.get("fuse_part", "fuse")),
+        )
+    usb = power.get("usb", {})
+    boards = len(geometry.boards)
+    if boards > int(usb.get("pi_free_ports", boards)):
+        ports = int(usb.get("hub_ports", 0))
+        if boards > ports:
+            out.append(Finding("error", name, f"{boards} boards need more USB ports than the Pi's and the hub's {ports}"))
+        over(name, f"the USB hub ({boards} boards)", boards * float(usb.get("board_ma", 0)), float(usb.get("hub_supply_ma", 0)), str(usb.get("hub_part", "hub")))
+    if not out and total > 0.8 * float(rail.get("supply_ma", 0)):
+        out.append(Finding("warning", name, f"the 5 V rail's worst case {total} mA is over 80% of its supply"))
+    return out
+
+
+def check_decoders(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding]:
+    """A board carries at most the readers its chip-select decoders address
+    (8 outputs per 74HC138, one decoder per enable pin of the pin map)."""
+    rp = pinmap.get("rp2040", {})
+    per_decoder = 1 << len(rp.get("decoder_address", [0, 0, 0]))
+    addressable = per_decoder * len(rp.get("decoder_enables", []))
+    out: list[Finding] = []
+    for board_id, n in sorted(cells_per_board(geometry).items()):
+        channels = max(n, geometry.board(board_id).channels)
+        if channels > addressable:
+            out.append(
+                Finding(
+                    "error",
+                    f"{geometry.name} board {board_id} ({geometry.board(board_id).name})",
+                    f"has {channels} reader channels; its {len(rp.get('decoder_enables', []))} decoders address {addressable}",
+                )
+            )
+    return out
+
+
+def check_cables(geometry: TableGeometry) -> list[Finding]:
+    """Every reader within its board's cable reach at the layout's SPI clock
+    (hw/cabling.py: the bus as a lumped RC, MISO the weakest driver)."""
+    baud = geometry.build.spi_baudrate
+    out: list[Finding] = []
+    for board in geometry.boards:
+        where = f"{geometry.name} board {board.id} ({board.name})"
+        cells = geometry.cells_of_board(board.id)
+        if board.position is None:
+            out.append(Finding("warning", where, "has no position (x, y): its readers' cable lengths are unchecked"))
+            continue
+        routes = [route_mm(board.position, (c.x, c.y)) for c in cells]
+        reach = reach_mm(len(cells), baud)
+        far = [(r, c.id) for r, c in zip(routes, cells, strict=True) if r > reach]
+        if far:
+            listed = ", ".join(f"{cid} ({r:.0f} mm)" for r, cid in sorted(far, reverse=True)[:6])
+            more = f" and {len(far) - 6} more" if len(far) > 6 else ""
+            out.append(
+                Finding(
+                    "error",
+                    where,
+                    f"readers beyond its cable reach of {reach:.0f} mm ({len(cells)} readers at "
+                    f"{baud / 1e6:g} MHz, at most {MAX_ROUTE_MM:.0f} mm; line {bus_pf(routes):.0f} pF, "
+                    f"edge {edge_ns(bus_pf(routes)):.0f} ns): {listed}{more}; move the board, split it or lower build.spi_baudrate",
+                )
+            )
+    return out
+
+
+def check_spacing(geometry: TableGeometry) -> list[Finding]:
+    """No two antennas closer than the antenna and tag sizes allow
+    (table/antenna.py: the antennas keep their gap, and a tag pushed 5 mm
+    off its cell towards a neighbour does not answer the neighbour, in any
+    direction)."""
+    model = geometry.build.field_model()
+    minimum = model.min_pitch_mm()
+    cells = sorted(geometry.cells.values(), key=lambda c: c.id)
+    out: list[Finding] = []
+    for i, a in enumerate(cells):
+        for b in cells[i + 1 :]:
+            distance = math.hypot(b.x - a.x, b.y - a.y)
+            if distance < minimum - 1e-6:
+                out.append(
+                    Finding(
+                        "error",
+                        f"{geometry.name} cells {a.id} and {b.id}",
+                        f"antennas {distance:.0f} mm apart, at least {minimum:.0f} mm needed: with "
+                        f"{model.antenna_mm:g} mm antennas and {model.tag_mm:g} mm tags "
+                        f"{model.tag_height_mm:g} mm above them a tag can answer the neighbour's reader",
+                    )
+                )
+    return out
 
 
 def check_table(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding]:
     """All checks of one table layout (its BOM only if it has one)."""
-    findings = check_board_configs(geometry) + check_pi_pins(geometry, pinmap) + check_power(geometry, pinmap)
+    findings = (
+        check_board_configs(geometry)
+        + check_pi_pins(geometry, pinmap)
+        + check_power(geometry, pinmap)
+        + check_decoders(geometry, pinmap)
+        + check_cables(geometry)
+        + check_spacing(geometry)
+    )
     bom = bom_for(geometry.name)
     if bom.exists():
         findings += check_bom(geometry, bom)

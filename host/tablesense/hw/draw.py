@@ -90,6 +90,17 @@ def table_svg(geometry: TableGeometry) -> str:
             f"Seat {seat.index}: {escape(seat.name)}</text>"
             f'<text x="{_fmt(lx)}" y="{_fmt(ly + 10)}" font-size="6" text-anchor="{anchor}" fill="#555555">{escape(pins)}</text>'
         )
+    # where each board sits (its cables run from there, hw/cabling.py)
+    for b in geometry.boards:
+        if b.position is None:
+            continue
+        bx, by = b.position[0], -b.position[1]
+        out.append(
+            f'<g id="board-{b.id}"><rect x="{_fmt(bx - 14)}" y="{_fmt(by - 9)}" width="28" height="18" '
+            f'fill="{colour[b.id]}" stroke="#000000" stroke-width="1" stroke-dasharray="2 1"/>'
+            f'<text x="{_fmt(bx)}" y="{_fmt(by + 3)}" font-size="7" font-weight="bold" text-anchor="middle">'
+            f"Pico {b.id}</text></g>"
+        )
     # legend: boards and zones
     ly = max(ys) + MARGIN_MM
     for i, b in enumerate(geometry.boards):
@@ -98,7 +109,8 @@ def table_svg(geometry: TableGeometry) -> str:
         out.append(
             f'<rect x="{_fmt(min_x + 8)}" y="{_fmt(y)}" width="10" height="10" fill="{colour[b.id]}" stroke="#333333"/>'
             f'<text x="{_fmt(min_x + 22)}" y="{_fmt(y + 8)}" font-size="8">board {b.id} "{escape(b.name)}": '
-            f"{served} of {b.channels} channels, {b.leds} LEDs</text>"
+            f"{served} of {b.channels} channels, {b.leds} LEDs"
+            f"{'' if b.position is None else f' (dashed box: the board at {_fmt(b.position[0])}, {_fmt(b.position[1])} mm)'}</text>"
         )
     ref = geometry.referee_button_pin
     out.append(

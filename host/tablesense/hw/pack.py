@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tablesense.hw.cabling import route_mm
 from tablesense.table.geometry import TABLES_DIR, TableGeometry
 
 HARDWARE_DIR = TABLES_DIR.parent
@@ -97,9 +98,18 @@ def rule_quantities(geometry: TableGeometry) -> dict[str, int]:
     """What each BOM quantity rule evaluates to for a table layout.
 
     ``decoders`` counts the 74HC138s (8 chip selects each) that the cells of
-    every board need; ``seat_buttons`` two per seat (seat button and call button).
+    every board need; ``seat_buttons`` two per seat (seat button and call
+    button); ``boards2`` two per board (the 33 ohm SCK and MOSI resistors);
+    ``reader_pins`` the crimp contacts of the reader harnesses (8 each);
+    ``ribbon_m`` the ribbon the harnesses need, in whole metres with 10 %
+    for cutting (cable routes from hw/cabling.py; 0.5 m a reader of a board
+    without a position).
     """
     per_board = cells_per_board(geometry)
+    ribbon_mm = 0.0
+    for cell in geometry.cells.values():
+        at = geometry.board(cell.board).position
+        ribbon_mm += route_mm(at, (cell.x, cell.y)) if at is not None else 500.0
     return {
         "1": 1,
         "boards": len(geometry.boards),
@@ -110,6 +120,9 @@ def rule_quantities(geometry: TableGeometry) -> dict[str, int]:
             (s.button_pin is not None) + (s.call_button_pin is not None) for s in geometry.seats
         ),
         "decoders": sum(math.ceil(n / 8) for n in per_board.values()),
+        "boards2": 2 * len(geometry.boards),
+        "reader_pins": 8 * len(geometry.cells),
+        "ribbon_m": math.ceil(1.1 * ribbon_mm / 1000),
         "tiles": 28,
         "cards32": 32,
         "cards52": 52,
@@ -124,12 +137,61 @@ def load_pinmap(path: Path = PINMAP_PATH) -> dict[str, Any]:
         raise PackError(f"{path}: {exc}") from None
 
 
+@dataclass(frozen=True)
+class BoardPower:
+    """One board's worst case: its readers on its 3.3 V regulator, what that
+    regulator draws from the 5 V rail, and its LED strip at the LED cap."""
+
+    board: int
+    readers: int
+    reader_ma: float
+    rail_ma: float
+    led_ma: float
+
+
+def board_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[BoardPower]:
+    """Every board's worst case from ``pinmap.toml [power]`` (see wiring.md)."""
+    power = pinmap.get("power", {})
+    reader = power.get("reader", {})
+    reg = power.get("regulator", {})
+    led = power.get("led", {})
+    per_board = cells_per_board(geometry)
+    leds_per_board = {b.id: 0 for b in geometry.boards}
+    for cell in geometry.cells.values():
+        if cell.led is not None:
+            leds_per_board[cell.board] = leds_per_board.get(cell.board, 0) + 1
+    led_ma = float(led.get("full_white_ma", 60)) * geometry.build.led_max_level / 255
+    out: list[BoardPower] = []
+    for b in geometry.boards:
+        n = per_board.get(b.id, 0)
+        fields = min(n, int(reader.get("fields_on", 1)))
+        reader_ma = n * float(reader.get("idle_ma", 0)) + fields * float(reader.get("field_ma", 0))
+        vin, vout = float(reg.get("vin", 5.0)), float(reg.get("vout", 3.3))
+        if reg.get("kind", "buck") == "ldo":
+            rail_ma = reader_ma  # an LDO passes its load current through
+        else:
+            rail_ma = reader_ma * vout / (vin * float(reg.get("efficiency", 0.85)))
+        out.append(BoardPower(b.id, n, reader_ma, rail_ma, leds_per_board.get(b.id, 0) * led_ma))
+    return out
+
+
 def power_budget(geometry: TableGeometry, pinmap: dict[str, Any]) -> tuple[int, list[tuple[str, int, int]]]:
-    """Worst-case 5 V current of a table: (total mA, [(load, count, mA)])."""
+    """Worst-case current of the table's 5 V rail: (total mA, [(load, count, mA)])."""
+    boards = board_power(geometry, pinmap)
+    level = geometry.build.led_max_level
+    rows = [
+        ("reader regulators (readers idle, fields time-shared)", len(boards), round(sum(b.rail_ma for b in boards))),
+        (f"WS2812 LEDs at led_max_level {level}", rule_quantities(geometry)["leds"], round(sum(b.led_ma for b in boards))),
+    ]
+    return sum(r[2] for r in rows), rows
+
+
+def pi_budget(geometry: TableGeometry, pinmap: dict[str, Any]) -> tuple[int, list[tuple[str, int, int]]]:
+    """Worst-case current of the Pi's own supply: (total mA, [(load, count, mA)])."""
     counts = rule_quantities(geometry)
-    per = {"table": 1, "board": counts["boards"], "cell": counts["cells"], "led": counts["leds"], "seat": counts["seats"]}
+    per = {"table": 1, "board": counts["boards"], "seat": counts["seats"]}
     rows: list[tuple[str, int, int]] = []
-    for load in pinmap.get("power", {}).get("loads", []):
+    for load in pinmap.get("power", {}).get("pi", {}).get("loads", []):
         n = per.get(str(load.get("per")), 0)
         rows.append((str(load["name"]), n, int(load["ma"]) * n))
     return sum(r[2] for r in rows), rows

@@ -60,7 +60,8 @@ class Problem:
     """A cell the referee cannot trust."""
 
     kind: str
-    """``unknown_tag``, ``duplicate_tag``, ``read_error`` or ``board_offline``."""
+    """``unknown_tag``, ``duplicate_tag``, ``cross_read`` (one UID on two
+    cells: a hardware fault), ``read_error`` or ``board_offline``."""
     cells: tuple[CellId, ...]
     detail: str = ""
     board: int | None = None

@@ -48,7 +48,7 @@ DELAY_MISSING = "missing"
 
 #: Rejections whose fix is not "move this piece there".
 NO_FIX = frozenset(
-    {"unknown_tag", "duplicate_tag", "read_error", "pass_with_playable", "must_draw"}
+    {"unknown_tag", "duplicate_tag", "cross_read", "read_error", "pass_with_playable", "must_draw"}
 )
 
 
@@ -167,6 +167,18 @@ class TableRules:
                     say(
                         "the tag on cell {cell} is not enrolled ({tag}): take it off the table",
                         cell=problem.cells[0], tag=problem.detail,
+                    ),
+                    problem.cells,
+                    DELAY_PROBLEM,
+                )
+            if problem.kind == "cross_read":
+                return Rejection(
+                    "cross_read",
+                    say(
+                        "one tag ({tag}) is read on cells {cells}: a reader reaches its "
+                        "neighbour's tag; the table needs repair (its antennas are too close: "
+                        "tablesense hw check)",
+                        tag=problem.detail, cells=", ".join(problem.cells),
                     ),
                     problem.cells,
                     DELAY_PROBLEM,

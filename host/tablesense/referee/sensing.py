@@ -23,7 +23,10 @@ def sense(
     ``state`` maps cell ids to readings (:mod:`tablesense.table.state`); it may
     carry ``boards_online``. Unknown tags, a piece read on two cells, read
     errors and cells not scanned yet become :class:`Problem` values; offline
-    boards pause the referee.
+    boards pause the referee. One *tag* (one UID) read on two cells is not a
+    player's doing: a tag lies on one cell, so a reader reaches its
+    neighbour's tag (antennas too close, docs/build-guide.md): a
+    ``cross_read`` problem naming both cells, instead of a duplicated piece.
     """
     from tablesense.table.state import Empty, Offline, ReadError, Tag
 
@@ -31,11 +34,21 @@ def sense(
     pieces: dict[str, str] = {}
     problems: list[Problem] = []
     seen: dict[str, list[str]] = {}
+    uid_cells: dict[bytes, list[str]] = {}
+    for cell in sorted(wanted):
+        reading = state.get(cell)
+        if isinstance(reading, Tag):
+            uid_cells.setdefault(reading.uid, []).append(cell)
+    crossed = {uid: where for uid, where in uid_cells.items() if len(where) > 1}
+    for uid, where in sorted(crossed.items(), key=lambda kv: kv[1]):
+        problems.append(Problem("cross_read", tuple(where), uid.hex()))
     for cell in sorted(wanted):
         reading = state.get(cell)
         if reading is None or isinstance(reading, Empty):
             continue
         if isinstance(reading, Tag):
+            if reading.uid in crossed:
+                continue  # a hardware fault, reported above
             found = registry.piece(reading.uid)
             if isinstance(found, UnknownTag):
                 problems.append(Problem("unknown_tag", (cell,), reading.uid.hex()))

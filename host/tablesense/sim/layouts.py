@@ -1,6 +1,6 @@
 """Small synthetic table layouts for tests and benchmarks.
 
-The shipped layouts (hardware/tables/) have 24-70 cells on one to three
+The shipped layouts (hardware/tables/) have 24-70 cells on two to six
 boards; tests of the link want something smaller (quick sweeps) and the
 benchmark wants many boards. :func:`bench_geometry` builds a valid
 :class:`TableGeometry` of ``boards`` boards with ``channels`` cells each: a
@@ -28,7 +28,9 @@ def bench_geometry(boards: int = 2, channels: int = 8, leds: bool = True) -> Tab
         for ch in range(channels):
             cid = f"b{b}-{ch}"
             zone = "line" if ch < half else "rack"
-            cells[cid] = {"board": b, "channel": ch, "x": 10.0 * ch, "y": 100.0 * b, "zone": zone}
+            # 50 mm apart, rows 100 mm apart: a physical spacing, so the
+            # emulator's space (sim/space.py) hears no neighbour's tag
+            cells[cid] = {"board": b, "channel": ch, "x": 50.0 * ch, "y": 100.0 * b, "zone": zone}
             if leds:
                 cells[cid]["led"] = ch
             (line if zone == "line" else rack).append(cid)

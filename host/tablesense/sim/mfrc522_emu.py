@@ -244,9 +244,14 @@ class EmulatedMFRC522:
     ``power_up_us`` how long a tag must have had this chip's field before it
     hears a frame (0: at once; ISO 14443-3 allows a tag up to 5 ms, which
     the firmware's time-shared fields wait for, docs/firmware.md).
+
+    ``space``: None, and the field reaches exactly the tags on this antenna;
+    or a space model (``tablesense.sim.space.Space``) whose
+    ``tags_for(chip)`` says which tags the field reaches, neighbours' included.
     """
 
-    def __init__(self, version=0x92, noise=0.0, flicker=0.0, rng=None, seed=1, power_up_us=0.0):
+    def __init__(self, version=0x92, noise=0.0, flicker=0.0, rng=None, seed=1, power_up_us=0.0, space=None):
+        self.space = space
         self.version = version
         self.noise = noise
         self.flicker = flicker
@@ -294,6 +299,11 @@ class EmulatedMFRC522:
     def card(self):
         return self.cards[0] if self.cards else None
 
+    def _reached(self):
+        """The tags this chip's field reaches: its own antenna's, or whatever
+        the space model says (a neighbour's tag close enough answers too)."""
+        return self.cards if self.space is None else self.space.tags_for(self)
+
     # --- registers -----------------------------------------------------------
 
     def _reset_registers(self):
@@ -331,18 +341,19 @@ class EmulatedMFRC522:
 
     def _power_cards(self, on):
         now = self._now()
-        for c in self.cards:
+        for c in self._reached():
             c.power(on, now)
 
     def tags_in_field(self):
         """The tags that hear a frame this chip sends now: those on its
-        antenna, powered by its field for at least ``power_up_us``. The one
+        antenna (or, with a space model, that its field reaches), powered by
+        its field for at least ``power_up_us``. The one
         place that decides who is in the field (an empty list with the field
         off)."""
         if not self._field_on():
             return []
         ready = self._now() - self.power_up_us
-        return [c for c in self.cards if c.powered and c.powered_at <= ready]
+        return [c for c in self._reached() if c.powered and c.powered_at <= ready]
 
     def _timer_us(self):
         presc = ((self.regs[_T_MODE] & 0x0F) << 8) | self.regs[_T_PRESCALER]

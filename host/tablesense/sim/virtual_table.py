@@ -16,7 +16,9 @@ the world model: which tag lies on which cell. The world API is by cell id::
     table.stop()
 
 Tag flicker, RF noise and unreadable tags are per-cell knobs
-(:meth:`VirtualTable.set_noise`). Link faults come from a
+(:meth:`VirtualTable.set_noise`). The readers share one space
+(:mod:`tablesense.sim.space`): on a layout packed too tight a tag answers
+the neighbour's reader too, as on a real table. Link faults come from a
 :class:`~tablesense.sim.faults.FaultPlan`; scheduled unplugs and reboots run
 on a timer thread started with the table.
 """
@@ -33,6 +35,7 @@ from pathlib import Path
 
 from tablesense.sim.faults import FaultPlan, ScheduledFault
 from tablesense.sim.mfrc522_emu import EmulatedCard
+from tablesense.sim.space import Space
 from tablesense.sim.virtual_board import RGB, VirtualBoard
 from tablesense.table.geometry import CellId, TableGeometry
 
@@ -91,6 +94,8 @@ class VirtualTable:
                 on_path=self._path_changed,
                 **extra,
             )
+        # every reader's field in one space: a neighbour's tag close enough answers
+        self.space = Space.of_boards(geometry, {bid: vb.chips for bid, vb in self.boards.items()})
         self.history: list[tuple[float, str, int | CellId, object]] = []
         self._t0 = time.monotonic()
         self._timer: threading.Thread | None = None

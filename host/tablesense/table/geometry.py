@@ -28,6 +28,17 @@ The file format::
     channels = 32                    # readers on the board (16 or 32 here)
     leds = 32                        # WS2812 strip length (0 = no LEDs)
     usb_serial = "e6614103e7..."     # optional: pin this board to a USB serial
+    x = 350.0                        # optional: where the board sits (mm), for
+    y = 700.0                        #   the cable lengths `hw check` measures
+
+    [build]                          # optional: what a builder tunes (defaults shown)
+    spi_baudrate = 2000000           # SPI clock of every board (Hz)
+    led_max_level = 85               # cap of every LED channel, 0..255 (85: 1/3 of full)
+    rx_gain_db = 33                  # MFRC522 receiver gain; written only when set
+    antenna_mm = 40.0                # side of each reader's square antenna loop
+    tag_mm = 10.0                    # diameter of the tags' antennas
+    tag_height_mm = 4.0              # tag above the antenna plane (table top + tile)
+    read_range_mm = 20.0             # on-axis range of that tag, measured at bring-up
 
     [[seats]]
     index = 0
@@ -59,6 +70,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tablesense.table.antenna import FieldModel
 from tablesense.table.words import say
 
 #: A cell's name in the geometry file, e.g. ``"left-3"`` or ``"seat2-5"``.
@@ -76,9 +88,13 @@ BCM_PINS = frozenset(range(2, 28))
 #: Where the shipped layouts live: ``hardware/tables`` of the repository, which
 #: the package carries as ``tablesense/hardware`` (a link in a checkout, a copy
 #: in an installed wheel), so ``--table dominoes-4`` works on a Pi too.
+TABLES_DIR = Path(__file__).resolve().parent.parent / "hardware" / "tables"
+
 #: The turns a compositor can give a screen (kanshi's and wayfire's transform).
 DISPLAY_ROTATIONS = (0, 90, 180, 270)
-TABLES_DIR = Path(__file__).resolve().parent.parent / "hardware" / "tables"
+
+#: Receiver gains the MFRC522 offers (RFCfgReg.RxGain), in dB.
+RX_GAINS_DB = (18, 23, 33, 38, 43, 48)
 
 #: Version of the board config file format written by :meth:`TableGeometry.board_config`.
 BOARD_CONFIG_FORMAT = "tablesense.board/1"
@@ -122,6 +138,37 @@ class BoardGeometry:
     channels: int
     leds: int
     usb_serial: str | None = None
+    x: float | None = None
+    y: float | None = None
+
+    @property
+    def position(self) -> tuple[float, float] | None:
+        """Where the board sits under the table (mm), if the file says."""
+        return None if self.x is None or self.y is None else (self.x, self.y)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """What a builder tunes for the parts chosen (the ``[build]`` table).
+
+    The defaults are the reference build of docs/build-guide.md: 2 MHz SPI
+    (the clock the cable estimate of hardware/wiring.md allows), LEDs capped
+    at a third of full (20 mA a LED, the power budget's figure), RC522-sized
+    antennas and 10 mm NTAG stickers 4 mm above them. ``rx_gain_db`` stays
+    None (the chip's reset gain, 33 dB) unless the file sets it.
+    """
+
+    spi_baudrate: int = 2_000_000
+    led_max_level: int = 85
+    rx_gain_db: int | None = None
+    antenna_mm: float = 40.0
+    tag_mm: float = 10.0
+    tag_height_mm: float = 4.0
+    read_range_mm: float = 20.0
+
+    def field_model(self) -> FieldModel:
+        """The coupling model of these antennas and tags (table/antenna.py)."""
+        return FieldModel(self.antenna_mm, self.tag_mm, self.tag_height_mm, self.read_range_mm)
 
 
 @dataclass(frozen=True)
@@ -177,6 +224,7 @@ class TableGeometry:
     #: desktop's display settings, so a screen mounted sideways reads upright.
     display_rotation: int = 0
     display_output: str = "DSI-1"
+    build: BuildSettings = field(default_factory=BuildSettings)
     source: str = "<dict>"
 
     # --- construction ------------------------------------------------------
@@ -243,7 +291,10 @@ class TableGeometry:
         """The config file the flasher writes to a board (``config.json`` on the board).
 
         ``channel_leds[ch]`` is the LED index of channel ``ch`` (-1 = none);
-        ``cells`` is the number of reader channels the board scans. Debounce and
+        ``cells`` is the number of reader channels the board scans. The SPI
+        clock and the LED cap come from the file's ``[build]`` table (its
+        defaults when absent); the receiver gain only when the file sets it,
+        so a board keeps its chip's reset gain otherwise. Debounce and
         chip-select wiring keep the firmware's defaults unless a later format adds them.
         """
         b = self.board(board_id)
@@ -251,7 +302,7 @@ class TableGeometry:
         for c in self.cells_of_board(board_id):
             if c.led is not None:
                 channel_leds[c.channel] = c.led
-        return {
+        config: dict[str, Any] = {
             "format": BOARD_CONFIG_FORMAT,
             "board": b.id,
             "name": b.name,
@@ -259,7 +310,12 @@ class TableGeometry:
             "cells": b.channels,
             "leds": b.leds,
             "channel_leds": channel_leds,
+            "spi": {"baudrate": self.build.spi_baudrate},
+            "led_max_level": self.build.led_max_level,
         }
+        if self.build.rx_gain_db is not None:
+            config["rfid"] = {"rx_gain_db": self.build.rx_gain_db}
+        return config
 
     def board_config_bytes(self, board_id: int) -> bytes:
         """The exact bytes of the board config file (canonical JSON), so the
@@ -364,6 +420,7 @@ class _Parser:
                 "display_rotation",
                 "display_output",
                 "notes",
+                "build",
             ),
         )
         name = self._str("name", d.get("name")) or "?"
@@ -393,6 +450,7 @@ class _Parser:
             self.bad(f"display_rotation must be one of 0, 90, 180, 270, not {rotation!r}")
             rotation = 0
         output = self._str("display_output", d.get("display_output"), optional=True) or "DSI-1"
+        build = self._build(d.get("build"))
 
         # Game-specific requirements.
         if "dominoes" in games and line is None:
@@ -469,6 +527,7 @@ class _Parser:
             referee_button_pin=referee_pin,
             display_rotation=rotation,
             display_output=output,
+            build=build,
             source=self.source,
         )
 
@@ -483,12 +542,17 @@ class _Parser:
             if not isinstance(b, dict):
                 self.bad(f"{where} must be a table")
                 continue
-            self._unknown_keys(where, b, ("id", "name", "channels", "leds", "usb_serial"))
+            self._unknown_keys(where, b, ("id", "name", "channels", "leds", "usb_serial", "x", "y"))
             bid = self._int(f"{where}.id", b.get("id"), 1, 254)
             name = self._str(f"{where}.name", b.get("name"), optional=True)
             channels = self._int(f"{where}.channels", b.get("channels"), 1, 64)
             leds = self._int(f"{where}.leds", b.get("leds", 0), 0, 1024)
             serial = self._str(f"{where}.usb_serial", b.get("usb_serial"), optional=True)
+            x = self._mm(f"{where}.x", b.get("x"), -10_000.0, 10_000.0)
+            y = self._mm(f"{where}.y", b.get("y"), -10_000.0, 10_000.0)
+            if (x is None) != (y is None):
+                self.bad(f"{where}: a board's position needs both x and y")
+                x = y = None
             if bid is None or channels is None or leds is None:
                 continue
             if any(o.id == bid for o in out):
@@ -500,8 +564,60 @@ class _Parser:
                         f"{where}: USB serial {serial!r} is also board {seen_serials[serial]}'s"
                     )
                 seen_serials[serial] = bid
-            out.append(BoardGeometry(bid, name or f"board-{bid}", channels, leds, serial))
+            out.append(BoardGeometry(bid, name or f"board-{bid}", channels, leds, serial, x, y))
         return out
+
+    def _mm(self, where: str, value: Any, lo: float, hi: float) -> float | None:
+        """An optional length or coordinate in mm (int or float)."""
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.bad(f"{where} must be a number (mm), not {_short(value)}")
+            return None
+        if not lo <= value <= hi:
+            self.bad(f"{where} = {_short(value)} is outside {lo:g}..{hi:g}")
+            return None
+        return float(value)
+
+    def _build(self, raw: Any) -> BuildSettings:
+        """The optional ``[build]`` table; absent keys keep their defaults."""
+        defaults = BuildSettings()
+        if raw is None:
+            return defaults
+        if not isinstance(raw, dict):
+            self.bad("build must be a table of settings ([build])")
+            return defaults
+        self._unknown_keys("build", raw, BuildSettings.__dataclass_fields__)
+        baud = self._int("build.spi_baudrate", raw.get("spi_baudrate", defaults.spi_baudrate), 100_000, 10_000_000)
+        level = self._int("build.led_max_level", raw.get("led_max_level", defaults.led_max_level), 0, 255)
+        gain = self._int("build.rx_gain_db", raw.get("rx_gain_db"), 0, 48, optional=True)
+        if gain is not None and gain not in RX_GAINS_DB:
+            self.bad(f"build.rx_gain_db = {gain} is not a gain the MFRC522 offers ({', '.join(map(str, RX_GAINS_DB))})")
+            gain = None
+        sizes = {
+            key: self._mm(f"build.{key}", raw.get(key), lo, hi)
+            for key, lo, hi in (
+                ("antenna_mm", 10.0, 150.0),
+                ("tag_mm", 3.0, 100.0),
+                ("tag_height_mm", 0.0, 50.0),
+                ("read_range_mm", 1.0, 200.0),
+            )
+        }
+        chosen = {k: v if v is not None else float(getattr(defaults, k)) for k, v in sizes.items()}
+        if chosen["read_range_mm"] <= chosen["tag_height_mm"]:
+            self.bad(
+                f"build.read_range_mm = {chosen['read_range_mm']:g} must exceed build.tag_height_mm = "
+                f"{chosen['tag_height_mm']:g}: a tag that does not answer at its own height is never read"
+            )
+        return BuildSettings(
+            spi_baudrate=baud if baud is not None else defaults.spi_baudrate,
+            led_max_level=level if level is not None else defaults.led_max_level,
+            rx_gain_db=gain,
+            antenna_mm=chosen["antenna_mm"],
+            tag_mm=chosen["tag_mm"],
+            tag_height_mm=chosen["tag_height_mm"],
+            read_range_mm=chosen["read_range_mm"],
+        )
 
     def _cells(self, raw: Any, boards: dict[int, BoardGeometry]) -> dict[str, CellGeometry]:
         if not isinstance(raw, dict) or not raw:

@@ -1,0 +1,153 @@
+"""Space in the emulator (sim/space.py): the firmware's own driver reads a
+neighbour's tag when the layout is packed too tight, never on a shipped
+layout, and `hw check` refuses the tight layout before it is built."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tablesense.firmware import mfrc522 as drv
+from tablesense.hw.check import check_spacing
+from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedMFRC522, EmulatedSPIBus
+from tablesense.sim.space import Space
+from tablesense.sim.virtual_table import VirtualTable
+from tablesense.table.geometry import TableGeometry, shipped_tables
+
+UID_A = bytes.fromhex("04a1b2c3d4e5f6")
+UID_B = bytes.fromhex("04112233445566")
+
+
+def table(pitch: float, **build: Any) -> TableGeometry:
+    """Kems slots in a row at ``pitch`` mm plus a one-cell rack far away."""
+    cells = {f"slot-{k + 1}": (100.0 + pitch * k, 100.0) for k in range(4)} | {"r1": (600.0, 600.0)}
+    return TableGeometry.from_dict(
+        {
+            "name": f"row-{pitch:g}",
+            "games": ["kems"],
+            "kems_slots": ["slot-1", "slot-2", "slot-3", "slot-4"],
+            "boards": [{"id": 1, "name": "b", "channels": 5, "leds": 5, "x": 300.0, "y": 300.0}],
+            "seats": [{"index": 0, "rack": ["r1"]}],
+            "build": build,
+            "cells": {
+                cid: {"board": 1, "channel": i, "led": i, "x": x, "y": y,
+                      "zone": "rack" if cid == "r1" else "kems_slot"}
+                for i, (cid, (x, y)) in enumerate(cells.items())
+            },
+        }
+    )
+
+
+class Bench:
+    """One emulated reader per cell, each driven by the firmware's driver."""
+
+    def __init__(self, geometry: TableGeometry) -> None:
+        self.chips: dict[str, EmulatedMFRC522] = {}
+        self.readers: dict[str, drv.MFRC522] = {}
+        for cid in geometry.cells:
+            bus = EmulatedSPIBus()
+            pin, chip = bus.add_reader(cid)
+            self.chips[cid] = chip
+            self.readers[cid] = drv.MFRC522(bus, pin, timeout_us=500)
+        self.space = Space(geometry, self.chips)
+        for r in self.readers.values():
+            assert r.init()
+
+    def read(self, cell: str) -> object:
+        return self.readers[cell].read_uid()
+
+
+@pytest.mark.parametrize("path", shipped_tables(), ids=lambda p: p.stem)
+def test_no_reader_of_a_shipped_layout_reaches_a_neighbours_tag(path: Any) -> None:
+    g = TableGeometry.load(path)
+    chips = {cid: EmulatedMFRC522() for cid in g.cells}
+    assert Space(g, chips).cross_reads() == []
+
+
+def test_shipped_rack_neighbours_read_only_their_own_tags() -> None:
+    """The closest cells of dominoes-4 (a rack at 50 mm) with every field on."""
+    g = TableGeometry.load("dominoes-4")
+    bench = Bench(g)
+    bench.chips["seat0-2"].place(EmulatedCard(UID_A))
+    assert bench.read("seat0-2") == UID_A
+    assert bench.read("seat0-1") is None and bench.read("seat0-3") is None
+
+
+def test_a_layout_packed_too_tight_cross_reads_and_hw_check_refuses_it_first() -> None:
+    tight = table(15.0)
+    findings = check_spacing(tight)
+    assert any(f.where == "row-15 cells slot-1 and slot-2" for f in findings)
+    bench = Bench(tight)
+    assert ("slot-1", "slot-2") in bench.space.cross_reads()
+    bench.chips["slot-2"].place(EmulatedCard(UID_A))
+    assert bench.read("slot-1") == UID_A, "the neighbour's tag answers slot-1's reader"
+    assert bench.read("slot-2") == UID_A
+    assert bench.read("r1") is None
+    # the same cells at the reference pitch: hw check passes, nothing crosses
+    spaced = table(50.0)
+    assert check_spacing(spaced) == []
+    ok = Bench(spaced)
+    ok.chips["slot-2"].place(EmulatedCard(UID_A))
+    assert ok.read("slot-1") is None and ok.read("slot-2") == UID_A
+
+
+def test_between_the_minimum_and_the_reach_hw_check_is_stricter_than_the_emulator() -> None:
+    """A tag at the cell centre does not cross at 40 mm, but a tile 5 mm off
+    could: hw check refuses what the emulator still reads cleanly."""
+    g = table(40.0)
+    assert Space(g, {cid: EmulatedMFRC522() for cid in g.cells}).cross_reads() == []
+    assert check_spacing(g), "40 mm is under the 45 mm minimum of 40 mm antennas"
+
+
+def test_a_neighbours_reader_needs_its_own_field_on() -> None:
+    bench = Bench(table(15.0))
+    bench.chips["slot-2"].place(EmulatedCard(UID_A))
+    bench.readers["slot-1"].antenna_off()
+    assert bench.read("slot-1") is None
+    bench.readers["slot-1"].antenna_on()
+    assert bench.read("slot-1") == UID_A
+
+
+def test_stacked_tags_collide_on_their_own_reader_and_reach_no_neighbour() -> None:
+    bench = Bench(table(15.0))
+    chip = bench.chips["slot-2"]
+    chip.place(EmulatedCard(UID_A))
+    chip.add(EmulatedCard(UID_B))
+    own = bench.read("slot-2")
+    assert isinstance(own, int) and own != 0, f"a stack reads as an error, not {own!r}"
+    assert bench.read("slot-1") is None
+
+
+def test_the_virtual_table_puts_its_readers_in_one_space() -> None:
+    vt = VirtualTable(table(15.0), stable_links=False)
+    assert ("slot-1", "slot-2") in vt.space.cross_reads()
+    assert vt.boards[1].chips[0].space is vt.space
+    assert VirtualTable(TableGeometry.load("kems-4"), stable_links=False).space.cross_reads() == []
+
+
+def test_through_the_link_a_tight_table_shows_one_tag_on_two_cells_and_the_referee_names_both() -> None:
+    """The virtual board (the real firmware, all fields on) over the link:
+    the merged TableState carries the neighbour's UID on both cells, and the
+    referee's sensing calls it a cross_read naming both."""
+    from tablesense.link.manager import TableLink
+    from tablesense.referee.sensing import sense
+    from tablesense.table.state import Tag
+    from tablesense.table.tags import TagRegistry
+
+    g = table(15.0)
+    with VirtualTable(g, seed=0) as vt:
+        link = TableLink(g, ports=list(vt.stable_paths().values()) or list(vt.device_paths().values()))
+        link.start()
+        try:
+            assert link.wait_online(20.0)
+            vt.place("slot-3", UID_A)
+            state = link.wait_until(
+                lambda st: st.get("slot-3") == Tag(UID_A) and st.get("slot-2") == Tag(UID_A), 20.0
+            )
+            assert state is not None, f"no cross-read seen: {link.state()!r}"
+            assert state.get("r1") != Tag(UID_A)
+            problems = [p for p in sense(state, TagRegistry.virtual(0)).problems if p.kind == "cross_read"]
+            assert problems and set(problems[0].cells) >= {"slot-2", "slot-3"}
+        finally:
+            link.stop()
