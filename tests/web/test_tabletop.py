@@ -246,7 +246,7 @@ def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], ar
             continue
         if v.get("result") or (v.get("hand_no") or 1) > 1 or v.get("match_over"):
             break
-        if v.get("correction") and v["correction"].get("reason") == "duplicate_tag":
+        if v.get("correction") and v["correction"].get("reason") in ("cross_read", "duplicate_tag"):
             # a piece moved between two boards can be read on both cells for a
             # moment (the new cell's read arrives first): the referee clears it
             # once the old cell's empty report arrives
