@@ -254,3 +254,16 @@ def test_badges_leave_the_director_only_as_salted_digests(broker: Broker, sqlite
     assert badges_tapped({a[1].upper(), b[0], stranger}, sides, salt) == {a[1]: 0, b[0]: 1}
     # another event's salt makes other digests: a digest is no badge elsewhere
     assert badge_digest(a[0], salt) != badge_digest(a[0], salt + "x")
+
+
+def test_a_resend_of_a_queued_message_is_answered_once() -> None:
+    q = Intake()
+    assert q.offer(1, "tablesense/tables/table-1/out", b"result")
+    assert q.offer(1, "tablesense/tables/table-1/out", b"result")  # the table re-sent it meanwhile
+    assert q.offer(1, "tablesense/tables/table-1/status", b"online")
+    assert q.offer(1, "tablesense/tables/table-1/status", b"offline")
+    assert q.offer(1, "tablesense/tables/table-1/status", b"online")  # statuses keep their order
+    got = [q.take(0) for _ in range(4)]
+    assert [x[2] for x in got if x] == [b"result", b"online", b"offline", b"online"]
+    assert q.coalesced == 1 and q.take(0) is None
+    assert q.offer(1, "tablesense/tables/table-1/out", b"result")  # answered by now: queued again

@@ -42,6 +42,9 @@ from .service import Ack, Director
 
 log = logging.getLogger(__name__)
 
+#: Most messages stored in one transaction (one commit, one fsync).
+BATCH_MAX = 64
+
 
 @dataclass(frozen=True)
 class BrokerURL:
@@ -335,16 +338,62 @@ class DirectorBridge:
             self.stats.shed += 1
 
     def _work(self) -> None:
+        """Serve the intake: what queued while the last batch was committed is
+        the next batch (one message per table in turn, at most ``BATCH_MAX``),
+        stored in one transaction and acknowledged after its commit."""
         while True:
             item = self._intake.take()
             if item is None:
                 return
+            batch = [item]
+            while len(batch) < BATCH_MAX:
+                more = self._intake.take(0)
+                if more is None:
+                    break
+                batch.append(more)
             try:
-                self._handle(item[1], item[2])
-            except Exception:  # one bad message must never stop ingestion
-                log.exception("director: failed to handle a message")
+                self._handle_batch([(topic, payload) for _table, topic, payload in batch])
+            except Exception:  # one bad batch must never stop ingestion
+                log.exception("director: failed to handle a batch of messages")
             finally:
-                self._intake.done()
+                for _ in batch:
+                    self._intake.done()
+
+    def _handle_batch(self, items: list[tuple[str, bytes]]) -> None:
+        """Outbox messages that parse go to :meth:`Director.ingest_many` (one
+        commit); everything else is handled alone, in arrival order."""
+        parsed: list[tuple[int, dict[str, Any], int]] = []
+        for topic, payload in items:
+            table = proto.table_from_topic(topic)
+            if table is None or topic.rsplit("/", 1)[-1] != "out" or isinstance(payload, _Dropped):
+                self._handle(topic, payload)
+                continue
+            try:
+                message = proto.parse_message(payload)
+            except proto.MessageError:
+                self._handle(topic, payload)  # refused there, with its reason
+                continue
+            parsed.append((table, message, len(payload)))
+        if not parsed:
+            return
+        acks = self.director.ingest_many(parsed)
+        for (table, _message, _size), ack in zip(parsed, acks, strict=True):
+            self.stats.received += 1
+            self._acknowledge(table, ack)
+
+    def _acknowledge(self, table: int, ack: Ack) -> None:
+        if ack.status == "accepted":
+            self.stats.accepted += 1
+        elif ack.status == "duplicate":
+            self.stats.duplicates += 1
+        else:
+            self.stats.refused += 1
+            self.stats.refusals.append((table, ack.key, ack.reason))
+            if len(self.stats.refusals) > 1000:  # a flood must not grow the director's memory
+                del self.stats.refusals[:-1000]
+        self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
+        if self._on_ack is not None:
+            self._on_ack(table, ack)
 
     def _watch(self, interval: float = 1.0) -> None:
         """Flag tables that went quiet (offline, or silent too long) mid-round, once each."""
@@ -393,18 +442,7 @@ class DirectorBridge:
                 ack = self.director.refuse_raw(table, f"malformed message: {exc}", payload)
             else:
                 ack = self.director.ingest(table, message, len(payload))
-        if ack.status == "accepted":
-            self.stats.accepted += 1
-        elif ack.status == "duplicate":
-            self.stats.duplicates += 1
-        else:
-            self.stats.refused += 1
-            self.stats.refusals.append((table, ack.key, ack.reason))
-            if len(self.stats.refusals) > 1000:  # a flood must not grow the director's memory
-                del self.stats.refusals[:-1000]
-        self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
-        if self._on_ack is not None:
-            self._on_ack(table, ack)
+        self._acknowledge(table, ack)
 
 
 class _Dropped(bytes):

@@ -231,8 +231,13 @@ class LiveFeed:
                         await asyncio.wait({waiter, reader}, timeout=wait_s, return_when=asyncio.FIRST_COMPLETED)
                         waiter.cancel()
             except (WebSocketDisconnect, RuntimeError, OSError):
-                return
+                return  # the client went while we sent
             finally:
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await reader
+                await _cancelled(reader)
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait until it has finished, whatever it raised."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task

@@ -10,6 +10,10 @@ worker takes one message from each table with work in turn (round robin), so
 a table that floods waits behind itself only: another table's message is at
 most one message per busy table away from being answered.
 
+A re-send of a message still waiting in its table's queue is not queued
+twice (the one waiting is answered, and the ack names the same key and
+digest), so a table that re-sends while the director is busy adds no work.
+
 A shed message costs the director nothing but the count: memory stays under
 ``TOTAL_QUEUE_BYTES`` plus what paho holds for the message in hand.
 """
@@ -68,6 +72,7 @@ class _TableQueue:
     items: deque[tuple[str, bytes]] = field(default_factory=deque)
     bytes: int = 0
     shed: int = 0
+    waiting: set[bytes] = field(default_factory=set)  # payloads queued now (a re-send of one is not queued again)
 
 
 class Intake:
@@ -88,6 +93,8 @@ class Intake:
         self._cond = threading.Condition()
         self.shed = 0
         """Messages refused for want of tokens or room (never acknowledged: re-sent)."""
+        self.coalesced = 0
+        """Re-sends of a message that was still queued (answered once, with the queued one)."""
 
     def _table(self, table: int) -> _TableQueue:
         q = self._tables.get(table)
@@ -102,6 +109,12 @@ class Intake:
         n = len(payload) if size is None else size
         with self._cond:
             q = self._table(table)
+            outbox = topic.endswith("/out")  # a status must keep its order: only outbox messages are merged
+            if outbox and payload and payload in q.waiting:
+                # A table re-sending while its message still waits here: the one
+                # queued will be answered (the ack names the same key and digest).
+                self.coalesced += 1
+                return True
             kept = len(payload)
             if (self._closed or not q.bucket.take(message_cost(n)) or len(q.items) >= TABLE_QUEUE_MESSAGES
                     or q.bytes + kept > TABLE_QUEUE_BYTES or self._bytes + kept > TOTAL_QUEUE_BYTES):
@@ -111,6 +124,8 @@ class Intake:
             if not q.items:
                 self._ready.append(table)
             q.items.append((topic, payload))
+            if outbox and payload:
+                q.waiting.add(payload)
             q.bytes += kept
             self._bytes += kept
             self._pending += 1
@@ -126,6 +141,7 @@ class Intake:
             table = self._ready.popleft()
             q = self._tables[table]
             topic, payload = q.items.popleft()
+            q.waiting.discard(payload)
             q.bytes -= len(payload)
             self._bytes -= len(payload)
             if q.items:
@@ -157,6 +173,7 @@ class Intake:
                 for q in self._tables.values():
                     self._pending -= len(q.items)
                     q.items.clear()
+                    q.waiting.clear()
                     q.bytes = 0
                 self._ready.clear()
                 self._bytes = 0

@@ -648,37 +648,84 @@ class Director:
             return self._refuse("?", topic_table, f"malformed message: {exc}", d, size)
         with self._lock:
             try:
-                if message.get("table") != topic_table:
-                    raise _Refusal(f"table {message.get('table')!r} published on table-{topic_table}'s topic")
-                if message.get("event") != self.event_id:
-                    raise _Refusal(f"message for event {message.get('event')!r}, this is event {self.event_id}")
-                public_key = self._table_key(topic_table)
-                if public_key is None:
-                    raise _Refusal(f"table {topic_table} is not part of this event")
-                try:
-                    body = verify(public_key, message)
-                except SignatureError as exc:
-                    # The key may have been replaced by another process (the CLI):
-                    # read it again once before calling the message forged.
-                    self._keys.pop(topic_table, None)
-                    fresh = self._table_key(topic_table)
-                    if fresh is None or fresh == public_key:
-                        raise _Refusal(f"forged: {exc}") from exc
-                    try:
-                        body = verify(fresh, message)
-                    except SignatureError as exc2:
-                        raise _Refusal(f"forged: {exc2}") from exc2
+                body = self._signed_body(topic_table, message)
                 with self.db.session() as s:
-                    kind = body["kind"]
-                    if kind == "result":
-                        return self._ingest_result(s, key, body)
-                    if kind == "confirm":
-                        return self._ingest_confirm(s, key, body)
-                    return self._ingest_checkin(s, key, body)
+                    return self._apply(s, key, body)
             except _Refusal as r:
                 return self._refuse(key, topic_table, str(r), d, size)
             except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 return self._refuse(key, topic_table, f"malformed message: {exc}", d, size)
+
+    def ingest_many(self, items: Sequence[tuple[int, dict[str, Any], int]]) -> list[Ack]:
+        """Ingest several messages (topic table, message, bytes) in one transaction:
+        one commit, so one fsync, for all of them (a group commit); the caller
+        acknowledges only after it returns. Each message is checked and refused
+        on its own (every check comes before a message's first write); should
+        one fail in an unforeseen way, the batch is rolled back and every
+        message ingested alone, so nothing is half-stored."""
+        acks: list[Ack | None] = [None] * len(items)
+        digests: list[str] = []
+        refused: list[tuple[int, str, str]] = []  # (index, key, reason): audited after the commit
+        for _table, message, _size in items:
+            try:
+                digests.append(digest(message))
+            except (TypeError, ValueError):
+                digests.append("")
+        try:
+            with self._lock, self.db.session() as s:
+                for i, (table, message, _size) in enumerate(items):
+                    try:
+                        check_ids(message)
+                        key = message_key(message)
+                    except (KeyError, ValueError, TypeError) as exc:
+                        refused.append((i, "?", f"malformed message: {exc}"))
+                        continue
+                    try:
+                        ack = self._apply(s, key, self._signed_body(table, message))
+                    except _Refusal as r:
+                        refused.append((i, key, str(r)))
+                        continue
+                    acks[i] = Ack(ack.key, ack.status, ack.reason, digests[i])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return [self.ingest(t, m, size) for t, m, size in items]
+        for i, key, reason in refused:
+            table, _message, size = items[i]
+            acks[i] = Ack(key, "refused", self._refuse(key, table, reason, digests[i], size).reason, digests[i])
+        return [a for a in acks if a is not None]
+
+    def _signed_body(self, topic_table: int, message: dict[str, Any]) -> dict[str, Any]:
+        """The body of a message that its topic's table signed for this event, or a
+        :class:`_Refusal`: the cheap checks, then the signature against the
+        table's cached key, and no database write."""
+        if message.get("table") != topic_table:
+            raise _Refusal(f"table {message.get('table')!r} published on table-{topic_table}'s topic")
+        if message.get("event") != self.event_id:
+            raise _Refusal(f"message for event {message.get('event')!r}, this is event {self.event_id}")
+        public_key = self._table_key(topic_table)
+        if public_key is None:
+            raise _Refusal(f"table {topic_table} is not part of this event")
+        try:
+            return verify(public_key, message)
+        except SignatureError as exc:
+            # The key may have been replaced by another process (the CLI):
+            # read it again once before calling the message forged.
+            self._keys.pop(topic_table, None)
+            fresh = self._table_key(topic_table)
+            if fresh is None or fresh == public_key:
+                raise _Refusal(f"forged: {exc}") from exc
+            try:
+                return verify(fresh, message)
+            except SignatureError as exc2:
+                raise _Refusal(f"forged: {exc2}") from exc2
+
+    def _apply(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+        """Store one signed message in ``s`` (every refusal is raised before its first write)."""
+        kind = body["kind"]
+        if kind == "result":
+            return self._ingest_result(s, key, body)
+        if kind == "confirm":
+            return self._ingest_confirm(s, key, body)
+        return self._ingest_checkin(s, key, body)
 
     def _refuse(self, key: str, table: int, reason: str, d: str, size: int) -> Ack:
         """Audit a refusal by the message's digest and size (never its content),
