@@ -18,8 +18,7 @@ import typer
 
 from tablesense.games.common import message_of, say
 from tablesense.i18n.cli import LANG_OPTION, _
-
-DEFAULT_DB = "sqlite:///tablesense-events.db"
+from tablesense.tournament.db import DEFAULT_DB
 
 director_app = typer.Typer(help="The tournament director: web pages and the MQTT bridge.", no_args_is_help=True)
 tournament_app = typer.Typer(help="Events: create, register, pair, simulate, export, broker config.", no_args_is_help=True)

@@ -31,6 +31,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
+#: The event database the tournament commands use when --db is not given.
+DEFAULT_DB = "sqlite:///tablesense-events.db"
+
 
 class Base(DeclarativeBase):
     pass
@@ -219,3 +222,22 @@ def downgrade(engine: Engine, revision: str) -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.downgrade(cfg, revision)
+
+
+# --- reading a match row (two-sided and k-way alike) ---------------------------
+
+
+def match_entrants(m: Match) -> list[int]:
+    """Every entrant of a match in seat order (one for a bye)."""
+    if m.entrants:
+        return [int(e) for e in m.entrants]
+    return [m.entrant_a] if m.entrant_b is None else [m.entrant_a, m.entrant_b]
+
+
+def match_scores(m: Match) -> list[float] | None:
+    """The match scores in the order of :func:`match_entrants`, or None before a result."""
+    if m.scores:
+        return [float(x) for x in m.scores]
+    if m.score_a is None:
+        return None
+    return [float(m.score_a)] if m.entrant_b is None else [float(m.score_a), float(m.score_b or 0.0)]

@@ -35,6 +35,8 @@ from typing import Any
 from sqlalchemy import select
 
 from .db import Entrant, Match, Round, Table
+from .db import match_entrants as match_entrants
+from .db import match_scores as match_scores
 from .standings import Standing, lots_value
 
 KWAY_TIEBREAKS: tuple[str, ...] = ("placement_points", "games_won", "points_for", "point_difference", "buchholz", "lots")
@@ -74,22 +76,6 @@ def prepare_options(game: str, variant: str, fmt: str, opts: dict[str, Any], giv
         raise KwayError(f"tie-break(s) {', '.join(bad)} are for two-entrant matches; "
                         f"tables of {k} take {', '.join(KWAY_TIEBREAKS)}")
     return k
-
-
-def match_entrants(m: Match) -> list[int]:
-    """Every entrant of a match in seat order (one for a bye)."""
-    if m.entrants:
-        return [int(e) for e in m.entrants]
-    return [m.entrant_a] if m.entrant_b is None else [m.entrant_a, m.entrant_b]
-
-
-def match_scores(m: Match) -> list[float] | None:
-    """The match scores in the order of :func:`match_entrants`, or None before a result."""
-    if m.scores:
-        return [float(x) for x in m.scores]
-    if m.score_a is None:
-        return None
-    return [float(m.score_a)] if m.entrant_b is None else [float(m.score_a), float(m.score_b or 0.0)]
 
 
 def seat_plan(game: str, members: Sequence[Sequence[str]], seats: int) -> list[dict[str, Any]]:
@@ -317,7 +303,7 @@ def _improve(groups: list[list[int]], cost: Any, rounds: int = 4) -> None:
 
 def plan_round(director: Any, nxt: int) -> tuple[list[list[int]], list[int], int]:
     """The tables and byes of round ``nxt`` of a k-entrant Swiss (nothing is written)."""
-    from .service import DirectorError
+    from .audit import DirectorError
 
     with director.db.session() as s:
         ev = director.event(s)
@@ -353,7 +339,7 @@ def plan_round(director: Any, nxt: int) -> tuple[list[list[int]], list[int], int
 
 def pair_next_round(director: Any, actor: str = "director", *, force: bool = False) -> int:
     """Pair and store the next round of a k-entrant Swiss; returns its number."""
-    from .service import DirectorError, _append_audit
+    from .audit import DirectorError, _append_audit
 
     with director._lock:
         cur = director.current_round_no()
@@ -400,7 +386,7 @@ def correct_table(director: Any, match_id: int, score: str, reason: str, actor: 
     """
     import math
 
-    from .service import DirectorError, _append_audit
+    from .audit import DirectorError, _append_audit
 
     if not reason.strip():
         raise DirectorError("a correction needs a reason")

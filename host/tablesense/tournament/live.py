@@ -111,7 +111,7 @@ class LiveRelay:
     """
 
     def __init__(self, broker: Any, board: LiveBoard | None = None, *, client_id: str = "tablesense-live") -> None:
-        from .bridge import make_client
+        from .broker_client import make_client
 
         self.board = board or LiveBoard()
         self.broker = broker

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, func, or_, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -25,8 +26,20 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from tablesense.games.common import say
 from tablesense.i18n import N_
 
+from .audit import MAX_NAME, DirectorError, _check_badge
 from .db import Base, Database, Entrant
-from .service import MAX_NAME, Director, DirectorError, _check_badge
+
+
+class Registrar(Protocol):
+    """What registering players needs of an event's Director
+    (:class:`~tablesense.tournament.service.Director`): its database, its
+    event and its ``register`` (named here so that this module, which the
+    Director's ratings use, does not import the Director)."""
+
+    db: Database
+    event_id: int
+
+    def register(self, name: str, members: Sequence[str] = (), badges: Sequence[str] = (), seed: int = 0) -> int: ...
 
 #: Longest badge id (the column's width).
 MAX_BADGE = 64
@@ -131,7 +144,7 @@ def all_players(db: Database) -> list[PlayerInfo]:
         return [_info(p) for p in s.scalars(select(Player).order_by(Player.name, Player.id))]
 
 
-def register_players(director: Director, player_ids: Sequence[int], name: str | None = None, seed: int = 0) -> int:
+def register_players(director: Registrar, player_ids: Sequence[int], name: str | None = None, seed: int = 0) -> int:
     """Enter known players for this event: one (individual) or two (a pair).
 
     The entrant's name defaults to the players' names ("Ana & Bia"); its

@@ -42,10 +42,9 @@ from openskill.models import PlackettLuce
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from . import kway
-from .db import Base, Database, Entrant, Event, Match
+from .audit import team_size
+from .db import Base, Database, Entrant, Event, Match, match_entrants, match_scores
 from .players import entrant_players
-from .service import team_size
 
 FAMILIES = ("dominoes-pairs", "dominoes-individual", "kems")
 FAMILY_LABELS = {"dominoes-pairs": "Dominoes, pairs", "dominoes-individual": "Dominoes, individual", "kems": "Kems"}
@@ -173,13 +172,13 @@ def collect(s: Session, family: str) -> list[RatedMatch]:
     if not ids:
         return []
     ms = list(s.scalars(select(Match).where(Match.event_id.in_(ids), Match.confirmed.is_(True), Match.kind == "match")))
-    link = entrant_players(s, list({e for m in ms for e in kway.match_entrants(m) if e is not None}))
+    link = entrant_players(s, list({e for m in ms for e in match_entrants(m) if e is not None}))
     out = []
     for m in ms:
-        ents = kway.match_entrants(m)
+        ents = match_entrants(m)
         if len(ents) < 2 or any(e not in link for e in ents):
             continue
-        scores = kway.match_scores(m)
+        scores = match_scores(m)
         if m.entrants and scores is not None:  # a table of three or four: places from the scores
             ranks = places(scores)
         elif m.winner_id is None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tablesense.games.common import say
@@ -35,6 +35,13 @@ from tablesense.i18n import N_
 
 from . import kway
 from . import pairing as pr
+from .audit import MAX_NAME as MAX_NAME
+from .audit import DirectorError as DirectorError
+from .audit import _append_audit as _append_audit
+from .audit import _audit_hash
+from .audit import _check_badge as _check_badge
+from .audit import _clip as _clip
+from .audit import team_size as team_size
 from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
 from .confirmation import ConfirmationError, Elsewhere, judge_checkin
 from .confirmation import Side as ConfirmSide
@@ -58,8 +65,7 @@ GAMES = {"dominoes": ("pairs-pips", "pips-two-player", "brazilian-points"), "kem
 _T = TypeVar("_T")
 
 
-class DirectorError(ValueError):
-    """A director action that cannot be done (the message says why)."""
+
 
 
 @dataclass(frozen=True)
@@ -89,21 +95,13 @@ AUDIT_WINDOW_S = 60.0
 #: How often the audit chain is re-hashed from its start (otherwise incrementally).
 FULL_CHECK_S = 600.0
 #: Longest name of an entrant or a player (the database column's width).
-MAX_NAME = 200
 
 
-def _clip(text: str, limit: int = 200) -> str:
-    """A reason or key as stored and echoed: at most ``limit`` characters."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def team_size(game: str, variant: str, seats: int) -> int:
-    """Players per entrant: pairs for 4-seat partnership games, else individuals."""
-    if game == "kems":
-        return 2
-    if variant == "pips-two-player":
-        return 1
-    return 2 if seats == 4 else 1
+
+
+
 
 
 def default_options(game: str, variant: str) -> dict[str, Any]:
@@ -1033,12 +1031,7 @@ def _check_text(text: str, what: str, limit: int = MAX_NAME) -> str:
     return text
 
 
-def _check_badge(badge: str) -> str:
-    """A badge is a tag UID in hex (4 to 10 bytes)."""
-    b = str(badge).strip().lower()
-    if not 1 <= len(b) <= 64 or any(c not in "0123456789abcdefghijklmnopqrstuvwxyz-_:" for c in b):
-        raise DirectorError(say("badge {badge} is not a tag UID (letters and digits, at most 64)", badge=repr(b[:20])))
-    return b
+
 
 
 def _check_id(value: object, what: str) -> int:
@@ -1132,26 +1125,3 @@ def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int) 
         # A match stopped by its time limit: the side ahead wins.
         w = 0 if total[0] > total[1] else 1
     return total, w, games
-
-
-def _audit_hash(prev: str, ts: float, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> str:
-    blob = json.dumps([prev, repr(ts), actor, action, match_id, reason, detail], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _append_audit(s: Session, event_id: int, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> None:
-    """Append one entry, chained to the last one.
-
-    Serialized by the database, not only by this process's lock: the CLI and a
-    running director may write at once. The no-op UPDATE of the event's row
-    takes its row lock on PostgreSQL and the write lock on SQLite before the
-    last entry is read, so two writers can never chain to the same entry
-    (which would fork the chain); the lock is held until the commit."""
-    s.execute(update(Event).where(Event.id == event_id).values(id=Event.id).execution_options(synchronize_session=False))
-    last = s.scalar(select(AuditEntry).where(AuditEntry.event_id == event_id).order_by(AuditEntry.id.desc()).limit(1))
-    prev = last.hash if last is not None else "0" * 64
-    ts = time.time()
-    detail = json.loads(json.dumps(detail, allow_nan=False))
-    s.add(AuditEntry(event_id=event_id, ts=ts, actor=actor, action=action, match_id=match_id, reason=reason,
-                     detail=detail, prev_hash=prev, hash=_audit_hash(prev, ts, actor, action, match_id, reason, detail)))
-    s.flush()
