@@ -383,7 +383,11 @@ def main() -> None:
     if "--no-pcb" in sys.argv:
         return
     pin_nets = netlist_nets(HERE / f"{NAME}.kicad_sch")
-    import board  # needs KiCad's pcbnew
+    try:
+        import board  # needs KiCad's pcbnew
+    except ImportError as exc:
+        sys.exit(f"generate.py: the PCB needs KiCad's pcbnew module ({exc}); run it with the Python "
+                 "KiCad 9 installs it for (Debian: /usr/bin/python3), or pass --no-pcb for the schematic only")
 
     unrouted = board.build_board(parts, pin_nets, sym_uuid, HERE / f"{NAME}.kicad_pcb", POWER_NETS)
     # saving the board rewrites the project with pcbnew's defaults: put our rules back

@@ -403,3 +403,21 @@ def test_the_committed_schematic_is_what_the_generator_writes_from_the_pin_map()
     parts = design.build(design.Pinmap.load())
     text, _uuids, _nets = generate.build_schematic(parts, generate.Library(symbols))
     assert text == SCHEMATIC.read_text(encoding="utf-8"), "run python3 hardware/kicad/generate.py"
+
+
+def test_export_refuses_a_board_that_fails_drc(tmp_path: Path) -> None:
+    """One track removed leaves a net open: DRC reports it and no Gerbers are written."""
+    need(KICAD_CLI is not None, NO_KICAD)
+    assert KICAD_CLI is not None
+    from tablesense.hw.cli import KicadError, kicad_exports
+
+    design_dir = tmp_path / "kicad"
+    shutil.copytree(KICAD_DIR, design_dir, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    pcb = design_dir / BOARD.name
+    text = pcb.read_text(encoding="utf-8")
+    start = text.index("\n\t(segment")
+    end = text.index("\n\t)", start + 1) + len("\n\t)")
+    pcb.write_text(text[:start] + text[end:], encoding="utf-8")
+    with pytest.raises(KicadError, match=r"(?s)kicad-cli pcb drc failed.*1 unconnected"):
+        kicad_exports(KICAD_CLI, pcb, tmp_path / "out")
+    assert not (tmp_path / "out" / "gerbers").exists()
