@@ -155,6 +155,7 @@ class Router:
             if steps > limit:
                 return None
             layer, i, j = state
+            moves: list[tuple[tuple[int, int, int], float]] = []
             for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)):
                 ni, nj = i + di, j + dj
                 if not ok(layer, ni, nj):
@@ -162,25 +163,19 @@ class Router:
                 if di and dj:
                     if not (ok(layer, i + di, j) and ok(layer, i, j + dj)):
                         continue
-                    step = 1.414
+                    moves.append(((layer, ni, nj), 1.414))
                 else:
                     # each layer prefers one direction, so the two layers cross instead of blocking each other
-                    step = 1.0 if (dj == 0) == (layer == 0) else 1.3
-                nxt = (layer, ni, nj)
+                    moves.append(((layer, ni, nj), 1.0 if (dj == 0) == (layer == 0) else 1.3))
+            other = 1 - layer
+            if ok(other, i, j) and via[0][i, j] in (0, net) and via[1][i, j] in (0, net):
+                moves.append(((other, i, j), VIA_COST))
+            for nxt, step in moves:
                 ng = cost + step
                 if ng < g.get(nxt, math.inf):
                     g[nxt] = ng
                     came[nxt] = state
-                    heapq.heappush(heap, (ng + h(ni, nj), ng, nxt))
-            other = 1 - layer
-            v0, v1 = via[0][i, j], via[1][i, j]
-            if ok(other, i, j) and v0 in (0, net) and v1 in (0, net):
-                nxt = (other, i, j)
-                ng = cost + VIA_COST
-                if ng < g.get(nxt, math.inf):
-                    g[nxt] = ng
-                    came[nxt] = state
-                    heapq.heappush(heap, (ng + h(i, j), ng, nxt))
+                    heapq.heappush(heap, (ng + h(nxt[1], nxt[2]), ng, nxt))
         return None
 
 
