@@ -313,6 +313,7 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
         del hw
 
     _outline(board)
+    _silk_labels(board, parts)
     _ground_pour(board, netinfo["/GND"])
     pcbnew.SaveBoard(str(path), board)
     # fill the pour on the board as KiCad loads it (with its project and rules)
@@ -362,6 +363,28 @@ def _lay_path(board: pcbnew.BOARD, router: Router, net: pcbnew.NETINFO_ITEM, nid
             track.SetNet(net)
             board.Add(track)
             router.mark_segment(nid, layer, x1, y1, x2, y2, hw)
+
+
+def _silk_labels(board: pcbnew.BOARD, parts: list[design.Part]) -> None:
+    """Channel numbers under the reader connectors and pin names at J1/J2, for the person wiring it."""
+    labels: list[tuple[str, float, float]] = []
+    for part in parts:
+        if "Channel" in part.extra:
+            labels.append((f"CH{part.extra['Channel']}", part.at[0], part.at[1] + 7 * design.PIN_PITCH + 2.6))
+    j1 = next(p for p in parts if p.ref == "J1")
+    labels.append(("+5V  GND", j1.at[0] + 2.54, j1.at[1] + 6.6))
+    j2 = next(p for p in parts if p.ref == "J2")
+    labels.append(("DIN GND", j2.at[0] + 6.3, j2.at[1] + 1.25))
+    for text, x, y in labels:
+        item = pcbnew.PCB_TEXT(board)
+        item.SetText(text)
+        item.SetLayer(pcbnew.F_SilkS)
+        item.SetPosition(pcbnew.VECTOR2I(mm(x), mm(y)))
+        item.SetTextSize(pcbnew.VECTOR2I(mm(1.0), mm(1.0)))
+        item.SetTextThickness(mm(0.15))
+        if text.startswith("DIN"):
+            item.SetTextAngleDegrees(270)
+        board.Add(item)
 
 
 def _outline(board: pcbnew.BOARD) -> None:
