@@ -224,6 +224,9 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
             fp.SetPath(pcbnew.KIID_PATH(f"/{sym_uuid[part.ref]}"))
             fp.SetSheetname("/")
             fp.SetSheetfile(sheetfile)
+        if part.ref_offset is not None:
+            dx, dy = part.ref_offset
+            fp.Reference().SetPosition(pcbnew.VECTOR2I(mm(part.at[0] + dx), mm(part.at[1] + dy)))
         if part.ref.startswith("H"):
             fp.Reference().SetVisible(False)
         if not part.in_bom:
