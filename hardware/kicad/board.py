@@ -291,7 +291,6 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
             continue
         nid = net_id[n]
         cls = net_class(n)
-        hw = WIDTH[cls] / 2
         tree: set[tuple[int, int, int]] = set(pads[0].cells)
         connected = [pads[0]]
         rest = pads[1:]
@@ -313,7 +312,6 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
             _lay_path(board, router, netinfo[n], nid, path_cells, width)
             tree |= set(path_cells) | set(pad.cells)
             connected.append(pad)
-        del hw
 
     _outline(board)
     _silk_labels(board, parts)

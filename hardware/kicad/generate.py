@@ -63,7 +63,7 @@ class Library:
         sym = symbols[name]
         parent_ref = sexpr.child(sym, "extends")
         if parent_ref is None:
-            body = [c for c in sym[2:]]
+            body = list(sym[2:])
             base = name
         else:
             parent = symbols[str(parent_ref[1])]
@@ -74,7 +74,6 @@ class Library:
                     body.append(own_props.pop(str(c[1])))
                 else:
                     body.append(c)
-            body[0:0] = []
             # properties the child adds (keep them after the parent's)
             insert_at = max(i for i, c in enumerate(body) if sexpr.head(c) == "property") + 1
             body[insert_at:insert_at] = list(own_props.values())
