@@ -155,6 +155,7 @@ class Router:
             if steps > limit:
                 return None
             layer, i, j = state
+            moves: list[tuple[tuple[int, int, int], float]] = []
             for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)):
                 ni, nj = i + di, j + dj
                 if not ok(layer, ni, nj):
@@ -162,25 +163,19 @@ class Router:
                 if di and dj:
                     if not (ok(layer, i + di, j) and ok(layer, i, j + dj)):
                         continue
-                    step = 1.414
+                    moves.append(((layer, ni, nj), 1.414))
                 else:
                     # each layer prefers one direction, so the two layers cross instead of blocking each other
-                    step = 1.0 if (dj == 0) == (layer == 0) else 1.3
-                nxt = (layer, ni, nj)
+                    moves.append(((layer, ni, nj), 1.0 if (dj == 0) == (layer == 0) else 1.3))
+            other = 1 - layer
+            if ok(other, i, j) and via[0][i, j] in (0, net) and via[1][i, j] in (0, net):
+                moves.append(((other, i, j), VIA_COST))
+            for nxt, step in moves:
                 ng = cost + step
                 if ng < g.get(nxt, math.inf):
                     g[nxt] = ng
                     came[nxt] = state
-                    heapq.heappush(heap, (ng + h(ni, nj), ng, nxt))
-            other = 1 - layer
-            v0, v1 = via[0][i, j], via[1][i, j]
-            if ok(other, i, j) and v0 in (0, net) and v1 in (0, net):
-                nxt = (other, i, j)
-                ng = cost + VIA_COST
-                if ng < g.get(nxt, math.inf):
-                    g[nxt] = ng
-                    came[nxt] = state
-                    heapq.heappush(heap, (ng + h(i, j), ng, nxt))
+                    heapq.heappush(heap, (ng + h(nxt[1], nxt[2]), ng, nxt))
         return None
 
 
@@ -229,6 +224,9 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
             fp.SetPath(pcbnew.KIID_PATH(f"/{sym_uuid[part.ref]}"))
             fp.SetSheetname("/")
             fp.SetSheetfile(sheetfile)
+        if part.ref_offset is not None:
+            dx, dy = part.ref_offset
+            fp.Reference().SetPosition(pcbnew.VECTOR2I(mm(part.at[0] + dx), mm(part.at[1] + dy)))
         if part.ref.startswith("H"):
             fp.Reference().SetVisible(False)
         if not part.in_bom:
@@ -293,7 +291,6 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
             continue
         nid = net_id[n]
         cls = net_class(n)
-        hw = WIDTH[cls] / 2
         tree: set[tuple[int, int, int]] = set(pads[0].cells)
         connected = [pads[0]]
         rest = pads[1:]
@@ -315,9 +312,9 @@ def build_board(parts: list[design.Part], pin_nets: dict[str, dict[str, str]], s
             _lay_path(board, router, netinfo[n], nid, path_cells, width)
             tree |= set(path_cells) | set(pad.cells)
             connected.append(pad)
-        del hw
 
     _outline(board)
+    _silk_labels(board, parts)
     _ground_pour(board, netinfo["/GND"])
     pcbnew.SaveBoard(str(path), board)
     # fill the pour on the board as KiCad loads it (with its project and rules)
@@ -367,6 +364,28 @@ def _lay_path(board: pcbnew.BOARD, router: Router, net: pcbnew.NETINFO_ITEM, nid
             track.SetNet(net)
             board.Add(track)
             router.mark_segment(nid, layer, x1, y1, x2, y2, hw)
+
+
+def _silk_labels(board: pcbnew.BOARD, parts: list[design.Part]) -> None:
+    """Channel numbers under the reader connectors and pin names at J1/J2, for the person wiring it."""
+    labels: list[tuple[str, float, float]] = []
+    for part in parts:
+        if "Channel" in part.extra:
+            labels.append((f"CH{part.extra['Channel']}", part.at[0], part.at[1] + 7 * design.PIN_PITCH + 2.6))
+    j1 = next(p for p in parts if p.ref == "J1")
+    labels.append(("+5V  GND", j1.at[0] + 2.54, j1.at[1] + 6.6))
+    j2 = next(p for p in parts if p.ref == "J2")
+    labels.append(("DIN GND", j2.at[0] + 6.3, j2.at[1] + 1.25))
+    for text, x, y in labels:
+        item = pcbnew.PCB_TEXT(board)
+        item.SetText(text)
+        item.SetLayer(pcbnew.F_SilkS)
+        item.SetPosition(pcbnew.VECTOR2I(mm(x), mm(y)))
+        item.SetTextSize(pcbnew.VECTOR2I(mm(1.0), mm(1.0)))
+        item.SetTextThickness(mm(0.15))
+        if text.startswith("DIN"):
+            item.SetTextAngleDegrees(270)
+        board.Add(item)
 
 
 def _outline(board: pcbnew.BOARD) -> None:

@@ -79,6 +79,8 @@ class Part:
     #: whether the symbol sits right of the previous one instead of below it
     section: int = 0
     beside: bool = False
+    #: where the PCB prints the reference, relative to ``at`` (None: the footprint's default)
+    ref_offset: tuple[float, float] | None = None
 
 
 def cs_net(channel: int) -> str:
@@ -153,9 +155,9 @@ def build(pinmap: Pinmap) -> list[Part]:
              {"3": "+5V", "2": "+5V", "4": "GND", "5": "BUCK_SW", "6": "BUCK_BST", "1": "+3V3"},
              at=(56.0, 122.0), description="buck 3.3 V 2 A for the readers", mpn="AP63203WU-7"),
         Part("C2", "Device:C", "10uF", "Capacitor_SMD:C_1206_3216Metric", {"1": "+5V", "2": "GND"},
-             at=(50.0, 118.0), rot=90, description="buck input", mpn="10 uF 16 V X7R 1206"),
+             at=(56.0, 125.1), description="buck input, right under VIN/GND", ref_offset=(0.0, 2.3), mpn="10 uF 16 V X7R 1206"),
         Part("C3", "Device:C", "100nF", "Capacitor_SMD:C_0805_2012Metric", {"1": "BUCK_BST", "2": "BUCK_SW"},
-             at=(56.0, 117.0), description="bootstrap", mpn="100 nF 50 V X7R 0805"),
+             at=(59.9, 120.2), rot=90, description="bootstrap", ref_offset=(0.0, -2.6), mpn="100 nF 50 V X7R 0805"),
         Part("L1", "Device:L", "4.7uH", "Inductor_SMD:L_Bourns-SRN6028", {"1": "BUCK_SW", "2": "+3V3"},
              at=(65.0, 122.0), description="buck inductor, Isat >= 2 A", mpn="Bourns SRN6028-4R7Y"),
         Part("C4", "Device:C", "22uF", "Capacitor_SMD:C_1206_3216Metric", {"1": "+3V3", "2": "GND"},

@@ -63,7 +63,7 @@ class Library:
         sym = symbols[name]
         parent_ref = sexpr.child(sym, "extends")
         if parent_ref is None:
-            body = [c for c in sym[2:]]
+            body = list(sym[2:])
             base = name
         else:
             parent = symbols[str(parent_ref[1])]
@@ -74,7 +74,6 @@ class Library:
                     body.append(own_props.pop(str(c[1])))
                 else:
                     body.append(c)
-            body[0:0] = []
             # properties the child adds (keep them after the parent's)
             insert_at = max(i for i, c in enumerate(body) if sexpr.head(c) == "property") + 1
             body[insert_at:insert_at] = list(own_props.values())
@@ -383,7 +382,11 @@ def main() -> None:
     if "--no-pcb" in sys.argv:
         return
     pin_nets = netlist_nets(HERE / f"{NAME}.kicad_sch")
-    import board  # needs KiCad's pcbnew
+    try:
+        import board  # needs KiCad's pcbnew
+    except ImportError as exc:
+        sys.exit(f"generate.py: the PCB needs KiCad's pcbnew module ({exc}); run it with the Python "
+                 "KiCad 9 installs it for (Debian: /usr/bin/python3), or pass --no-pcb for the schematic only")
 
     unrouted = board.build_board(parts, pin_nets, sym_uuid, HERE / f"{NAME}.kicad_pcb", POWER_NETS)
     # saving the board rewrites the project with pcbnew's defaults: put our rules back

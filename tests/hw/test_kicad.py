@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -403,3 +404,24 @@ def test_the_committed_schematic_is_what_the_generator_writes_from_the_pin_map()
     parts = design.build(design.Pinmap.load())
     text, _uuids, _nets = generate.build_schematic(parts, generate.Library(symbols))
     assert text == SCHEMATIC.read_text(encoding="utf-8"), "run python3 hardware/kicad/generate.py"
+
+
+def test_export_refuses_a_board_that_fails_drc(tmp_path: Path) -> None:
+    """Every track of one chip select removed leaves it open: DRC reports it and no Gerbers are written."""
+    need(KICAD_CLI is not None, NO_KICAD)
+    assert KICAD_CLI is not None
+    from tablesense.hw.cli import KicadError, kicad_exports
+
+    design_dir = tmp_path / "kicad"
+    shutil.copytree(KICAD_DIR, design_dir, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    pcb = design_dir / BOARD.name
+    text = pcb.read_text(encoding="utf-8")
+    net = re.search(r'\(net (\d+) "/CS00"\)', text)
+    assert net is not None
+    tracks = re.compile(r"\n\t\((?:segment|via)\n(?:\t\t[^\n]*\n)*?\t\t\(net " + net.group(1) + r"\)\n(?:\t\t[^\n]*\n)*?\t\)")
+    cut, removed = tracks.subn("", text)
+    assert removed > 0
+    pcb.write_text(cut, encoding="utf-8")
+    with pytest.raises(KicadError, match=r"(?s)kicad-cli pcb drc failed.*[1-9]\d* unconnected"):
+        kicad_exports(KICAD_CLI, pcb, tmp_path / "out")
+    assert not (tmp_path / "out" / "gerbers").exists()

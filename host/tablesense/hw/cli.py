@@ -20,9 +20,7 @@ def _tables(table: list[Path] | None) -> list[Path]:
 
 @hw_app.command("draw")
 def draw(
-    table: list[Path] = typer.Option(
-        None, "--table", help="Geometry file(s); default: every shipped layout."
-    ),
+    table: list[Path] = typer.Option(None, "--table", help="Geometry file(s); default: every shipped layout."),
     out: Path = typer.Option(None, "--out", help="Output folder (default: hardware/drawings)."),
 ) -> None:
     """Draw each layout as SVG: cells with ids and LED indices, boards, seats."""
@@ -44,9 +42,7 @@ def draw(
 
 @hw_app.command("check")
 def check(
-    table: list[Path] = typer.Option(
-        None, "--table", help="Geometry file(s); default: every shipped layout."
-    ),
+    table: list[Path] = typer.Option(None, "--table", help="Geometry file(s); default: every shipped layout."),
 ) -> None:
     """Cross-check geometry, board configs, BOM quantities, pin maps and power.
 
@@ -96,16 +92,16 @@ BOM_LABELS = "References,Value,Footprint,Part number,Quantity"
 
 
 class KicadError(Exception):
-    """kicad-cli refused: ``args`` holds its command line and what it printed."""
+    """kicad-cli refused; the message names the command and repeats what it printed."""
 
 
 def _kicad(cli: str, *args: str) -> None:
+    """Run kicad-cli; its own message becomes the error, since it names what is wrong."""
     done = subprocess.run([cli, *args], capture_output=True, text=True)
     if done.returncode != 0:
         output = (done.stdout + done.stderr).strip()
-        raise KicadError(
-            f"kicad-cli {' '.join(args[:3])} failed (exit {done.returncode}): {output}"
-        )
+        command = " ".join(a for a in args[:3] if not a.startswith("-"))
+        raise KicadError(f"kicad-cli {command} failed (exit {done.returncode}): {output}")
 
 
 def kicad_exports(cli: str, board: Path, out: Path) -> list[Path]:
