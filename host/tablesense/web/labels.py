@@ -106,9 +106,11 @@ TABLETOP: dict[str, str] = {
         "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it "
         "left. Four of a kind? Press Kems!"
     ),
-    "hint_turn": N_(
-        "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass"
-    ),
+    "hint_turn": N_("Your turn: drag a tile onto a green end of the line, or Pass"),
+    "drop_green": N_("Drop it on a green end of the line"),
+    "drop_no_fit": N_("{tile} does not match this end ({end}): drop it on a green end"),
+    "drop_no_end": N_("{tile} matches neither end: put it back on your rack, or Pass"),
+    "drop_card": N_("Drop it on your free rack cell or on the empty slot"),
     "is_playing": N_("{name} is playing"),
     "rack_of": N_("{name}'s rack"),
     "table_top_of": N_("Table top · {name}"),
