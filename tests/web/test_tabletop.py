@@ -58,7 +58,7 @@ def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
     if "error" in got:
         raise got["error"]
     # the address `demo --sit 1` prints for seat index 0 (with the seat's key)
-    got["page"] = got["sit"].lines()[0].split()[2]
+    got["page"] = next(w for w in got["sit"].lines()[0].split() if w.startswith("http"))
     assert "seat=0&key=" in got["page"]
     try:
         yield got

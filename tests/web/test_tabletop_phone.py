@@ -91,8 +91,9 @@ def drop_on_the_line(demo: dict[str, Any], cell: str, tile: str, target: str, ar
     x, y = centre(aim)
     y += min(6.0, aim["height"] / 3)  # near the end, not on its exact middle
     finger.slide(start, (x, y))
-    ghost = box_of(page, ".ghost")
-    assert not overlap(ghost, aim), (ghost, aim)  # the piece rides above the finger
+    # the piece rides above the finger, clear of its target (once the last move is drawn)
+    wait(lambda: not overlap(box_of(page, ".ghost"), aim), 2, f"the dragged tile clear of its target {aim}")
+    assert page.locator(f'#line [data-target="{side}"].over').count() == 1
     if shot:
         page.screenshot(path=str(artifacts / "tabletop-phone-lifted.png"))
     finger.touch("touchEnd")
@@ -153,6 +154,11 @@ def test_phone_plays_a_whole_hand_dropping_only_on_the_readable_line(phone: dict
     assert plays >= 2
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width}px wide on a 390px phone"
+    # every seat of the strip in view (none cut off), the glows' legend at hand
+    for seat in range(4):
+        box = box_of(page, f'.tt-seat[data-seat="{seat}"]')
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["y"] + box["height"] <= 844, (seat, box)
+    assert page.locator("#legend summary").is_visible()
     page.screenshot(path=str(artifacts / "tabletop-phone-hand-over.png"))
     result = wait(lambda: phone.get("result"), 30, "the demo to end its hand")
     assert sum(1 for m in result.record["hands"][0]["moves"] if m.get("seat") == 0) >= plays

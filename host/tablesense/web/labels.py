@@ -48,7 +48,7 @@ DISPLAY: dict[str, str] = {
     "cards": N_("{n} cards"),
     "card": N_("{n} card"),
     "no_winner": N_("no winner"),
-    "won": N_("{team} won"),
+    "won": N_("{team} win"),  # the referee's own verb: one wording of a result everywhere
     "played": N_("{who} played {tile}"),
     "passed": N_("{who} passed"),
     "drew": N_("{who} drew a tile"),
@@ -101,7 +101,14 @@ TABLETOP: dict[str, str] = {
     "card_down": N_("a card face down"),
     "turn_led": N_("turn LED"),
     "you": N_("you"),
-    "in_air": N_("In the air"),
+    "in_air": N_("Lifted, in a hand"),
+    "legend": N_("What the glows mean"),
+    "glow_blue": N_("blue: the rack of the seat to play"),
+    "glow_amber": N_("amber: the last move"),
+    "glow_purple": N_("purple: a computer seat's next move"),
+    "glow_green": N_("green: where the lifted piece may go"),
+    "glow_red": N_("red: a mistake, put it back"),
+    "glow_teal": N_("teal: the coach's hint, for you only"),
     "hint_kems": N_(
         "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it "
         "left. Four of a kind? Press Kems!"
@@ -114,9 +121,11 @@ TABLETOP: dict[str, str] = {
     "is_playing": N_("{name} is playing"),
     "rack_of": N_("{name}'s rack"),
     "table_top_of": N_("Table top · {name}"),
+    "game:dominoes": N_("Dominoes"),
+    "game:kems": N_("Kems"),
     "open_view": N_("open hands"),
     "you_are": N_("You: {name}"),
-    "off_count": N_("{n} off the table"),
+    "off_count": N_("{n} in the stock (off the table)"),
     "coach_ask": N_("Suggest a move"),
     "coach_help": N_("Coach: press Suggest a move, or hold your button for a second"),
     "coach_points": N_("{move}: {points} points"),

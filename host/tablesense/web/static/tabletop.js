@@ -30,11 +30,11 @@
   const EN = {
     btn_pass: "Pass", btn_call: "Call", btn_referee: "Referee", btn_kems: "Kems!",
     btn_contre: "Contre", failed: "that did not work", card_down: "a card face down",
-    turn_led: "turn LED", you: "you", computer: "computer", in_air: "In the air",
+    turn_led: "turn LED", you: "you", computer: "computer", in_air: "Lifted, in a hand",
     hint_kems: "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it left. Four of a kind? Press Kems!",
     hint_turn: "Your turn: drag a tile onto a green end of the line, or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
-    open_view: "open hands", you_are: "You: {name}", off_count: "{n} off the table",
+    open_view: "open hands", you_are: "You: {name}", off_count: "{n} in the stock (off the table)",
     coach_ask: "Suggest a move", coach_help: "Coach: press Suggest a move, or hold your button for a second",
     coach_points: "{move}: {points} points", coach_only_you: "only you see this",
     review_head: "Coach · hand {n}: the moves that cost the most", review_none: "Coach · hand {n}: no move cost much",
@@ -733,7 +733,8 @@
     fetch("/tabletop/api/layout").then((r) => r.json()).then((l) => {
       layout = l;
       body.dataset.game = l.game;
-      $("#game").textContent = t("table_top_of", { name: l.name });
+      // the game's name, never the layout file's id (dominoes-4)
+      $("#game").textContent = t("table_top_of", { name: t("game:" + l.game) });
       const me = layout.seats.find((s) => s.index === SEAT);
       $("#whoami").textContent = OPEN ? t("open_view") : me ? t("you_are", { name: seatName(me.name) }) : "";
       $("#save").hidden = !(l.open_hands && OPEN);  // the session names every tag
