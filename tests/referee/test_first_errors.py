@@ -17,18 +17,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-
-
-def run(*args: str, columns: int = 250, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": str(columns), "TABLESENSE_GPIO": "sim"}
-    return subprocess.run(
-        [sys.executable, "-m", "tablesense.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+from test_play_cli import run
 
 
 @pytest.fixture

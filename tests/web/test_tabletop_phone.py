@@ -8,13 +8,12 @@ the place it is aimed at."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tabletop import choose, moved, my_turn, rack, sit_demo, view, wait
+from test_tabletop import play_hand, rack, sit_demo, wait
 
 from tablesense.table.geometry import TableGeometry
 
@@ -121,36 +120,14 @@ def test_a_drop_on_nothing_is_answered_at_once(phone: dict[str, Any]) -> None:
 
 
 def test_phone_plays_a_whole_hand_dropping_only_on_the_readable_line(phone: dict[str, Any], artifacts: Path) -> None:
-    page, geo = phone["page_obj"], phone["geometry"]
-    plays = passes = 0
-    v: dict[str, Any] = {}
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if "result" in phone:
-            break
-        try:
-            v = view(phone)
-        except OSError:
-            continue
-        if v.get("result") or (v.get("hand_no") or 1) > 1 or v.get("match_over"):
-            break
-        assert not v.get("correction"), f"seat 0's move was refused: {v['correction']}"
-        mine = my_turn(phone, page)
-        if not mine:
-            time.sleep(0.15)
-            continue
-        moves = mine.get("moves")
-        move = choose(mine, rack(page), geo, page)
-        if move is None:
-            page.locator('[data-button="0:pass"]').tap()
-            passes += 1
-        else:
-            cell, tile, target = move
-            drop_on_the_line(phone, cell, tile, target, artifacts, shot=plays == 1)
-            plays += 1
-        wait(lambda m=moves: moved(phone, m), 20, "the referee to accept seat 0's move")
-    else:
-        raise AssertionError(f"the hand did not end (plays {plays}, passes {passes}; last view {v})")
+    page = phone["page_obj"]
+    plays, passes = play_hand(
+        phone,
+        lambda cell, tile, target, n: drop_on_the_line(phone, cell, tile, target, artifacts, shot=n == 1),
+        lambda: page.locator('[data-button="0:pass"]').tap(),
+        artifacts,
+        seconds=180,
+    )
     assert plays >= 2
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width}px wide on a 390px phone"
