@@ -17,18 +17,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-
-
-def run(*args: str, columns: int = 250, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": str(columns), "TABLESENSE_GPIO": "sim"}
-    return subprocess.run(
-        [sys.executable, "-m", "tablesense.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+from test_play_cli import run
 
 
 @pytest.fixture
@@ -220,3 +209,25 @@ def test_rules_replay_on_a_terminal_tells_a_refusal_once(tmp_path: object) -> No
     assert "not a valid record" in shown
     piped = run("rules", "replay", record)
     assert piped.returncode == 2 and '"ok": false' in piped.stdout and "missing fields" in piped.stderr
+
+
+def test_speech_says_that_it_speaks(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--speech`` prints a sign before its first word (a muted speaker
+    would otherwise give none); the voice itself is stood in for."""
+    import tablesense.outputs.speech as speech
+    from tablesense.i18n.cli import activate
+    from tablesense.referee import cli
+
+    class QuietVoice:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    monkeypatch.setattr(speech, "EspeakVoice", QuietVoice)
+    activate("pt-BR")
+    try:
+        announcer = cli._announcer("pt-BR", True, 70, "22:00-08:00")
+    finally:
+        activate("en")
+    announcer.close()
+    said = " ".join(capsys.readouterr().err.split())
+    assert said == "a mesa fala em voz alta em pt-BR no volume 70 (espeak-ng), exceto 22:00-08:00"

@@ -18,8 +18,8 @@ from pathlib import Path
 from tablesense.journal.store import Journal
 
 
-def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250", "TABLESENSE_GPIO": "sim"}
+def run(*args: str, timeout: float = 60, columns: int = 250) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns), "TABLESENSE_GPIO": "sim"}
     return subprocess.run(
         [sys.executable, "-m", "tablesense.cli", *args],
         capture_output=True,

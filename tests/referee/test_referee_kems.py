@@ -153,6 +153,9 @@ def test_kems_call_waits_for_a_double_then_scores() -> None:
     ref.press(1, "main", h.now)
     assert ref.hand.events[-1] == Call(1, "kems")
     assert kinds(events, "call")[-1] == {"seat": 1, "call": "kems", "target": None}
+    # while the partner may double, nothing reads like a success (issue 31)
+    waiting = kinds(events, "message")[-1]["text"]
+    assert waiting == "Seat 2 called Kems, not checked yet: the partner may still call double"
     h.show(ref.timing.double_window + 0.1)
     ended = kinds(events, "hand_ended")[-1]
     assert ended["result"]["outcome"] == "kems"

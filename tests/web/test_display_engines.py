@@ -114,7 +114,7 @@ def test_dominoes_hand_move_by_move(
     ]
     assert state["result"].startswith("Hand 1:")
     if result.winner is not None:
-        assert ["Ana & Carla", "Bruno & Davi"][result.winner] + " won" in state["result"]
+        assert ["Ana & Carla", "Bruno & Davi"][result.winner] + " win" in state["result"]
     page.screenshot(path=str(artifacts / "dominoes-engine-end.png"))
     # The next hand has no line yet: the last hand's final line is shown, dimmed.
     final = displayed_line(hand)

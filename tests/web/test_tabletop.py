@@ -58,7 +58,7 @@ def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
     if "error" in got:
         raise got["error"]
     # the address `demo --sit 1` prints for seat index 0 (with the seat's key)
-    got["page"] = got["sit"].lines()[0].split()[2]
+    got["page"] = next(w for w in got["sit"].lines()[0].split() if w.startswith("http"))
     assert "seat=0&key=" in got["page"]
     try:
         yield got
@@ -233,19 +233,29 @@ def test_pass_with_a_playable_tile_is_refused_without_revealing_it(dominoes: dic
     assert view(dominoes)["to_play"] == 0  # refused: still seat 0's turn
 
 
-def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], artifacts: Path) -> None:
-    page, geo = dominoes["page_obj"], dominoes["geometry"]
+def play_hand(
+    demo: dict[str, Any],
+    play: Callable[[str, str, str, int], None],
+    pass_turn: Callable[[], None],
+    artifacts: Path,
+    seconds: float = 150,
+) -> tuple[int, int]:
+    """Seat 0 plays the demo's one hand to its end on its page: on each of
+    its turns ``play(rack cell, tile, target cell, plays so far)`` lays a
+    legal tile, or ``pass_turn()`` passes; returns (plays, passes)."""
+    page, geo = demo["page_obj"], demo["geometry"]
     plays = passes = 0
-    deadline = time.monotonic() + 150
+    v: dict[str, Any] = {}
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if "result" in dominoes:  # the demo ran its one hand and stopped
-            break
+        if "result" in demo:  # the demo ran its one hand and stopped
+            return plays, passes
         try:
-            v = view(dominoes)
+            v = view(demo)
         except OSError:
             continue
         if v.get("result") or (v.get("hand_no") or 1) > 1 or v.get("match_over"):
-            break
+            return plays, passes
         if v.get("correction") and v["correction"].get("reason") in ("cross_read", "duplicate_tag"):
             # a piece moved between two boards can be read on both cells for a
             # moment (the new cell's read arrives first): the referee clears it
@@ -258,25 +268,42 @@ def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], ar
             raise AssertionError(f"seat 0's move was refused: {v['correction']} (plays {plays}, passes {passes})")
         # decide on the view that says it is seat 0's turn: one read a moment
         # earlier may predate the computer's last move (its ends and line)
-        mine = my_turn(dominoes, page)
+        mine = my_turn(demo, page)
         if not mine:
             time.sleep(0.15)
             continue
-        v = mine
-        moves = v.get("moves")
-        move = choose(v, rack(page), geo, page)
+        moves = mine.get("moves")
+        move = choose(mine, rack(page), geo, page)
         if move is None:
-            page.locator('[data-button="0:pass"]').click()
+            pass_turn()
             passes += 1
         else:
-            cell, tile, target = move
-            drag(page, f'[data-cell="{cell}"] [data-piece]', f'[data-cell="{target}"]')
-            page.wait_for_selector(f'[data-cell="{target}"] [data-piece="{tile}"]', timeout=5000)
+            play(*move, plays)
             plays += 1
-        wait(lambda m=moves: moved(dominoes, m), 20, "the referee to accept seat 0's move")
-    else:
-        page.screenshot(path=str(artifacts / "tabletop-hand-stalled.png"))
-        raise AssertionError(f"the hand did not end (plays {plays}, passes {passes}; last view {v})")
+        wait(lambda m=moves: moved(demo, m), 20, "the referee to accept seat 0's move")
+    page.screenshot(path=str(artifacts / "tabletop-hand-stalled.png"))
+    raise AssertionError(f"the hand did not end (plays {plays}, passes {passes}; last view {v})")
+
+
+def test_person_plays_a_whole_hand_by_drag_and_drop(dominoes: dict[str, Any], artifacts: Path) -> None:
+    page, geo = dominoes["page_obj"], dominoes["geometry"]
+
+    def lay(cell: str, tile: str, target: str, plays: int) -> None:
+        if plays == 1:  # a tile lifted over the map's next cell: the ends it matches glow (docs/tabletop.png)
+            src = page.locator(f'[data-cell="{cell}"] [data-piece]').bounding_box()
+            dst = page.locator(f'[data-cell="{target}"]').bounding_box()
+            assert src is not None and dst is not None
+            page.mouse.move(src["x"] + src["width"] / 2, src["y"] + src["height"] / 2)
+            page.mouse.down()
+            page.mouse.move(dst["x"] + dst["width"] / 2, dst["y"] + dst["height"] / 2, steps=6)
+            page.wait_for_selector(f'[data-cell="{target}"].legal', timeout=3000)
+            page.screenshot(path=str(artifacts / "tabletop-desktop-lifted.png"))
+            page.mouse.up()
+        else:
+            drag(page, f'[data-cell="{cell}"] [data-piece]', f'[data-cell="{target}"]')
+        page.wait_for_selector(f'[data-cell="{target}"] [data-piece="{tile}"]', timeout=5000)
+
+    plays, passes = play_hand(dominoes, lay, lambda: page.locator('[data-button="0:pass"]').click(), artifacts)
     assert plays >= 1
     page.screenshot(path=str(artifacts / "tabletop-hand-over.png"))
     result = wait(lambda: dominoes.get("result"), 30, "the demo to end its hand")

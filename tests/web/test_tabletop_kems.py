@@ -178,3 +178,21 @@ def _ended(cond: Any, timeout: float) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def test_kems_at_desktop_size(kems: dict[str, Any], browser: Any, artifacts: Path) -> None:
+    """The same seat's page on a 1280 x 800 screen: the board and the own rack
+    in view, the hint teaching the swap's order (docs/tabletop-kems.png)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = ctx.new_page()
+        page.goto(kems["page"])
+        page.wait_for_selector('#table[data-ready="true"]')
+        wait(lambda: len(rack(page)) >= 4, 30, "the rack")
+        for sel in ('[data-rack="0"]', '[data-button="0:pass"]', '[data-cell="slot-1"]', '[data-cell="slot-4"]'):
+            box = page.locator(sel).bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1280, sel
+            assert box["y"] >= 0 and box["y"] + box["height"] <= 800, sel
+        page.screenshot(path=str(artifacts / "tabletop-kems-desktop.png"))
+    finally:
+        ctx.close()

@@ -857,7 +857,22 @@ def _announcer(lang: str, speech: bool, volume: int, quiet_hours: str | None) ->
     except SpeechUnavailableError:
         raise _err(say("espeak-ng is not installed: sudo apt-get install espeak-ng (or run without --speech)"),
                    3) from None
+    _say_it_speaks(lang, volume, quiet_hours)
     return Announcer(voice, lang=lang, volume=volume, quiet=quiet)
+
+
+def _say_it_speaks(lang: str, volume: int, quiet_hours: str | None) -> None:
+    """A sign that ``--speech`` is on, before the first word is said (a table
+    whose speaker is off or muted would otherwise give none)."""
+    from rich.console import Console
+
+    line = (
+        say("the table speaks aloud in {lang} at volume {volume} (espeak-ng), except {hours}",
+            lang=lang, volume=volume, hours=quiet_hours)
+        if quiet_hours
+        else say("the table speaks aloud in {lang} at volume {volume} (espeak-ng)", lang=lang, volume=volume)
+    )
+    Console(stderr=True, highlight=False).print(escape(_(line)))
 
 
 def _describe(spec: Any) -> Any:

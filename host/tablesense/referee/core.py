@@ -286,7 +286,15 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
         if hand.is_over:
             if hand.awaiting_double:
                 self.finish_at = now + self.timing.double_window
-                self._say("Kems! the partner may still call double", "info")
+                # not yet checked: a false Kems must not read as a success meanwhile
+                caller = getattr(hand.events[-1], "seat", None) if hand.events else None
+                self._say(
+                    say("{seat} called Kems, not checked yet: the partner may still call double",
+                        seat=self.rules.seat_label(caller))
+                    if caller is not None
+                    else say("Kems called, not checked yet: the partner may still call double"),
+                    "info",
+                )
             else:
                 self._finish(now)
 

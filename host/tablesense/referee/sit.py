@@ -464,7 +464,9 @@ class SitDown:
         """The ``table top: URL`` lines to print: one per seat, then open hands."""
         if self.url is None or self.keys is None:
             return []
-        return [str(line) for line in self.keys.lines(self.url, [seat.name for seat in self.top.geometry.seats])]
+        lang = getattr(self._session.referee.spec, "lang", "en") or "en"
+        names = [seat.name for seat in self.top.geometry.seats]
+        return [str(line) for line in self.keys.lines(self.url, names, lang)]
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

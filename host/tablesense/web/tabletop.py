@@ -120,15 +120,22 @@ class TableKeys:
         key = self.seats.get(seat) if seat is not None else None
         return tabletop_url(base, seat, key=key)
 
-    def lines(self, base: str, names: Sequence[str] = ()) -> list[str]:
+    def lines(self, base: str, names: Sequence[str] = (), lang: str = "en") -> list[str]:
         """One ``table top: URL`` line per seat (followed by the seat's name
-        when ``names`` gives the table's), then the open-hands one."""
+        when ``names`` gives the table's), then the open-hands one; in the
+        table's language (``lang``), the address always the line's third
+        word in English and standing alone between spaces in every language."""
+        from tablesense.i18n import N_, Translator
+
+        tr = Translator(lang)
         out = [
-            f"table top: {self.url(base, n)}" + (f"  ({names[n]})" if n < len(names) else "")
+            tr(N_("table top: {url}  ({seat})"), url=self.url(base, n), seat=tr(names[n]))
+            if n < len(names)
+            else tr(N_("table top: {url}"), url=self.url(base, n))
             for n in self.seats
         ]
         if self.open is not None:
-            out.append(f"table top: {self.url(base, open_hands=True)}  (open hands)")
+            out.append(tr(N_("table top: {url}  (open hands)"), url=self.url(base, open_hands=True)))
         return out
 
 
@@ -301,7 +308,8 @@ def tabletop_router(
             who, open_view, chooser, refused = None, False, False, str(exc)
         except ValueError:
             who, open_view, chooser = None, False, True
-        seats = top.layout()["seats"]
+        table = top.layout()
+        seats, game = table["seats"], str(table["game"])
         # the table's language, from the display app (web/app.py create_app)
         from tablesense.i18n import Translator
         from tablesense.web.labels import TABLETOP, labels, labels_json
@@ -318,7 +326,7 @@ def tabletop_router(
                 "L": words,
                 "labels_json": labels_json(words),
                 "seat_names": {s["index"]: seat_name(str(s["name"])) for s in seats},
-                "title": f"table top · {top.geometry.name}",
+                "title": words["table_top_of"].replace("{name}", words.get(f"game:{game}", game)),
                 "seat": "" if who is None else str(who),
                 "open_view": open_view,
                 "chooser": chooser,

@@ -20,7 +20,7 @@
     board_online: "board {n} online", board_offline: "board {n} OFFLINE",
     final_line: "Hand {n}: the final line", ends: "Ends {left} · {right}", stock: "Stock {n}",
     boneyard: "Boneyard {n}", computer: "computer", tiles: "{n} tiles", tile: "{n} tile",
-    cards: "{n} cards", card: "{n} card", no_winner: "no winner", won: "{team} won",
+    cards: "{n} cards", card: "{n} card", no_winner: "no winner", won: "{team} win",
     played: "{who} played {tile}", passed: "{who} passed", drew: "{who} drew a tile",
     announced: "{who} announced {tile}", swapped: "{who} gave {give}, took {take}",
     new_cards: "New board cards", called: "{who} called {call}", spades: "spades",

@@ -6,7 +6,10 @@
  * inner?, left?, right?, seat?}. Doubles are drawn crosswise. Arms that grow past
  * the row width turn (left arm upward, right arm downward) and run back, the
  * way players lay a long line on a real table.
- * window.DominoSVG.render(line, {lastTile}) returns an <svg> element.
+ * window.DominoSVG.render(line, {lastTile, targets, targetDouble}) returns an
+ * <svg> element. ``targets`` ({left, right} or {center}: "idle", "legal" or
+ * "illegal") draws where the next tile of each arm goes, crosswise when
+ * ``targetDouble``: the table-top page's drop surface (data-target = arm).
  */
 (function () {
   "use strict";
@@ -162,10 +165,33 @@
     return out;
   }
 
+  /* Where the next tile goes, as a dashed tile outline (crosswise for a
+   * double): a drop target of the table-top page. */
+  function drawTarget(p, side, state) {
+    const w = p.vertical ? U : 2 * U, h = p.vertical ? 2 * U : U;
+    const g = el("g", { class: "drop-target state-" + state, "data-target": side });
+    g.appendChild(el("rect", { x: p.x, y: p.y, width: w, height: h, rx: 0.14 * U, class: "target-face" }));
+    return g;
+  }
+
   function render(line, opts) {
     opts = opts || {};
     const svg = el("svg", { class: "line-svg", role: "img", "aria-label": word("line_of_play") });
     const center = orientCenter(normalise(line && line.center, true), line || {}, opts.ends);
+    const targets = opts.targets || {};
+    const dbl = !!opts.targetDouble;
+    if (!center && targets.center) {
+      // the empty line: the opening's place, and the words under it
+      const p = dbl ? { x: -U / 2, y: -U, vertical: true } : { x: -U, y: -U / 2, vertical: false };
+      svg.appendChild(drawTarget(p, "center", targets.center));
+      const t = el("text", { x: 0, y: 1.7 * U, "text-anchor": "middle", class: "empty-line" });
+      t.textContent = word("line_empty");
+      svg.appendChild(t);
+      svg.setAttribute("viewBox", [-5 * U, -1.3 * U, 10 * U, 3.5 * U].join(" "));
+      svg.setAttribute("data-count", "0");
+      svg.style.maxWidth = Math.round(10 * U * MAX_SCALE) + "px";
+      return svg;
+    }
     if (!center) {
       svg.setAttribute("viewBox", "0 0 400 80");
       const t = el("text", { x: 200, y: 45, "text-anchor": "middle", class: "empty-line" });
@@ -181,20 +207,33 @@
       : { x: -U, y: -U / 2, vertical: false, first: center.a, second: center.b };
     placed.push([cPos, { tile: center.tile, arm: "center", index: 0, seat: center.seat }]);
     const halfW = center.double ? U / 2 : U;
+    const next = [];
     for (const side of ["left", "right"]) {
       const tiles = ((line && line[side]) || []).map((e) => normalise(e, false)).filter(Boolean);
       const edge = side === "left" ? -halfW : halfW;
-      layoutArm(tiles, side, edge).forEach((p, i) => {
+      const wanted = targets[side] ? [{ double: dbl, a: 0, b: 0 }] : [];
+      const spots = layoutArm(tiles.concat(wanted), side, edge);
+      spots.slice(0, tiles.length).forEach((p, i) => {
         placed.push([p, { tile: tiles[i].tile, arm: side, index: i, seat: tiles[i].seat, inner: tiles[i].a, outer: tiles[i].b }]);
       });
+      if (wanted.length) next.push([spots[tiles.length], side, targets[side]]);
     }
     let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+    const grow = (p) => {
+      // a target reserves room for either way round, so lifting a double moves nothing
+      const w = p.vertical || p.target ? Math.max(U, p.vertical ? U : 2 * U) : 2 * U;
+      const h = p.vertical ? 2 * U : U;
+      minX = Math.min(minX, p.x); minY = Math.min(minY, p.target ? -U : p.y);
+      maxX = Math.max(maxX, p.x + (p.target ? 2 * U : w)); maxY = Math.max(maxY, p.target ? Math.max(p.y + h, U) : p.y + h);
+    };
     for (const [p, meta] of placed) {
-      const w = p.vertical ? U : 2 * U, h = p.vertical ? 2 * U : U;
-      minX = Math.min(minX, p.x); minY = Math.min(minY, p.y);
-      maxX = Math.max(maxX, p.x + w); maxY = Math.max(maxY, p.y + h);
+      grow(p);
       meta.last = opts.lastTile !== undefined && opts.lastTile === meta.tile;
       svg.appendChild(drawTile(p, meta));
+    }
+    for (const [p, side, state] of next) {
+      grow(Object.assign({ target: true }, p));
+      svg.appendChild(drawTarget(p, side, state));
     }
     const pad = 0.3 * U;
     const vbW = maxX - minX + 2 * pad;

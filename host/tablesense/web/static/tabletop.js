@@ -30,14 +30,18 @@
   const EN = {
     btn_pass: "Pass", btn_call: "Call", btn_referee: "Referee", btn_kems: "Kems!",
     btn_contre: "Contre", failed: "that did not work", card_down: "a card face down",
-    turn_led: "turn LED", you: "you", computer: "computer", in_air: "In the air",
+    turn_led: "turn LED", you: "you", computer: "computer", in_air: "Lifted, in a hand",
     hint_kems: "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it left. Four of a kind? Press Kems!",
-    hint_turn: "Your turn: drag a tile onto the next cell of an arm (the first on the centre), or Pass",
+    hint_turn: "Your turn: drag a tile onto a green end of the line, or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
-    open_view: "open hands", you_are: "You: {name}", off_count: "{n} off the table",
+    open_view: "open hands", you_are: "You: {name}", off_count: "{n} in the stock (off the table)",
     coach_ask: "Suggest a move", coach_help: "Coach: press Suggest a move, or hold your button for a second",
     coach_points: "{move}: {points} points", coach_only_you: "only you see this",
     review_head: "Coach · hand {n}: the moves that cost the most", review_none: "Coach · hand {n}: no move cost much",
+    drop_green: "Drop it on a green end of the line",
+    drop_no_fit: "{tile} does not match this end ({end}): drop it on a green end",
+    drop_no_end: "{tile} matches neither end: put it back on your rack, or Pass",
+    drop_card: "Drop it on your free rack cell or on the empty slot",
   };
   function t(key, params) {
     const template = WORDS[key] !== undefined ? WORDS[key] : EN[key] !== undefined ? EN[key] : key;
@@ -399,15 +403,8 @@
     state = st;
     body.dataset.conn = "live";
     const faces = lineFaces(st.cells);
-    // The line again, large, drawn by the display page's own renderer.
-    const strip = $("#line");
-    if (strip && layout.game === "dominoes") {
-      const key = JSON.stringify(faces._line || null);
-      if (strip.dataset.key !== key) {
-        strip.dataset.key = key;
-        strip.replaceChildren(window.DominoSVG.render(faces._line || {}, {}));
-      }
-    }
+    lineNow = faces._line || null;
+    drawLine();
     for (const id in st.cells) {
       const n = document.querySelector('[data-cell="' + id + '"]');
       if (!n) continue;
@@ -462,6 +459,64 @@
     }
     renderCoach(st.coach);
     body.dataset.version = String(Number(body.dataset.version) + 1);
+  }
+
+  /* ---- the readable line: the drop surface ---------------------------------- */
+
+  let lineNow = null;  // the line as the page last drew it ({center, left, right})
+
+  /* The numbers at the line's two ends (null while it is empty). */
+  function lineEnds() {
+    const l = lineNow;
+    if (!l || !l.center) return null;
+    const last = (arm, fallback) => (arm.length ? arm[arm.length - 1].outer : fallback);
+    return { left: last(l.left, l.center.left), right: last(l.right, l.center.right) };
+  }
+
+  /* Where a lifted tile may go: arm -> "legal" or "illegal" (the centre
+   * while the line is empty); idle outlines while nothing is lifted and the
+   * seat may play, none for a card or a watcher. */
+  function lineTargets(tile) {
+    if (layout.game !== "dominoes" || !layout.line || PUBLIC) return {};
+    const ends = lineEnds();
+    const nums = tile ? window.DominoSVG.parseTile(tile) : null;
+    if (!ends) return { center: nums ? "legal" : "idle" };
+    if (!nums) return { left: "idle", right: "idle" };
+    const fits = (n) => (nums[0] === n || nums[1] === n ? "legal" : "illegal");
+    return { left: fits(ends.left), right: fits(ends.right) };
+  }
+
+  /* The arm's next free cell of the physical table (the map): where a tile
+   * dropped on that end of the readable line is laid. */
+  function nextCell(side) {
+    const line = layout.line;
+    if (side === "center") return line.center;
+    const cells = state ? state.cells : {};
+    return (line[side] || []).find((c) => !(cells[c] && cells[c].piece)) || null;
+  }
+
+  /* The large line, drawn by the display's own renderer, with its targets;
+   * the map's matching cells glow green while a tile that fits is lifted. */
+  function drawLine() {
+    const strip = $("#line");
+    if (!strip || layout.game !== "dominoes") return;
+    const tile = drag && drag.tile ? drag.tile : null;
+    const targets = lineTargets(tile);
+    const nums = tile ? window.DominoSVG.parseTile(tile) : null;
+    const dbl = !!(nums && nums[0] === nums[1]);
+    const key = JSON.stringify([lineNow, targets, dbl]);
+    if (strip.dataset.key !== key) {
+      strip.dataset.key = key;
+      strip.replaceChildren(window.DominoSVG.render(lineNow || {}, { targets, targetDouble: dbl }));
+    }
+    document.querySelectorAll(".cell.legal").forEach((n) => n.classList.remove("legal"));
+    for (const side in targets) {
+      if (targets[side] !== "legal") continue;
+      const cell = nextCell(side);
+      const n = cell ? document.querySelector('[data-cell="' + cell + '"]') : null;
+      if (n) n.classList.add("legal");
+    }
+    strip.dataset.lifted = tile ? "true" : "false";
   }
 
   /* The coach's hint: on this seat's own page only (the server sends it on
@@ -548,7 +603,10 @@
     ghost.style.width = r.width + "px";
     ghost.style.height = r.height + "px";
     document.body.appendChild(ghost);
-    drag = { ghost, dx: r.width / 2, dy: r.height / 2, piece: null, lifting: null, pointer: ev.pointerId };
+    // the piece rides above the finger (never over the place it is aimed at)
+    drag = { ghost, dx: r.width / 2, dy: r.height + 14, piece: null, lifting: null, pointer: ev.pointerId,
+      tile: piece && piece.dataset.piece !== "hidden" && layout.game === "dominoes" ? piece.dataset.piece : null };
+    drawLine();
     move(ev);
     if (piece && piece.classList.contains("in-air")) {
       drag.piece = piece.dataset.piece;
@@ -564,16 +622,40 @@
 
   function move(ev) {
     if (!drag) return;
+    document.querySelectorAll(".over").forEach((n) => n.classList.remove("over"));
+    const hit = target(ev);
+    let top = ev.clientY - drag.dy;
+    if (hit && (hit.dataset.cell || hit.dataset.target)) {
+      hit.classList.add("over");
+      // the piece rides above what it is aimed at, never over it
+      const aim = hit.getBoundingClientRect();
+      top = Math.min(top, aim.top - drag.ghost.offsetHeight - 6);
+    }
     drag.ghost.style.left = ev.clientX - drag.dx + "px";
-    drag.ghost.style.top = ev.clientY - drag.dy + "px";
-    document.querySelectorAll(".cell.over").forEach((n) => n.classList.remove("over"));
-    const t = target(ev);
-    if (t && t.dataset.cell) t.classList.add("over");
+    drag.ghost.style.top = top + "px";
+  }
+
+  /* The end of the readable line nearest the pointer, when it is over the
+   * line: a drop anywhere on the picture goes to the end it is nearest. */
+  function lineTarget(ev) {
+    const strip = $("#line");
+    if (!strip || layout.game !== "dominoes") return null;
+    const r = strip.getBoundingClientRect();
+    if (ev.clientX < r.left || ev.clientX > r.right || ev.clientY < r.top || ev.clientY > r.bottom) return null;
+    let best = null, bestD = Infinity;
+    for (const g of strip.querySelectorAll("[data-target]")) {
+      const b = g.getBoundingClientRect();
+      const d = Math.hypot(b.left + b.width / 2 - ev.clientX, b.top + b.height / 2 - ev.clientY);
+      if (d < bestD) { bestD = d; best = g; }
+    }
+    return best || strip;
   }
 
   /* The cell under the pointer, else the nearest empty cell within a
    * fingertip (cells of a phone-sized map are small). */
   function target(ev) {
+    const onLine = lineTarget(ev);
+    if (onLine) return onLine;
     const n = document.elementFromPoint(ev.clientX, ev.clientY);
     const hit = n ? n.closest("[data-cell]") || n.closest("#stock") : null;
     if (hit) return hit;
@@ -593,15 +675,33 @@
     if (!drag) return;
     const d = drag;
     drag = null;
-    const t = target(ev);
+    const hit = target(ev);
     d.ghost.remove();
-    document.querySelectorAll(".cell.over").forEach((n) => n.classList.remove("over"));
+    document.querySelectorAll(".over").forEach((n) => n.classList.remove("over"));
+    const ends = lineEnds();
+    drawLine();
     d.lifting.then((res) => {
       if (!res.ok) return;
       const piece = res.piece;
-      if (t && t.id === "stock") return post("lay", { piece, cell: null });
-      if (t && t.dataset.cell && !t.querySelector("[data-piece]")) return post("lay", { piece, cell: t.dataset.cell });
-      // Released over nothing (or a full cell): the piece stays in the hand, on no reader.
+      if (hit && hit.id === "stock") return post("lay", { piece, cell: null });
+      if (hit && hit.dataset.target) {
+        // on the readable line: the end it is nearest, on the table's next cell of that arm
+        const side = hit.dataset.target;
+        const targets = lineTargets(d.tile || piece);
+        const cell = nextCell(side);
+        if (targets[side] === "legal" && cell) return post("lay", { piece, cell });
+        const anywhere = Object.values(targets).includes("legal");
+        oops(anywhere ? t("drop_no_fit", { tile: piece, end: ends ? ends[side] : "" }) : t("drop_no_end", { tile: piece }));
+        return null;
+      }
+      if (hit && hit.id === "line") {
+        oops(t("drop_green"));
+        return null;
+      }
+      if (hit && hit.dataset.cell && !hit.querySelector("[data-piece]")) return post("lay", { piece, cell: hit.dataset.cell });
+      // Released over nothing (or a full cell): the piece stays in the hand,
+      // on no reader, and the page says where it goes at once
+      if (!OPEN && SEAT !== null) oops(t(layout.game === "kems" ? "drop_card" : "drop_green"));
       return null;
     });
   }
@@ -633,7 +733,8 @@
     fetch("/tabletop/api/layout").then((r) => r.json()).then((l) => {
       layout = l;
       body.dataset.game = l.game;
-      $("#game").textContent = t("table_top_of", { name: l.name });
+      // the game's name, never the layout file's id (dominoes-4)
+      $("#game").textContent = t("table_top_of", { name: t("game:" + l.game) });
       const me = layout.seats.find((s) => s.index === SEAT);
       $("#whoami").textContent = OPEN ? t("open_view") : me ? t("you_are", { name: seatName(me.name) }) : "";
       $("#save").hidden = !(l.open_hands && OPEN);  // the session names every tag
