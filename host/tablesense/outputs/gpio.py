@@ -248,6 +248,12 @@ class RPiGPIOBackend(GPIOBackend):
                 ) from exc
             except RuntimeError as exc:  # RPi.GPIO raises this when not on a Pi
                 raise GPIOError(f"RPi.GPIO cannot run here: {exc}") from exc
+            except OSError as exc:  # lgpio makes its notification pipe in the working folder
+                raise GPIOError(
+                    f"lgpio cannot make its notification pipe in {os.getcwd()}: {exc} "
+                    "(start tablesense in a folder this user can write, as the service does, "
+                    "or set LG_WD to one)"
+                ) from exc
         self.gpio = module
         # rpi-lgpio lets lgpio's own exception through (a pin the kernel holds:
         # "GPIO busy"; no access to /dev/gpiochip*), RPi.GPIO raises RuntimeError.
