@@ -242,8 +242,8 @@ class RPiGPIOBackend(GPIOBackend):
                 import RPi.GPIO as module  # type: ignore[import-not-found]
             except ImportError as exc:
                 raise GPIOError(
-                    N_("the RPi.GPIO module is not installed: on a Raspberry Pi 5 run "
-                       "`pip install rpi-lgpio`, on older Pis `pip install RPi.GPIO`; "
+                    N_("the RPi.GPIO module is not installed: install tablesense with its "
+                       "`pi` extra (rpi-lgpio, for every Pi: scripts/install-pi.sh does); "
                        "elsewhere use TABLESENSE_GPIO=sim")
                 ) from exc
             except RuntimeError as exc:  # RPi.GPIO raises this when not on a Pi
