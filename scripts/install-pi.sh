@@ -400,7 +400,12 @@ fi
 # ---------------------------------------------------------------- start
 if [ "$systemd_running" = 1 ]; then
   systemctl daemon-reload
-  if [ -f "$P$tags" ]; then systemctl restart tablesense; say "tablesense started"; fi
+  # A restart only when something changed: a second run leaves a match alone.
+  if [ -f "$P$tags" ] && [ "$changed" -gt 0 ]; then
+    systemctl restart tablesense; say "tablesense restarted"
+  elif [ -f "$P$tags" ] && ! systemctl is-active --quiet tablesense; then
+    systemctl start tablesense; say "tablesense started"
+  fi
 else
   say "systemd is not running here (a chroot or an image being prepared): the service is enabled and starts at the next boot"
 fi
