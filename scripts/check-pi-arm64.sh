@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     --base-only) base_only=1 ;;
     --keep) keep=1 ;;
     --work) work="${2:?--work needs a directory}"; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "check-pi-arm64: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
