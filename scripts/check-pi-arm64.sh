@@ -195,8 +195,11 @@ print("    installed:", " ".join(names))
 sys.exit(not {"tablesense", "rpi-lgpio", "lgpio"} <= set(names))'
 }
 check "the package and its pi extra (rpi-lgpio, lgpio) are installed" no_sdist_dists
-gpio_module() {  # rpi-lgpio refuses to import off a Pi unless told a board revision (a Pi 4B's here)
-  as_service env RPI_LGPIO_REVISION=c03114 /opt/tablesense/venv/bin/python -c '
+# rpi-lgpio refuses to import off a Pi unless told a board revision (a Pi 4B's
+# here); lgpio makes its notification pipe in the working folder, which the
+# unit sets to /var/lib/tablesense.
+gpio_module() {
+  as_service env -C /var/lib/tablesense RPI_LGPIO_REVISION=c03114 /opt/tablesense/venv/bin/python -c '
 import importlib.metadata as md, sys
 import RPi.GPIO
 from tablesense.outputs.gpio import GPIOError, RPiGPIOBackend

@@ -192,7 +192,7 @@ case "$model" in
   *"Raspberry Pi 5"*|*"Raspberry Pi 4"*|*"Compute Module 4"*|*"Compute Module 5"*)
     say "$model" ;;
   *"Raspberry Pi 3"*|*"Zero 2"*)
-    say "$model: installs and runs, but below the measured budget: a Cortex-A53 core is about 1.6 times slower than a Pi 4's (docs/pi-install.md), so the search player thinks longer than on a Pi 4; on a Zero 2 W (512 MB) show the display page on another device rather than with the kiosk" ;;
+    say "$model: installs and runs, but below the measured budget: its Cortex-A53 cores are slower than a Pi 4's, so the search player samples fewer worlds within its 200 ms (docs/pi-install.md); on a Zero 2 W (512 MB) show the display page on another device rather than with the kiosk" ;;
   *"Raspberry Pi"*) die 3 "$model: tablesense needs a 64-bit Pi (Pi 3, Zero 2 W, Pi 4, Pi 5)" ;;
   *) say "not a Raspberry Pi (no device-tree model): installing anyway (an image being prepared or a test root)" ;;
 esac
@@ -400,7 +400,12 @@ fi
 # ---------------------------------------------------------------- start
 if [ "$systemd_running" = 1 ]; then
   systemctl daemon-reload
-  if [ -f "$P$tags" ]; then systemctl restart tablesense; say "tablesense started"; fi
+  # A restart only when something changed: a second run leaves a match alone.
+  if [ -f "$P$tags" ] && [ "$changed" -gt 0 ]; then
+    systemctl restart tablesense; say "tablesense restarted"
+  elif [ -f "$P$tags" ] && ! systemctl is-active --quiet tablesense; then
+    systemctl start tablesense; say "tablesense started"
+  fi
 else
   say "systemd is not running here (a chroot or an image being prepared): the service is enabled and starts at the next boot"
 fi

@@ -3,6 +3,7 @@ software debouncing under bounce, LEDs and the table's bus-driven behaviour."""
 
 from __future__ import annotations
 
+import importlib.abc
 import sys
 import threading
 import types
@@ -192,6 +193,22 @@ def test_rpi_lgpio_errors_become_clear_messages(
     with pytest.raises(GPIOError, match=r"RPi.GPIO.setup\(3, .*GPIO busy"):
         Button(backend, 3)
     backend.close()
+
+
+def test_lgpio_pipe_in_a_read_only_folder_is_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """lgpio opens ``.lgd-nfy*`` in the working folder when it is imported: in
+    a folder the user cannot write that is an OSError, reported as a GPIOError."""
+
+    class PipeFails(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+            if name in ("RPi", "RPi.GPIO"):
+                raise FileNotFoundError(2, "No such file or directory", ".lgd-nfy-3")
+
+    monkeypatch.delitem(sys.modules, "RPi", raising=False)
+    monkeypatch.delitem(sys.modules, "RPi.GPIO", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [PipeFails(), *sys.meta_path])
+    with pytest.raises(GPIOError, match=r"lgpio cannot make its notification pipe in .*set LG_WD"):
+        RPiGPIOBackend(scheduler=ManualScheduler())
 
 
 def test_make_backend_from_environment(

@@ -165,6 +165,7 @@ def test_every_runtime_dependency_has_a_pi_wheel(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3 * 3600)  # the suite's 300 s would stop it: 10 to 50 minutes under qemu
 def test_arm64_check_passes() -> None:
     """The whole proof: debootstrap, the installer twice, the uninstall (root; tens of minutes)."""
     if os.geteuid() != 0:

@@ -242,12 +242,18 @@ class RPiGPIOBackend(GPIOBackend):
                 import RPi.GPIO as module  # type: ignore[import-not-found]
             except ImportError as exc:
                 raise GPIOError(
-                    N_("the RPi.GPIO module is not installed: on a Raspberry Pi 5 run "
-                       "`pip install rpi-lgpio`, on older Pis `pip install RPi.GPIO`; "
+                    N_("the RPi.GPIO module is not installed: install tablesense with its "
+                       "`pi` extra (rpi-lgpio, for every Pi: scripts/install-pi.sh does); "
                        "elsewhere use TABLESENSE_GPIO=sim")
                 ) from exc
             except RuntimeError as exc:  # RPi.GPIO raises this when not on a Pi
                 raise GPIOError(f"RPi.GPIO cannot run here: {exc}") from exc
+            except OSError as exc:  # lgpio makes its notification pipe in the working folder
+                raise GPIOError(
+                    f"lgpio cannot make its notification pipe in {os.getcwd()}: {exc} "
+                    "(start tablesense in a folder this user can write, as the service does, "
+                    "or set LG_WD to one)"
+                ) from exc
         self.gpio = module
         # rpi-lgpio lets lgpio's own exception through (a pin the kernel holds:
         # "GPIO busy"; no access to /dev/gpiochip*), RPi.GPIO raises RuntimeError.
