@@ -112,6 +112,8 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
         # round 2, confirmed all at once, then the winner
         page.wait_for_function("!document.getElementById('pair').disabled", timeout=10_000)
         page.click("#pair")
+        # the console of round 2 first: the old page's counter could still say 2
+        expect(page.locator(".flash")).to_contain_text("round 2 paired")
         page.wait_for_function("document.getElementById('n-reported').textContent === '2'", timeout=60_000)
         page.click("#confirm-all")
         expect(page.locator(".flash")).to_contain_text("2 results confirmed")
