@@ -155,6 +155,19 @@ def reset_cause():
     return 3
 
 
+def select_gpios(cfg):
+    """The GPIO each cell's transaction drives low (its own pin, or its
+    decoder's enable) -> a list, or None for chip selects on an I2C expander
+    (which the compiled transfer cannot drive)."""
+    cs = cfg["cs"]
+    if cs["kind"] == "gpio":
+        return list(cs["pins"])
+    if cs["kind"] == "decoder":
+        per = 1 << len(cs["address"])
+        return [cs["enables"][ch // per] for ch in range(cfg["cells"])]
+    return None
+
+
 def build(cfg, transport=None):
     """The real devices for this config -> a Board."""
     spi_cfg = cfg["spi"]
@@ -190,16 +203,19 @@ def build(cfg, transport=None):
 
     selects = config.make_selects(cfg, out_pin, i2c_factory)
     buffers = mfrc522.Buffers()  # one set for the bus: the readers take turns
+    gpios = select_gpios(cfg)
+    fast = mfrc522.compiled_transfer() if gpios is not None else None
     readers = [
         mfrc522.MFRC522(
             spi,
-            cs,
+            selects[ch],
             timeout_us=rfid["timeout_us"],
             buffers=buffers,
             rx_gain_db=rfid["rx_gain_db"],
             full_read_every=rfid["full_read_every"],
+            compiled=None if fast is None or gpios is None else (fast, spi_cfg["id"], gpios[ch]),
         )
-        for cs in selects
+        for ch in range(len(selects))
     ]
     strip = leds.make_strip(cfg["led_pin"], cfg["leds"], cfg["led_max_level"])
     return board.Board(

@@ -303,3 +303,60 @@ def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> 
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     assert proc.returncode == 0, "".join(lines)
+
+
+_COMPILED_VS_PLAIN = """
+from machine import SPI, Pin
+import time
+spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
+pins = (17, 18)
+cs = [Pin(p, Pin.OUT, value=1) for p in pins]
+fast = compiled_transfer()
+def run(compiled):
+    rs = [MFRC522(spi, cs[k], compiled=(fast, 0, pins[k]) if compiled else None) for k in range(2)]
+    assert all((r._fpoll is not None) == compiled for r in rs)
+    got = [r.init() for r in rs]
+    t = time.ticks_us()
+    for _ in range(4):
+        for r in rs:
+            got.append(r.read_uid())
+    return got, time.ticks_diff(time.ticks_us(), t)
+"""
+
+
+def test_the_compiled_transfer_sends_the_plain_paths_frames(tmp_path: Path) -> None:
+    """The rp2 port compiles the driver's SPI transaction (viper, against the
+    PL022 and SIO registers): the same reads give the same results and put
+    the same frames on the air, frame for frame, as the plain machine.SPI
+    path that CPython and the WebAssembly port run."""
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    cfg = {"board": 3, "cells": 2, "leds": 0, "cs": {"kind": "gpio", "pins": [17, 18]}}
+    board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
+    from tablesense.sim.mfrc522_emu import EmulatedCard
+
+    board.chips[0].place(EmulatedCard(UID7))
+    board.chips[1].place(EmulatedCard(bytes.fromhex("11223344")))
+    source = (dp.FIRMWARE_DIR / "mfrc522.py").read_text()
+    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
+    results = {}
+    path = board.start()
+    try:
+        assert wait_for_prompt(path, timeout=30.0)
+        with ReplSession(path, timeout=15) as s:
+            s.exec(source + _COMPILED_VS_PLAIN, timeout=120)
+            assert s.eval("fast is not None", timeout=30) is True  # compiled on the rp2 port
+            for mode in ("False", "True"):
+                with board.lock:
+                    for chip in board.chips:
+                        chip.frame_log = []
+                results[mode] = s.eval(f"run({mode})", timeout=120)
+                with board.lock:
+                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
+    finally:
+        board.stop()
+    (plain, plain_us), (compiled, compiled_us) = results["False"], results["True"]
+    assert plain == compiled
+    assert plain[:2] == [True, True] and plain[2:4] == [UID7, bytes.fromhex("11223344")]
+    assert logs["False"] == logs["True"] and all(logs["False"])
+    assert compiled_us < plain_us  # (emulated time: the figure is in docs/firmware.md)
+    print(f"8 reads: plain {plain_us} us, compiled {compiled_us} us")

@@ -256,6 +256,8 @@ class EmulatedMFRC522:
         self.cards = []
         self.bus = None
         self.exchanges = 0  # RF exchanges started (statistics for tests)
+        # a list to record every frame sent, (bytes, last bits): tests set one
+        self.frame_log = None  # type: list[tuple[bytes, int]] | None
         self.spi_bytes = 0
         self._reset_registers()
         # SPI transaction state
@@ -522,6 +524,8 @@ class EmulatedMFRC522:
         r[_ERROR] = 0
         r[_COLL] = 0x80 | 0x20
         self.exchanges += 1
+        if self.frame_log is not None:
+            self.frame_log.append((frame, last_bits))
         nbits = len(frame) * 9 - (0 if last_bits == 0 else 8 - last_bits)
         tx_us = (nbits + 2) * _BIT_US
         self._tx_end = now + tx_us
