@@ -175,6 +175,26 @@ def _fifo_write(frame):
 _WUPA_WRITE = _fifo_write(bytes((PICC_WUPA,)))
 _HLTA_WRITE = _fifo_write(bytes((PICC_HLTA, 0, crc_a(b"\x50\x00") & 0xFF, crc_a(b"\x50\x00") >> 8)))
 _SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
+
+
+def _script(idle, last_bits):
+    """A compiled exchange's register writes, as _start() and _exchange()
+    make them: (length, address, value) each; a 0 where the FIFO write goes
+    and at the end."""
+    w = []
+    if not idle:
+        w.append(((CommandReg << 1) & 0x7E, CMD_IDLE))
+    w.append(((ComIrqReg << 1) & 0x7E, 0x7F))
+    w.append(((FIFOLevelReg << 1) & 0x7E, 0x80))
+    out = bytearray()
+    for a, v in w:
+        out.extend((2, a, v))
+    out.extend((0, 2, (CommandReg << 1) & 0x7E, CMD_TRANSCEIVE, 2, (BitFramingReg << 1) & 0x7E, 0x80 | last_bits, 0))
+    return bytes(out)
+
+
+# by (chip idle: 0, running: 2) + (whole bytes: 0, a 7-bit short frame: 1)
+_SCRIPTS = (_script(True, 0), _script(True, 7), _script(False, 0), _script(False, 7))
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
 
 
@@ -286,13 +306,102 @@ def poll(params, w, r) -> int:
         if uint(t - start) >= uint(limit):
             break
     return polls
+
+
+@micropython.viper
+def run(params, sc, fw, r) -> int:
+    # A whole exchange: the transactions of the script sc (each: its length,
+    # then its bytes; a 0 ends a part) before the FIFO write, the FIFO write
+    # fw, the script's second part, then the poll loop of poll() reading
+    # ComIrqReg, ErrorReg and FIFOLevelReg (0x88 0x8C 0x94 0x00) into r.
+    # params as poll()'s. -> the number of polls.
+    p = ptr32(params)
+    spi_base = p[0]
+    cs_mask = p[1]
+    mask = p[2]
+    limit = p[3]
+    dr = ptr32(spi_base + 8)
+    sr = ptr32(spi_base + 12)
+    sio = uint(0xD) << 28
+    gpio_set = ptr32(sio + 0x14)
+    gpio_clr = ptr32(sio + 0x18)
+    timer = ptr32((uint(0x4005) << 16) + 0x4028)
+    s = ptr8(sc)
+    f = ptr8(fw)
+    nf = int(len(fw))
+    rb = ptr8(r)
+    k = 0
+    part = 0
+    while part < 3:
+        if part == 1:
+            n = nf
+        else:
+            n = s[k]
+            if n == 0:
+                part += 1
+                k += 1
+                continue
+        while sr[0] & 4:
+            x = dr[0]
+        gpio_clr[0] = cs_mask
+        j = 0
+        while j < n:
+            while not (sr[0] & 2):
+                pass
+            if part == 1:
+                dr[0] = f[j]
+            else:
+                dr[0] = s[k + 1 + j]
+            while not (sr[0] & 4):
+                pass
+            x = dr[0]
+            j += 1
+        while sr[0] & 16:
+            pass
+        gpio_set[0] = cs_mask
+        if part == 1:
+            part = 2
+        else:
+            k += n + 1
+    start = timer[0]
+    polls = 0
+    while True:
+        t = timer[0]
+        polls += 1
+        while sr[0] & 4:
+            x = dr[0]
+        gpio_clr[0] = cs_mask
+        i = 0
+        while i < 4:
+            while not (sr[0] & 2):
+                pass
+            if i == 0:
+                dr[0] = 0x88
+            elif i == 1:
+                dr[0] = 0x8C
+            elif i == 2:
+                dr[0] = 0x94
+            else:
+                dr[0] = 0
+            while not (sr[0] & 4):
+                pass
+            rb[i] = dr[0]
+            i += 1
+        while sr[0] & 16:
+            pass
+        gpio_set[0] = cs_mask
+        if rb[1] & mask:
+            break
+        if uint(t - start) >= uint(limit):
+            break
+    return polls
 """
 SPI_BASES = (0x4003C000, 0x40040000)  # SPI0, SPI1 (RP2040 datasheet 2.2)
 _compiled = []  # [(transfer, poll loop) or None], once per boot
 
 
 def compiled_transfer():
-    """The compiled (transaction, poll loop) on the rp2 port (compiled on
+    """The compiled (transaction, poll loop, exchange) on the rp2 port (compiled on
     the first call), None on any other port or when the board cannot
     compile them."""
     if not _compiled:
@@ -305,7 +414,7 @@ def compiled_transfer():
 
                 scope = {"micropython": micropython}
                 exec(_COMPILED_SRC, scope)
-                fns = (scope["xfer"], scope["poll"])
+                fns = (scope["xfer"], scope["poll"], scope["run"])
         except Exception:  # noqa: BLE001 - no native emitter: the plain path
             fns = None
         _compiled.append(fns)
@@ -385,11 +494,11 @@ class MFRC522:
         self._views = b.views
         self._junk = b.junk
         if compiled is None:
-            self._fx = self._fpoll = None
+            self._fx = self._fpoll = self._frun = None
             self._spi_base = 0
             self._cs_mask = 0
         else:
-            self._fx, self._fpoll = compiled[0]
+            self._fx, self._fpoll, self._frun = compiled[0]
             self._spi_base = SPI_BASES[compiled[1]]
             self._cs_mask = 1 << compiled[2]
             from array import array
@@ -691,6 +800,10 @@ class MFRC522:
         ~5 KiB of garbage per half-tagged 16-cell sweep, the sweep grew from
         101 to 274 ms before each collection (rp2040js figures)."""
         self._n = 0
+        frun = self._frun
+        if frun is not None and (tx_last_bits == 0 or tx_last_bits == 7):
+            irq = self._compiled_exchange(frun, fifo_write, tx_last_bits)
+            return self._outcome(irq)
         self._start(fifo_write, ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
         # StartSend, with the number of bits of the last byte (7 for REQA/WUPA)
@@ -704,8 +817,28 @@ class MFRC522:
         # The deadline: the frame's airtime, then the timer, then the longest
         # answer begun just before the timer would have fired, and a margin.
         limit = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        irq = self._poll_into(self._ws, self._rs, IRQ_RX | IRQ_IDLE | IRQ_TIMER, limit)
+        return self._outcome(irq)
+
+    def _compiled_exchange(self, frun, fifo_write, tx_last_bits):
+        """_exchange()'s transactions, the same bytes in the same order, as
+        one script for the compiled run() -> the last ComIrqReg polled."""
+        sc = _SCRIPTS[(0 if self._idle else 2) + (1 if tx_last_bits else 0)]
+        self._idle = False
+        sh = self._shared
+        if sh is not None and sh[0] != self._index:
+            self.cs.value(0)  # the decoder's address first; run() drives the enable
+        p = self._fparams
+        p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
+        p[3] = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
         r = self._rs
-        irq = self._poll_into(self._ws, r, IRQ_RX | IRQ_IDLE | IRQ_TIMER, limit)
+        self.polls = frun(p, sc, fifo_write, r)
+        return r[1]
+
+    def _outcome(self, irq):
+        """The exchange's status from its last poll (irq: ComIrqReg; the
+        ErrorReg and FIFOLevelReg read with it in self._rs)."""
+        r = self._rs
         # (Transceive keeps running: the next exchange starts with Idle)
         if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
             self._stop()
