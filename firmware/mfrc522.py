@@ -177,24 +177,34 @@ _HLTA_WRITE = _fifo_write(bytes((PICC_HLTA, 0, crc_a(b"\x50\x00") & 0xFF, crc_a(
 _SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
 
 
-def _script(idle, last_bits):
-    """A compiled exchange's register writes, as _start() and _exchange()
-    make them: (length, address, value) each; a 0 where the FIFO write goes
-    and at the end."""
-    w = []
-    if not idle:
-        w.append(((CommandReg << 1) & 0x7E, CMD_IDLE))
-    w.append(((ComIrqReg << 1) & 0x7E, 0x7F))
-    w.append(((FIFOLevelReg << 1) & 0x7E, 0x80))
+def _script(idle, after):
+    """A compiled exchange's register writes, as _start() and then
+    _exchange() or _transmit() make them: (length, address, value) each; a
+    0 where the FIFO write goes and at the end. after: the (register,
+    value) writes after the FIFO write."""
     out = bytearray()
-    for a, v in w:
-        out.extend((2, a, v))
-    out.extend((0, 2, (CommandReg << 1) & 0x7E, CMD_TRANSCEIVE, 2, (BitFramingReg << 1) & 0x7E, 0x80 | last_bits, 0))
+    if not idle:
+        out.extend((2, (CommandReg << 1) & 0x7E, CMD_IDLE))
+    out.extend((2, (ComIrqReg << 1) & 0x7E, 0x7F, 2, (FIFOLevelReg << 1) & 0x7E, 0x80, 0))
+    for reg, value in after:
+        out.extend((2, (reg << 1) & 0x7E, value))
+    out.append(0)
     return bytes(out)
 
 
+def _transceive_script(idle, last_bits):
+    return _script(idle, ((CommandReg, CMD_TRANSCEIVE), (BitFramingReg, 0x80 | last_bits)))
+
+
 # by (chip idle: 0, running: 2) + (whole bytes: 0, a 7-bit short frame: 1)
-_SCRIPTS = (_script(True, 0), _script(True, 7), _script(False, 0), _script(False, 7))
+_SCRIPTS = (
+    _transceive_script(True, 0),
+    _transceive_script(True, 7),
+    _transceive_script(False, 0),
+    _transceive_script(False, 7),
+)
+# Transmit (HLTA): by (chip idle: 0, running: 1)
+_TX_SCRIPTS = tuple(_script(idle, ((BitFramingReg, 0), (CommandReg, CMD_TRANSMIT))) for idle in (True, False))
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
 
 
@@ -884,6 +894,20 @@ class MFRC522:
         return self._transmit(_fifo_write(data))
 
     def _transmit(self, fifo_write):
+        frun = self._frun
+        if frun is not None:
+            sc = _TX_SCRIPTS[0 if self._idle else 1]
+            self._idle = False
+            sh = self._shared
+            if sh is not None and sh[0] != self._index:
+                self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_TX
+            p[3] = airtime_us(len(fifo_write) - 1) + _MARGIN_US
+            self.polls = frun(p, sc, fifo_write, self._rs)
+            sent = self._rs[1] & IRQ_TX
+            self._stop()
+            return bool(sent)
         self._start(fifo_write, ComIrqReg, 0x7F)
         self.write_reg(BitFramingReg, 0)
         self.write_reg(CommandReg, CMD_TRANSMIT)
