@@ -180,15 +180,16 @@ _SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
 def _script(idle, after):
     """A compiled exchange's register writes, as _start() and then
     _exchange() or _transmit() make them: (length, address, value) each; a
-    0 where the FIFO write goes and at the end. after: the (register,
-    value) writes after the FIFO write."""
+    0 where the FIFO write goes and after the writes, then the poll (the
+    same transaction as Buffers.ws). after: the (register, value) writes
+    after the FIFO write."""
     out = bytearray()
     if not idle:
         out.extend((2, (CommandReg << 1) & 0x7E, CMD_IDLE))
     out.extend((2, (ComIrqReg << 1) & 0x7E, 0x7F, 2, (FIFOLevelReg << 1) & 0x7E, 0x80, 0))
     for reg, value in after:
         out.extend((2, (reg << 1) & 0x7E, value))
-    out.append(0)
+    out.extend((0, 4, 0x80 | (ComIrqReg << 1), 0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
     return bytes(out)
 
 
@@ -203,6 +204,7 @@ _SCRIPTS = (
     _transceive_script(False, 0),
     _transceive_script(False, 7),
 )
+_ONE_TRANSACTION = bytes((0, 0))  # run(): no writes before or after, no poll
 # Transmit (HLTA): by (chip idle: 0, running: 1)
 _TX_SCRIPTS = tuple(_script(idle, ((BitFramingReg, 0), (CommandReg, CMD_TRANSMIT))) for idle in (True, False))
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
@@ -244,176 +246,86 @@ class Buffers:
 # the same chip model, frame for frame (tests/sim/test_rp2040_chip.py).
 _COMPILED_SRC = """
 @micropython.viper
-def xfer(spi_base: uint, cs_mask: uint, w, r):
-    n = int(len(w))
-    dr = ptr32(spi_base + 8)
-    sr = ptr32(spi_base + 12)
-    sio = uint(0xD) << 28
-    gpio_set = ptr32(sio + 0x14)
-    gpio_clr = ptr32(sio + 0x18)
-    wb = ptr8(w)
-    rb = ptr8(r)
-    while sr[0] & 4:
-        rb[0] = dr[0]
-    gpio_clr[0] = cs_mask
-    i = 0
-    while i < n:
-        while not (sr[0] & 2):
-            pass
-        dr[0] = wb[i]
-        while not (sr[0] & 4):
-            pass
-        rb[i] = dr[0]
-        i += 1
-    while sr[0] & 16:
-        pass
-    gpio_set[0] = cs_mask
-
-
-@micropython.viper
-def poll(params, w, r) -> int:
-    # params (array 'I'): SPI base, chip-select mask, IRQ mask, limit in us.
-    # The poll loop of MFRC522._poll_into, whole: transactions until r[1] has
-    # a bit of the mask, or until one that began limit us after the first;
-    # the time is the RP2040's 1 MHz TIMERAWL (time.ticks_us reads the same
-    # timer). -> the number of polls.
-    p = ptr32(params)
-    spi_base = p[0]
-    cs_mask = p[1]
-    mask = p[2]
-    limit = p[3]
-    n = int(len(w))
-    dr = ptr32(spi_base + 8)
-    sr = ptr32(spi_base + 12)
-    sio = uint(0xD) << 28
-    gpio_set = ptr32(sio + 0x14)
-    gpio_clr = ptr32(sio + 0x18)
-    timer = ptr32((uint(0x4005) << 16) + 0x4028)
-    wb = ptr8(w)
-    rb = ptr8(r)
-    start = timer[0]
-    polls = 0
-    while True:
-        t = timer[0]
-        polls += 1
-        while sr[0] & 4:
-            rb[0] = dr[0]
-        gpio_clr[0] = cs_mask
-        i = 0
-        while i < n:
-            while not (sr[0] & 2):
-                pass
-            dr[0] = wb[i]
-            while not (sr[0] & 4):
-                pass
-            rb[i] = dr[0]
-            i += 1
-        while sr[0] & 16:
-            pass
-        gpio_set[0] = cs_mask
-        if rb[1] & mask:
-            break
-        if uint(t - start) >= uint(limit):
-            break
-    return polls
-
-
-@micropython.viper
 def run(params, sc, fw, r) -> int:
-    # A whole exchange: the transactions of the script sc (each: its length,
-    # then its bytes; a 0 ends a part) before the FIFO write, the FIFO write
-    # fw, the script's second part, then the poll loop of poll() reading
-    # ComIrqReg, ErrorReg and FIFOLevelReg (0x88 0x8C 0x94 0x00) into r.
-    # params as poll()'s. -> the number of polls.
+    # params (array 'I'): SPI base, chip-select mask, IRQ mask, limit in us.
+    # The transactions of the script sc (each: its length, then its bytes; a
+    # 0 ends a part): its first part, the transaction fw, its second part,
+    # then its last transaction (a poll) again and again until r[1] has a
+    # bit of the IRQ mask or a poll began limit us after the first (time:
+    # the RP2040's 1 MHz TIMERAWL, which time.ticks_us reads too). IRQ mask
+    # 0: no poll, and fw's answer lands in r (one transaction: sc = 0, 0).
+    # -> the number of polls.
     p = ptr32(params)
-    spi_base = p[0]
     cs_mask = p[1]
     mask = p[2]
     limit = p[3]
-    dr = ptr32(spi_base + 8)
-    sr = ptr32(spi_base + 12)
+    dr = ptr32(p[0] + 8)
+    sr = ptr32(p[0] + 12)
     sio = uint(0xD) << 28
     gpio_set = ptr32(sio + 0x14)
     gpio_clr = ptr32(sio + 0x18)
     timer = ptr32((uint(0x4005) << 16) + 0x4028)
     s = ptr8(sc)
     f = ptr8(fw)
-    nf = int(len(fw))
     rb = ptr8(r)
+    keep = mask == 0
     k = 0
-    part = 0
-    while part < 3:
-        if part == 1:
-            n = nf
+    phase = 0
+    start = 0
+    t = 0
+    polls = 0
+    while True:
+        if phase == 1:
+            n = int(len(fw))
         else:
             n = s[k]
             if n == 0:
-                part += 1
+                phase += 1
                 k += 1
+                if phase == 3:
+                    if keep:
+                        break
+                    start = timer[0]
                 continue
+        if phase == 3:
+            t = timer[0]
+            polls += 1
         while sr[0] & 4:
-            x = dr[0]
+            v = dr[0]
         gpio_clr[0] = cs_mask
         j = 0
         while j < n:
             while not (sr[0] & 2):
                 pass
-            if part == 1:
+            if phase == 1:
                 dr[0] = f[j]
             else:
                 dr[0] = s[k + 1 + j]
             while not (sr[0] & 4):
                 pass
-            x = dr[0]
+            v = dr[0]
+            if phase == 3 or keep:
+                rb[j] = v
             j += 1
         while sr[0] & 16:
             pass
         gpio_set[0] = cs_mask
-        if part == 1:
-            part = 2
+        if phase == 1:
+            phase = 2
+        elif phase == 3:
+            if rb[1] & mask or uint(t - start) >= uint(limit):
+                break
         else:
             k += n + 1
-    start = timer[0]
-    polls = 0
-    while True:
-        t = timer[0]
-        polls += 1
-        while sr[0] & 4:
-            x = dr[0]
-        gpio_clr[0] = cs_mask
-        i = 0
-        while i < 4:
-            while not (sr[0] & 2):
-                pass
-            if i == 0:
-                dr[0] = 0x88
-            elif i == 1:
-                dr[0] = 0x8C
-            elif i == 2:
-                dr[0] = 0x94
-            else:
-                dr[0] = 0
-            while not (sr[0] & 4):
-                pass
-            rb[i] = dr[0]
-            i += 1
-        while sr[0] & 16:
-            pass
-        gpio_set[0] = cs_mask
-        if rb[1] & mask:
-            break
-        if uint(t - start) >= uint(limit):
-            break
     return polls
 """
 SPI_BASES = (0x4003C000, 0x40040000)  # SPI0, SPI1 (RP2040 datasheet 2.2)
-_compiled = []  # [(transfer, poll loop) or None], once per boot
+_compiled = []  # [the compiled run() or None], once per boot
 
 
 def compiled_transfer():
-    """The compiled (transaction, poll loop, exchange) on the rp2 port (compiled on
-    the first call), None on any other port or when the board cannot
-    compile them."""
+    """The compiled run() on the rp2 port (compiled on the first call),
+    None on any other port or when the board cannot compile it."""
     if not _compiled:
         fns = None
         try:
@@ -424,7 +336,7 @@ def compiled_transfer():
 
                 scope = {"micropython": micropython}
                 exec(_COMPILED_SRC, scope)
-                fns = (scope["xfer"], scope["poll"], scope["run"])
+                fns = scope["run"]
         except Exception:  # noqa: BLE001 - no native emitter: the plain path
             fns = None
         _compiled.append(fns)
@@ -504,11 +416,11 @@ class MFRC522:
         self._views = b.views
         self._junk = b.junk
         if compiled is None:
-            self._fx = self._fpoll = self._frun = None
+            self._frun = None
             self._spi_base = 0
             self._cs_mask = 0
         else:
-            self._fx, self._fpoll, self._frun = compiled[0]
+            self._frun = compiled[0]
             self._spi_base = SPI_BASES[compiled[1]]
             self._cs_mask = 1 << compiled[2]
             from array import array
@@ -552,11 +464,13 @@ class MFRC522:
         """One SPI transaction with the chip selected: w written, and read
         into r (same length) when r is given."""
         sh = self._shared
-        fx = self._fx
-        if fx is not None:
+        frun = self._frun
+        if frun is not None:
             if sh is not None and sh[0] != self._index:
                 self.cs.value(0)  # puts our address on the decoder first
-            fx(self._spi_base, self._cs_mask, w, self._junk if r is None else r)
+            p = self._fparams
+            p[2] = 0  # one transaction, no poll
+            frun(p, _ONE_TRANSACTION, w, self._junk if r is None else r)
             return
         if sh is None or sh[0] == self._index:
             self._cs(0)
@@ -587,11 +501,8 @@ class MFRC522:
         # _transfer(w) written out: six of these start every exchange, and
         # the saved call is 6 % of an empty sweep on rp2040js
         sh = self._shared
-        fx = self._fx
-        if fx is not None:
-            if sh is not None and sh[0] != self._index:
-                self.cs.value(0)
-            fx(self._spi_base, self._cs_mask, w, self._junk)
+        if self._frun is not None:
+            self._transfer(w)
             return
         if sh is None or sh[0] == self._index:
             self._cs(0)
@@ -744,16 +655,6 @@ class MFRC522:
         saw the chip after the deadline: a slow loop still sees an answer
         that came in time, a fast one polls more often. This loop is where a
         cell read spends most of its SPI transactions."""
-        fpoll = self._fpoll
-        if fpoll is not None:
-            sh = self._shared
-            if sh is not None and sh[0] != self._index:
-                self.cs.value(0)  # the decoder's address first; the loop drives the enable
-            p = self._fparams
-            p[2] = mask
-            p[3] = limit_us
-            self.polls = fpoll(p, w, r)
-            return r[1]
         ticks_us = self._ticks_us
         polls = 0
         start = ticks_us()
