@@ -353,7 +353,7 @@ def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
     from tablesense.diag.runtime import query_runtime, wait_for_firmware
     from tablesense.flash import deploy as dp
     from tablesense.sim.mfrc522_emu import EmulatedCard as Card
-    from tablesense.sim.rp2040.board import Rp2040Board, available
+    from tablesense.sim.rp2040.board import Rp2040Board, available, wait_for_prompt
 
     if available() is not None:
         print(f"  emulated RP2040: not available ({available()})")
@@ -363,6 +363,9 @@ def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
         board = Rp2040Board(None, 1, config=cfg, state_dir=Path(tmp), fresh=True)
         path = board.start()
         try:
+            # bare MicroPython's banner first: one printed late, under load,
+            # lands in the deploy's raw-REPL answer and fails it
+            wait_for_prompt(path, timeout=60.0)
             r = dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg), confirm_timeout=120.0)
             print(f"  deploy (bare MicroPython -> firmware): {r.seconds:.1f} s wall, "
                   f"{len(r.uploaded)} files; redeploy unchanged: "

@@ -175,6 +175,38 @@ def _fifo_write(frame):
 _WUPA_WRITE = _fifo_write(bytes((PICC_WUPA,)))
 _HLTA_WRITE = _fifo_write(bytes((PICC_HLTA, 0, crc_a(b"\x50\x00") & 0xFF, crc_a(b"\x50\x00") >> 8)))
 _SEL = (PICC_SEL_CL1, PICC_SEL_CL2, PICC_SEL_CL3)
+
+
+def _script(idle, after):
+    """A compiled exchange's register writes, as _start() and then
+    _exchange() or _transmit() make them: (length, address, value) each; a
+    0 where the FIFO write goes and after the writes, then the poll (the
+    same transaction as Buffers.ws). after: the (register, value) writes
+    after the FIFO write."""
+    out = bytearray()
+    if not idle:
+        out.extend((2, (CommandReg << 1) & 0x7E, CMD_IDLE))
+    out.extend((2, (ComIrqReg << 1) & 0x7E, 0x7F, 2, (FIFOLevelReg << 1) & 0x7E, 0x80, 0))
+    for reg, value in after:
+        out.extend((2, (reg << 1) & 0x7E, value))
+    out.extend((0, 4, 0x80 | (ComIrqReg << 1), 0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
+    return bytes(out)
+
+
+def _transceive_script(idle, last_bits):
+    return _script(idle, ((CommandReg, CMD_TRANSCEIVE), (BitFramingReg, 0x80 | last_bits)))
+
+
+# by (chip idle: 0, running: 2) + (whole bytes: 0, a 7-bit short frame: 1)
+_SCRIPTS = (
+    _transceive_script(True, 0),
+    _transceive_script(True, 7),
+    _transceive_script(False, 0),
+    _transceive_script(False, 7),
+)
+_ONE_TRANSACTION = bytes((0, 0))  # run(): no writes before or after, no poll
+# Transmit (HLTA): by (chip idle: 0, running: 1)
+_TX_SCRIPTS = tuple(_script(idle, ((BitFramingReg, 0), (CommandReg, CMD_TRANSMIT))) for idle in (True, False))
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
 
 
@@ -214,87 +246,86 @@ class Buffers:
 # the same chip model, frame for frame (tests/sim/test_rp2040_chip.py).
 _COMPILED_SRC = """
 @micropython.viper
-def xfer(spi_base: uint, cs_mask: uint, w, r):
-    n = int(len(w))
-    dr = ptr32(spi_base + 8)
-    sr = ptr32(spi_base + 12)
-    sio = uint(0xD) << 28
-    gpio_set = ptr32(sio + 0x14)
-    gpio_clr = ptr32(sio + 0x18)
-    wb = ptr8(w)
-    rb = ptr8(r)
-    while sr[0] & 4:
-        rb[0] = dr[0]
-    gpio_clr[0] = cs_mask
-    i = 0
-    while i < n:
-        while not (sr[0] & 2):
-            pass
-        dr[0] = wb[i]
-        while not (sr[0] & 4):
-            pass
-        rb[i] = dr[0]
-        i += 1
-    while sr[0] & 16:
-        pass
-    gpio_set[0] = cs_mask
-
-
-@micropython.viper
-def poll(params, w, r) -> int:
+def run(params, sc, fw, r) -> int:
     # params (array 'I'): SPI base, chip-select mask, IRQ mask, limit in us.
-    # The poll loop of MFRC522._poll_into, whole: transactions until r[1] has
-    # a bit of the mask, or until one that began limit us after the first;
-    # the time is the RP2040's 1 MHz TIMERAWL (time.ticks_us reads the same
-    # timer). -> the number of polls.
+    # The transactions of the script sc (each: its length, then its bytes; a
+    # 0 ends a part): its first part, the transaction fw, its second part,
+    # then its last transaction (a poll) again and again until r[1] has a
+    # bit of the IRQ mask or a poll began limit us after the first (time:
+    # the RP2040's 1 MHz TIMERAWL, which time.ticks_us reads too). IRQ mask
+    # 0: no poll, and fw's answer lands in r (one transaction: sc = 0, 0).
+    # -> the number of polls.
     p = ptr32(params)
-    spi_base = p[0]
     cs_mask = p[1]
     mask = p[2]
     limit = p[3]
-    n = int(len(w))
-    dr = ptr32(spi_base + 8)
-    sr = ptr32(spi_base + 12)
+    dr = ptr32(p[0] + 8)
+    sr = ptr32(p[0] + 12)
     sio = uint(0xD) << 28
     gpio_set = ptr32(sio + 0x14)
     gpio_clr = ptr32(sio + 0x18)
     timer = ptr32((uint(0x4005) << 16) + 0x4028)
-    wb = ptr8(w)
+    s = ptr8(sc)
+    f = ptr8(fw)
     rb = ptr8(r)
-    start = timer[0]
+    keep = mask == 0
+    k = 0
+    phase = 0
+    start = 0
+    t = 0
     polls = 0
     while True:
-        t = timer[0]
-        polls += 1
+        if phase == 1:
+            n = int(len(fw))
+        else:
+            n = s[k]
+            if n == 0:
+                phase += 1
+                k += 1
+                if phase == 3:
+                    if keep:
+                        break
+                    start = timer[0]
+                continue
+        if phase == 3:
+            t = timer[0]
+            polls += 1
         while sr[0] & 4:
-            rb[0] = dr[0]
+            v = dr[0]
         gpio_clr[0] = cs_mask
-        i = 0
-        while i < n:
+        j = 0
+        while j < n:
             while not (sr[0] & 2):
                 pass
-            dr[0] = wb[i]
+            if phase == 1:
+                dr[0] = f[j]
+            else:
+                dr[0] = s[k + 1 + j]
             while not (sr[0] & 4):
                 pass
-            rb[i] = dr[0]
-            i += 1
+            v = dr[0]
+            if phase == 3 or keep:
+                rb[j] = v
+            j += 1
         while sr[0] & 16:
             pass
         gpio_set[0] = cs_mask
-        if rb[1] & mask:
-            break
-        if uint(t - start) >= uint(limit):
-            break
+        if phase == 1:
+            phase = 2
+        elif phase == 3:
+            if rb[1] & mask or uint(t - start) >= uint(limit):
+                break
+        else:
+            k += n + 1
     return polls
 """
 SPI_BASES = (0x4003C000, 0x40040000)  # SPI0, SPI1 (RP2040 datasheet 2.2)
-_compiled = []  # [(transfer, poll loop) or None], once per boot
+_compiled = []  # [the compiled run() or None], once per boot
 
 
 def compiled_transfer():
-    """The compiled (transaction, poll loop) on the rp2 port (compiled on
-    the first call), None on any other port or when the board cannot
-    compile them."""
+    """The compiled run() on the rp2 port (compiled on the first call),
+    None on any other port or when the board cannot compile it."""
     if not _compiled:
         fns = None
         try:
@@ -305,7 +336,7 @@ def compiled_transfer():
 
                 scope = {"micropython": micropython}
                 exec(_COMPILED_SRC, scope)
-                fns = (scope["xfer"], scope["poll"])
+                fns = scope["run"]
         except Exception:  # noqa: BLE001 - no native emitter: the plain path
             fns = None
         _compiled.append(fns)
@@ -385,11 +416,11 @@ class MFRC522:
         self._views = b.views
         self._junk = b.junk
         if compiled is None:
-            self._fx = self._fpoll = None
+            self._frun = None
             self._spi_base = 0
             self._cs_mask = 0
         else:
-            self._fx, self._fpoll = compiled[0]
+            self._frun = compiled[0]
             self._spi_base = SPI_BASES[compiled[1]]
             self._cs_mask = 1 << compiled[2]
             from array import array
@@ -433,11 +464,13 @@ class MFRC522:
         """One SPI transaction with the chip selected: w written, and read
         into r (same length) when r is given."""
         sh = self._shared
-        fx = self._fx
-        if fx is not None:
+        frun = self._frun
+        if frun is not None:
             if sh is not None and sh[0] != self._index:
                 self.cs.value(0)  # puts our address on the decoder first
-            fx(self._spi_base, self._cs_mask, w, self._junk if r is None else r)
+            p = self._fparams
+            p[2] = 0  # one transaction, no poll
+            frun(p, _ONE_TRANSACTION, w, self._junk if r is None else r)
             return
         if sh is None or sh[0] == self._index:
             self._cs(0)
@@ -468,11 +501,8 @@ class MFRC522:
         # _transfer(w) written out: six of these start every exchange, and
         # the saved call is 6 % of an empty sweep on rp2040js
         sh = self._shared
-        fx = self._fx
-        if fx is not None:
-            if sh is not None and sh[0] != self._index:
-                self.cs.value(0)
-            fx(self._spi_base, self._cs_mask, w, self._junk)
+        if self._frun is not None:
+            self._transfer(w)
             return
         if sh is None or sh[0] == self._index:
             self._cs(0)
@@ -625,16 +655,6 @@ class MFRC522:
         saw the chip after the deadline: a slow loop still sees an answer
         that came in time, a fast one polls more often. This loop is where a
         cell read spends most of its SPI transactions."""
-        fpoll = self._fpoll
-        if fpoll is not None:
-            sh = self._shared
-            if sh is not None and sh[0] != self._index:
-                self.cs.value(0)  # the decoder's address first; the loop drives the enable
-            p = self._fparams
-            p[2] = mask
-            p[3] = limit_us
-            self.polls = fpoll(p, w, r)
-            return r[1]
         ticks_us = self._ticks_us
         polls = 0
         start = ticks_us()
@@ -691,6 +711,10 @@ class MFRC522:
         ~5 KiB of garbage per half-tagged 16-cell sweep, the sweep grew from
         101 to 274 ms before each collection (rp2040js figures)."""
         self._n = 0
+        frun = self._frun
+        if frun is not None and (tx_last_bits == 0 or tx_last_bits == 7):
+            irq = self._compiled_exchange(frun, fifo_write, tx_last_bits)
+            return self._outcome(irq)
         self._start(fifo_write, ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
         # StartSend, with the number of bits of the last byte (7 for REQA/WUPA)
@@ -704,8 +728,28 @@ class MFRC522:
         # The deadline: the frame's airtime, then the timer, then the longest
         # answer begun just before the timer would have fired, and a margin.
         limit = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        irq = self._poll_into(self._ws, self._rs, IRQ_RX | IRQ_IDLE | IRQ_TIMER, limit)
+        return self._outcome(irq)
+
+    def _compiled_exchange(self, frun, fifo_write, tx_last_bits):
+        """_exchange()'s transactions, the same bytes in the same order, as
+        one script for the compiled run() -> the last ComIrqReg polled."""
+        sc = _SCRIPTS[(0 if self._idle else 2) + (1 if tx_last_bits else 0)]
+        self._idle = False
+        sh = self._shared
+        if sh is not None and sh[0] != self._index:
+            self.cs.value(0)  # the decoder's address first; run() drives the enable
+        p = self._fparams
+        p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
+        p[3] = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
         r = self._rs
-        irq = self._poll_into(self._ws, r, IRQ_RX | IRQ_IDLE | IRQ_TIMER, limit)
+        self.polls = frun(p, sc, fifo_write, r)
+        return r[1]
+
+    def _outcome(self, irq):
+        """The exchange's status from its last poll (irq: ComIrqReg; the
+        ErrorReg and FIFOLevelReg read with it in self._rs)."""
+        r = self._rs
         # (Transceive keeps running: the next exchange starts with Idle)
         if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
             self._stop()
@@ -751,6 +795,20 @@ class MFRC522:
         return self._transmit(_fifo_write(data))
 
     def _transmit(self, fifo_write):
+        frun = self._frun
+        if frun is not None:
+            sc = _TX_SCRIPTS[0 if self._idle else 1]
+            self._idle = False
+            sh = self._shared
+            if sh is not None and sh[0] != self._index:
+                self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_TX
+            p[3] = airtime_us(len(fifo_write) - 1) + _MARGIN_US
+            self.polls = frun(p, sc, fifo_write, self._rs)
+            sent = self._rs[1] & IRQ_TX
+            self._stop()
+            return bool(sent)
         self._start(fifo_write, ComIrqReg, 0x7F)
         self.write_reg(BitFramingReg, 0)
         self.write_reg(CommandReg, CMD_TRANSMIT)

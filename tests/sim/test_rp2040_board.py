@@ -319,7 +319,7 @@ cs = [Pin(p, Pin.OUT, value=1) for p in pins]
 fast = compiled_transfer()
 def run(compiled):
     rs = [MFRC522(spi, cs[k], compiled=(fast, 0, pins[k]) if compiled else None) for k in range(2)]
-    assert all((r._fpoll is not None) == compiled for r in rs)
+    assert all((r._frun is not None) == compiled for r in rs)
     got = [r.init() for r in rs]
     t = time.ticks_us()
     for _ in range(4):

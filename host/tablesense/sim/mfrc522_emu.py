@@ -261,7 +261,8 @@ class EmulatedMFRC522:
         self.cards = []
         self.bus = None
         self.exchanges = 0  # RF exchanges started (statistics for tests)
-        self.frame_log = None  # a list to record every frame sent: (bytes, last bits)
+        # a list to record every frame sent, (bytes, last bits): tests set one
+        self.frame_log = None  # type: list[tuple[bytes, int]] | None
         self.spi_bytes = 0
         self._reset_registers()
         # SPI transaction state

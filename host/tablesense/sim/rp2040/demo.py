@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from tablesense.sim.faults import FaultPlan
-from tablesense.sim.rp2040.board import Rp2040Board
+from tablesense.sim.rp2040.board import Rp2040Board, wait_for_prompt
 from tablesense.sim.rp2040.cli import rp2040_table
 
 
@@ -48,6 +48,9 @@ def deployed_rp2040_table(geometry, seed: int, faults: FaultPlan | None,  # noqa
         def one(b: Rp2040Board) -> None:
             try:
                 assert b.path is not None
+                # bare MicroPython's banner first: printed late (a loaded
+                # machine), it lands in the deploy's raw-REPL answer
+                wait_for_prompt(b.path, timeout=60.0)
                 r = dp.deploy(b.path, base.with_config(geometry.board_config(b.board_id)), confirm_timeout=120.0)
                 results[b.board_id] = f"{r.action} in {r.seconds:.1f} s"
             except dp.DeployError as exc:
