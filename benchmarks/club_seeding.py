@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 
-from tablesense.tournament.club_sim import simulate_club  # noqa: E402
+from tablesense.tournament.club_sim import simulate_club
 
 
 def main() -> None:

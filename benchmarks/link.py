@@ -43,13 +43,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 
-from tablesense.firmware import proto  # noqa: E402
-from tablesense.link.board_conn import LinkOptions  # noqa: E402
-from tablesense.link.manager import TableLink  # noqa: E402
-from tablesense.sim.layouts import bench_geometry  # noqa: E402
-from tablesense.sim.scripted_board import ScriptedBoard  # noqa: E402
-from tablesense.sim.virtual_table import VirtualTable  # noqa: E402
-from tablesense.table.state import TableState  # noqa: E402
+from tablesense.firmware import proto
+from tablesense.link.board_conn import LinkOptions
+from tablesense.link.manager import TableLink
+from tablesense.sim.layouts import bench_geometry
+from tablesense.sim.scripted_board import ScriptedBoard
+from tablesense.sim.virtual_table import VirtualTable
+from tablesense.table.state import TableState
 
 ON = (0, 60, 0)
 DIRECT = "--queued" not in sys.argv

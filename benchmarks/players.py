@@ -89,7 +89,7 @@ class Timed:
         self.times = times
         self.domino = domino
 
-    def choose(self, state: Any, seat: int, rng: random.Random) -> Any:  # noqa: ANN401
+    def choose(self, state: Any, seat: int, rng: random.Random) -> Any:
         t = time.process_time()
         out = self.inner.choose(state, seat, rng)
         if not self.domino or len(state.legal_moves(seat)) > 1:

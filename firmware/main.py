@@ -27,10 +27,10 @@ except KeyboardInterrupt:
 
     micropython.kbd_intr(-1)
 
-import sys  # noqa: E402 - after the Ctrl-C guard above, on purpose
-import time  # noqa: E402
+import sys  # after the Ctrl-C guard above, on purpose
+import time
 
-import machine  # noqa: E402
+import machine
 
 try:
     import select

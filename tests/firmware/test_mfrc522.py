@@ -131,7 +131,7 @@ class _CountingReader(drv.MFRC522):
 
     most_polls = 0
 
-    def _poll_into(self, w, r, mask, limit_us):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+    def _poll_into(self, w, r, mask, limit_us):  # type: ignore[no-untyped-def]
         value = super()._poll_into(w, r, mask, limit_us)
         self.most_polls = max(self.most_polls, self.polls)
         return value

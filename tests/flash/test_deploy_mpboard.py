@@ -98,7 +98,7 @@ class _CutCable(ReplSession):
 
     writes = 0
 
-    def write_file(self, path, data, progress=None):  # noqa: ANN001
+    def write_file(self, path, data, progress=None):
         type(self).writes += 1
         if type(self).writes > 1:
             raise ReplError("cable cut")

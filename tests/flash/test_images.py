@@ -25,7 +25,7 @@ def test_provenance_lists_both_hashes() -> None:
     assert rp2040.BOOTROM_SHA256 in text
 
 
-def test_check_refuses_a_damaged_file(tmp_path) -> None:  # noqa: ANN001
+def test_check_refuses_a_damaged_file(tmp_path) -> None:
     bad = tmp_path / "x.uf2"
     bad.write_bytes(images.MICROPYTHON_UF2.read_bytes()[:-1] + b"\x00")
     with pytest.raises(ValueError, match="damaged"):
@@ -48,7 +48,7 @@ def test_package_data_covers_the_binaries() -> None:
     assert "**/*.uf2" in globs and "**/*.bin" in globs and "**/*.md" in globs
 
 
-def test_flash_defaults_to_the_bundled_image_for_a_bootsel_board(monkeypatch) -> None:  # noqa: ANN001
+def test_flash_defaults_to_the_bundled_image_for_a_bootsel_board(monkeypatch) -> None:
     from rich.console import Console
 
     from tablesense.flash import cli, picoboot

@@ -38,7 +38,7 @@ def test_verify_catches_flash_that_does_not_hold_the_data() -> None:
     rom = FakeBootRom()
     original = rom._execute
 
-    def flaky(cmd, token, args, data):  # noqa: ANN001, ANN202
+    def flaky(cmd, token, args, data):
         if cmd == 0x05 and data is not None:
             data = bytes([data[0] ^ 0x01]) + data[1:]  # a stuck bit
         return original(cmd, token, args, data)
@@ -181,7 +181,7 @@ def test_ram_image_verify_failure_does_not_start_it() -> None:
     rom = FakeBootRom()
     original = rom._execute
 
-    def flaky(cmd, token, args, data):  # noqa: ANN001, ANN202
+    def flaky(cmd, token, args, data):
         if cmd == 0x05 and data is not None:
             data = data[:-1] + bytes([data[-1] ^ 0x80])
         return original(cmd, token, args, data)

@@ -212,7 +212,7 @@ def test_the_first_block_is_checked_before_the_rest_is_read(tmp_path, monkeypatc
     real_fdopen = os.fdopen
 
     class Counting:
-        def __init__(self, *a, **kw) -> None:  # noqa: ANN002, ANN003
+        def __init__(self, *a, **kw) -> None:
             self.f = real_fdopen(*a, **kw)
 
         def read(self, n: int = -1) -> bytes:
@@ -223,7 +223,7 @@ def test_the_first_block_is_checked_before_the_rest_is_read(tmp_path, monkeypatc
         def fileno(self) -> int:
             return self.f.fileno()
 
-        def __enter__(self):  # noqa: ANN204
+        def __enter__(self):
             return self
 
         def __exit__(self, *exc: object) -> None:

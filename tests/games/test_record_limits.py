@@ -27,7 +27,7 @@ def _root() -> None:
     """A root with only the games room's commands."""
 
 
-def _replay(*args: str, stdin: bytes | None = None):  # noqa: ANN202
+def _replay(*args: str, stdin: bytes | None = None):
     return CliRunner().invoke(app, ["rules", "replay", *args], input=stdin)
 
 

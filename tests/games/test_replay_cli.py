@@ -106,7 +106,7 @@ def _strict(text: str) -> dict:
     return json.loads(text, parse_constant=refuse)
 
 
-def _example_text(name: str, edit) -> str:  # noqa: ANN001 - a small local helper
+def _example_text(name: str, edit) -> str:  # a small local helper
     record = json.loads((EXAMPLES / name).read_text())
     edit(record)
     return json.dumps(record)

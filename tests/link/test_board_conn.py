@@ -157,7 +157,7 @@ def setup() -> Iterator[tuple[BoardConnection, FakeLink, Listener, Board]]:
     conn.stop()
 
 
-def wait(cond, timeout: float = 2.0) -> None:  # noqa: ANN001
+def wait(cond, timeout: float = 2.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         assert time.monotonic() < deadline, "condition not met in time"
@@ -170,7 +170,7 @@ def online(conn: BoardConnection, board: Board, states: list | None = None) -> N
     wait(lambda: conn.status.state is ConnState.ONLINE)
 
 
-def test_events_are_hints_and_snapshots_the_truth(setup) -> None:  # noqa: ANN001
+def test_events_are_hints_and_snapshots_the_truth(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board, [None, UID, proto.ERR_CRC, -1])
     assert listener.cells == {0: EMPTY, 1: Tag(UID), 2: ReadError(proto.ERR_CRC), 3: UNSCANNED}
@@ -192,7 +192,7 @@ def test_events_are_hints_and_snapshots_the_truth(setup) -> None:  # noqa: ANN00
     assert conn.stats.gaps == 1 and conn.stats.events_ignored == 2
 
 
-def test_noise_freezes_until_the_next_snapshot(setup) -> None:  # noqa: ANN001
+def test_noise_freezes_until_the_next_snapshot(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board)
     link.inbox.put(None)  # a frame lost to a CRC error, right here in the stream
@@ -208,7 +208,7 @@ def test_noise_freezes_until_the_next_snapshot(setup) -> None:  # noqa: ANN001
     assert conn.stats.rx_errors == 1
 
 
-def test_a_lost_snapshot_is_asked_again(setup) -> None:  # noqa: ANN001
+def test_a_lost_snapshot_is_asked_again(setup) -> None:
     conn, link, listener, board = setup
     board.identify()
     board.expect(proto.SNAPSHOT_REQ)  # never answered
@@ -216,7 +216,7 @@ def test_a_lost_snapshot_is_asked_again(setup) -> None:  # noqa: ANN001
     wait(lambda: conn.status.state is ConnState.ONLINE)
 
 
-def test_duplicate_frame_is_ignored(setup) -> None:  # noqa: ANN001
+def test_duplicate_frame_is_ignored(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board)
     board.send(proto.CELL, proto.encode_cell_event(2, UID), seq=board.seq)
@@ -227,7 +227,7 @@ def test_duplicate_frame_is_ignored(setup) -> None:  # noqa: ANN001
     assert conn.stats.gaps == 0
 
 
-def test_boot_frame_means_handshake_and_snapshot_again(setup) -> None:  # noqa: ANN001
+def test_boot_frame_means_handshake_and_snapshot_again(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board)
     board.send(proto.BOOT, bytes([proto.BOOT_WATCHDOG]), seq=0)
@@ -237,7 +237,7 @@ def test_boot_frame_means_handshake_and_snapshot_again(setup) -> None:  # noqa: 
     assert conn.stats.boots == 1
 
 
-def test_leds_only_when_online_and_only_changes(setup) -> None:  # noqa: ANN001
+def test_leds_only_when_online_and_only_changes(setup) -> None:
     conn, link, listener, board = setup
     frame = [(1, 2, 3)] * 4
     assert conn.send_leds(frame) is False  # not online yet: kept for later
@@ -252,7 +252,7 @@ def test_leds_only_when_online_and_only_changes(setup) -> None:  # noqa: ANN001
     assert proto.decode_leds(f[3]) == [(9, 9, 9)] + [(0, 0, 0)] * 3
 
 
-def test_unacknowledged_led_frame_is_resent(setup) -> None:  # noqa: ANN001
+def test_unacknowledged_led_frame_is_resent(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board)
     conn.send_leds([(4, 4, 4)] * 4)
@@ -261,7 +261,7 @@ def test_unacknowledged_led_frame_is_resent(setup) -> None:  # noqa: ANN001
     assert again[3] == first[3] and again[2] != first[2]
 
 
-def test_no_led_frames_for_a_board_without_leds(setup) -> None:  # noqa: ANN001
+def test_no_led_frames_for_a_board_without_leds(setup) -> None:
     conn, link, listener, board = setup
     board.identify(caps=0, leds=0)
     board.answer_snapshot([None] * CELLS)
@@ -275,7 +275,7 @@ def test_no_led_frames_for_a_board_without_leds(setup) -> None:  # noqa: ANN001
     assert conn.stats.led_skipped >= 1
 
 
-def test_watchdog_ends_a_silent_session_and_reconnects(setup) -> None:  # noqa: ANN001
+def test_watchdog_ends_a_silent_session_and_reconnects(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board)
     wait(lambda: conn.status.state is ConnState.OFFLINE, timeout=3)
@@ -314,7 +314,7 @@ def test_split_frames_marks_where_noise_was() -> None:
     assert [None if f is None else f[2] for f in out] == [5, None, 5]
 
 
-def test_a_strip_longer_than_one_frame_gets_no_led_frames(setup) -> None:  # noqa: ANN001
+def test_a_strip_longer_than_one_frame_gets_no_led_frames(setup) -> None:
     """341 LEDs need a 1025-byte payload, past MAX_FRAME: the board would drop
     every such frame, so the host sends none (340 LEDs still fit)."""
     conn, link, listener, board = setup
@@ -329,7 +329,7 @@ def test_a_strip_longer_than_one_frame_gets_no_led_frames(setup) -> None:  # noq
     assert proto.LEDS not in sent
 
 
-def test_a_strip_of_340_leds_fits_one_frame(setup) -> None:  # noqa: ANN001
+def test_a_strip_of_340_leds_fits_one_frame(setup) -> None:
     conn, link, listener, board = setup
     board.identify(leds=340)
     board.answer_snapshot([None] * CELLS)

@@ -139,7 +139,7 @@ def test_connection_counters_start_at_zero() -> None:
 
 
 @pytest.fixture
-def conn_rig():  # noqa: ANN201
+def conn_rig():
     """The scripted board of test_board_conn (one connection, fake link)."""
     from test_board_conn import Board, FakeLink, Listener  # tests/link is on sys.path
 
@@ -164,7 +164,7 @@ def conn_rig():  # noqa: ANN201
     conn.stop()
 
 
-def test_snapshots_are_reported_full_and_events_not(conn_rig) -> None:  # noqa: ANN001
+def test_snapshots_are_reported_full_and_events_not(conn_rig) -> None:
     from test_board_conn import CELLS, online, wait
 
     conn, listener, board = conn_rig

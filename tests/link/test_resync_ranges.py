@@ -26,7 +26,7 @@ def _uid(k: int) -> bytes:
     return bytes([0x04, 0x10 + k, 0xB2, 0xC3, 0xD4, 0xE5, k])
 
 
-def _breaks_long_frames(rnd: random.Random, longest: int = 150, short_loss: float = 0.1):  # noqa: ANN202
+def _breaks_long_frames(rnd: random.Random, longest: int = 150, short_loss: float = 0.1):
     """A cable whose noise hits every frame longer than ``longest`` bytes, and
     a tenth of the shorter ones."""
 
@@ -160,7 +160,7 @@ def scripted() -> Iterator[tuple[BoardConnection, Script, Listener]]:
     conn.stop()
 
 
-def test_parts_taken_before_a_lost_cell_event_are_asked_again(scripted) -> None:  # noqa: ANN001
+def test_parts_taken_before_a_lost_cell_event_are_asked_again(scripted) -> None:
     conn, script, listener = scripted
     asked = script.ranges_asked(3)
     assert [r for _s, r in asked] == [(0, 8), (8, 8), (16, 4)]
@@ -184,7 +184,7 @@ def test_parts_taken_before_a_lost_cell_event_are_asked_again(scripted) -> None:
     assert conn.stats.stale_parts == 8
 
 
-def test_cell_events_between_parts_update_the_parts_already_taken(scripted) -> None:  # noqa: ANN001
+def test_cell_events_between_parts_update_the_parts_already_taken(scripted) -> None:
     conn, script, listener = scripted
     asked = script.ranges_asked(3)
     script.send(proto.SNAPSHOT_PART, proto.encode_snapshot_part(asked[0][0], 0, 3, [None] * 8))
@@ -197,7 +197,7 @@ def test_cell_events_between_parts_update_the_parts_already_taken(scripted) -> N
     assert conn.stats.stale_parts == 0
 
 
-def test_a_board_with_older_firmware_gets_whole_snapshots(scripted) -> None:  # noqa: ANN001
+def test_a_board_with_older_firmware_gets_whole_snapshots(scripted) -> None:
     conn, script, listener = scripted
     asked = script.ranges_asked(3)
     # older firmware ignores the range and answers the whole board each time
@@ -215,7 +215,7 @@ def test_a_board_with_older_firmware_gets_whole_snapshots(scripted) -> None:  # 
     assert conn.status.state is ConnState.ONLINE
 
 
-def test_virtual_table_with_noise_resyncs_in_ranges_to_the_true_state(rig) -> None:  # noqa: ANN001
+def test_virtual_table_with_noise_resyncs_in_ranges_to_the_true_state(rig) -> None:
     """The whole path (virtual boards on ptys running the firmware, byte
     corruption) with boards of 24 cells: ranged resyncs, the world's state."""
     from tablesense.sim.faults import FaultPlan

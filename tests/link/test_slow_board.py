@@ -75,7 +75,7 @@ def _options(**kw: float) -> LinkOptions:
 
 
 @pytest.fixture
-def connect() -> Iterator:  # noqa: ANN401
+def connect() -> Iterator:
     made: list[tuple[BoardConnection, SlowBoard]] = []
 
     def make(delay: float, options: LinkOptions) -> tuple[BoardConnection, SlowBoard]:
@@ -115,7 +115,7 @@ def _offline_within(conn: BoardConnection, seconds: float) -> float:
     return time.monotonic() - start
 
 
-def test_a_board_whose_answers_arrive_late_stays_online(connect) -> None:  # noqa: ANN001
+def test_a_board_whose_answers_arrive_late_stays_online(connect) -> None:
     # answers 0.4 s late: longer than the HELLO wait (0.3 s), the snapshot
     # wait (0.2 s), and with a PING at most once per round trip the board is
     # silent ~0.8 s at a time, longer than the 0.5 s configured watchdog
@@ -131,7 +131,7 @@ def test_a_board_whose_answers_arrive_late_stays_online(connect) -> None:  # noq
     assert conn.stats.pings <= 8  # one PING per round trip, not one per 0.05 s
 
 
-def test_without_scaling_the_same_board_would_be_declared_offline(connect) -> None:  # noqa: ANN001
+def test_without_scaling_the_same_board_would_be_declared_offline(connect) -> None:
     # the control: the test above fails on a link with fixed time-outs
     conn, _board = connect(0.4, _options(rtt_factor=0.0))
     _wait_online(conn)
@@ -139,7 +139,7 @@ def test_without_scaling_the_same_board_would_be_declared_offline(connect) -> No
     assert "silent for 0.5 s" in conn.status.message
 
 
-def test_a_slow_board_that_stops_answering_is_declared_offline_within_the_scaled_bound(connect) -> None:  # noqa: ANN001
+def test_a_slow_board_that_stops_answering_is_declared_offline_within_the_scaled_bound(connect) -> None:
     conn, board = connect(0.4, _options())
     _wait_online(conn)
     bound = conn.watchdog
@@ -150,7 +150,7 @@ def test_a_slow_board_that_stops_answering_is_declared_offline_within_the_scaled
     assert "silent" in conn.status.message
 
 
-def test_a_fast_board_keeps_the_documented_watchdog(connect) -> None:  # noqa: ANN001
+def test_a_fast_board_keeps_the_documented_watchdog(connect) -> None:
     conn, board = connect(0.0, _options())
     _wait_online(conn)
     time.sleep(0.3)  # some PING round trips measured
@@ -161,7 +161,7 @@ def test_a_fast_board_keeps_the_documented_watchdog(connect) -> None:  # noqa: A
     assert took <= 0.5 + 0.3
 
 
-def test_the_scaled_watchdog_never_exceeds_watchdog_max(connect) -> None:  # noqa: ANN001
+def test_the_scaled_watchdog_never_exceeds_watchdog_max(connect) -> None:
     conn, _board = connect(0.9, _options(watchdog_max=1.5, handshake_max_wait=2.0))
     _wait_online(conn, timeout=6.0)
     assert conn.round_trip >= 0.85

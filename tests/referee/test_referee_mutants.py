@@ -143,7 +143,7 @@ class _Match:
         self.current = hand
 
 
-def _rules(hand: _Hand | None = None):  # noqa: ANN202
+def _rules(hand: _Hand | None = None):
     from tablesense.referee.rules import DominoRules
     from tablesense.table.geometry import TableGeometry
 

@@ -66,7 +66,7 @@ spi_baudrate = 4000000  # the bench's short cables: the emulated board as fast a
 UID7 = bytes.fromhex("04a1b2c3d4e5f6")
 
 
-def until(cond, timeout: float, step: float = 0.2):  # noqa: ANN001, ANN201
+def until(cond, timeout: float, step: float = 0.2):
     """Poll cond() until it returns something true (returned) or timeout (None)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

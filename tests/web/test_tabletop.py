@@ -48,7 +48,7 @@ def sit_demo(**kw: Any) -> Iterator[dict[str, Any]]:
                 on_ready=on_ready,
                 on_tabletop=lambda s: got.__setitem__("sit", s),
             )
-        except BaseException as exc:  # surfaced by the test
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the test
             got["error"] = exc
             ready.set()
 

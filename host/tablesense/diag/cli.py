@@ -47,7 +47,7 @@ def _check_name(name: str) -> str:
     return _(name) if hasattr(name, "template") else _.context("diag check", name)
 
 
-def _load_geometry(table: str | None):  # noqa: ANN202
+def _load_geometry(table: str | None):
     if table is None:
         return None
     from tablesense.table.geometry import GeometryError, TableGeometry
@@ -58,7 +58,7 @@ def _load_geometry(table: str | None):  # noqa: ANN202
         raise _err(message_of(exc), 2) from None
 
 
-def _table_ports(geometry, ports: list[str]) -> list[str]:  # noqa: ANN001
+def _table_ports(geometry, ports: list[str]) -> list[str]:
     if ports:
         return ports
     from tablesense.link.discovery import candidate_ports
@@ -182,7 +182,7 @@ def _mark(ok: bool | None, skipped: str) -> str:
     return "[green]" + _("ok") + "[/]" if ok else "[red]" + _("FAIL") + "[/]" if ok is False else skipped
 
 
-def _runtime(rep) -> None:  # noqa: ANN001 - a BoardReport
+def _runtime(rep) -> None:  # a BoardReport
     """Ask the board's MicroPython about itself (machine, version, memory, its own sweep time)."""
     from tablesense.diag.runtime import query_runtime
 
@@ -204,7 +204,7 @@ def _runtime(rep) -> None:  # noqa: ANN001 - a BoardReport
 # --- tags -----------------------------------------------------------------------
 
 
-def _load_registry(path: Path, create: bool):  # noqa: ANN202
+def _load_registry(path: Path, create: bool):
     from tablesense.table.tags import TagRegistry, TagRegistryError
 
     name = str(path)

@@ -139,7 +139,7 @@ def expected_config_hash(config: dict) -> bytes:
 def diagnose_board(
     port: str,
     *,
-    geometry=None,  # noqa: ANN001 - TableGeometry | None
+    geometry=None,  # TableGeometry | None
     client_factory: Callable[[str], BoardClient] = BoardClient,
     pings: int = 20,
     led_test: bool = True,
@@ -164,7 +164,7 @@ def diagnose_board(
     return report
 
 
-def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, led_test: bool,  # noqa: ANN001
+def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, led_test: bool,
               led_pause: float, expected_version: str | None) -> None:
     port = client.port
     # identity and versions
@@ -311,7 +311,7 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
                        crc=stats2.get("crc_errors", 0), framing=stats2.get("framing_errors", 0)))
 
 
-def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geometry, pause: float) -> None:  # noqa: ANN001
+def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geometry, pause: float) -> None:
     want_leds = None
     if geometry is not None:
         try:
@@ -404,7 +404,7 @@ def sweep(
 # --- seat buttons and turn LEDs -------------------------------------------------
 
 
-def check_seat_gpio(geometry, backend=None, ask: Callable[[str], None] | None = None,  # noqa: ANN001
+def check_seat_gpio(geometry, backend=None, ask: Callable[[str], None] | None = None,
                     press_timeout: float = 15.0) -> list[Check]:
     """Seat turn LEDs and buttons through the outputs room's GPIO layer.
 

@@ -27,7 +27,7 @@ def color(reliability: float | None) -> tuple[int, int, int]:
     return (int(200 * (1 - t) + 230 * t), int(30 * (1 - t) + 200 * t), 40)
 
 
-def _positions(results: list[CellResult], geometry=None) -> list[tuple[CellResult, float, float]]:  # noqa: ANN001
+def _positions(results: list[CellResult], geometry=None) -> list[tuple[CellResult, float, float]]:
     out = []
     for i, res in enumerate(results):
         cell = geometry.cells.get(res.cell) if geometry is not None else None
@@ -38,7 +38,7 @@ def _positions(results: list[CellResult], geometry=None) -> list[tuple[CellResul
     return out
 
 
-def svg(results: list[CellResult], geometry=None, title: str = "read reliability") -> str:  # noqa: ANN001
+def svg(results: list[CellResult], geometry=None, title: str = "read reliability") -> str:
     pos = _positions(results, geometry)
     if not pos:
         return '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'
@@ -63,7 +63,7 @@ def svg(results: list[CellResult], geometry=None, title: str = "read reliability
     return "\n".join(parts)
 
 
-def png(results: list[CellResult], geometry=None, scale: float = 0.5) -> bytes:  # noqa: ANN001
+def png(results: list[CellResult], geometry=None, scale: float = 0.5) -> bytes:
     """An RGB PNG: one filled square per cell (``scale`` pixels per mm)."""
     pos = _positions(results, geometry)
     if not pos:

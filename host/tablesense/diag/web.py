@@ -18,8 +18,8 @@ from collections.abc import Callable
 from tablesense.diag.core import BoardReport, diagnose_board
 
 
-def make_router(ports: Callable[[], list[str]], geometry=None,  # noqa: ANN001
-                run: Callable[[str], BoardReport] | None = None):  # noqa: ANN201 - fastapi.APIRouter
+def make_router(ports: Callable[[], list[str]], geometry=None,
+                run: Callable[[str], BoardReport] | None = None):  # fastapi.APIRouter
     """``ports`` lists the boards' ports when called; ``run`` diagnoses one
     (default :func:`diagnose_board` with the geometry)."""
     from fastapi import APIRouter

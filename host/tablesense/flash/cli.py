@@ -188,7 +188,7 @@ STAGES = (
 )
 
 
-def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> None:  # noqa: ANN001
+def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> None:
     """Deploy every job at once (one thread per board) under Rich progress bars."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -200,7 +200,7 @@ def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> 
     with progress:
         tasks = {p: progress.add_task(label, total=1.0, stage=_("waiting")) for p, _pl, label in jobs}
 
-        def one(p: str, payload) -> None:  # noqa: ANN001
+        def one(p: str, payload) -> None:
             def tell(what: str, done: int, total: int) -> None:
                 frac = (done / total) if total else 0.0
                 if what == "upload":
@@ -230,7 +230,7 @@ def _run_jobs(jobs, force: bool, results: dict, failures: dict, quiet: bool) -> 
             t.join()
 
 
-def _assign(geometry, ports: list[str] | None, board: int | None) -> list[tuple[str, int]]:  # noqa: ANN001
+def _assign(geometry, ports: list[str] | None, board: int | None) -> list[tuple[str, int]]:
     """Match ports to the table's boards: by --board, by the board id the
     running firmware reports, by the geometry's usb_serial, else by order."""
     from tablesense.flash.client import identify
@@ -274,7 +274,7 @@ def _assign(geometry, ports: list[str] | None, board: int | None) -> list[tuple[
     return sorted(out.items(), key=lambda kv: kv[1])
 
 
-def _micropython_image(given: Path | None, install: bool, has_target: bool, err) -> Path | None:  # noqa: ANN001
+def _micropython_image(given: Path | None, install: bool, has_target: bool, err) -> Path | None:
     """Which UF2 to install: the user's file, else the bundled MicroPython when
     asked (--install-micropython, --micropython bundled) or when no port was
     named and a board waits in BOOTSEL mode (a new board: that is the default)."""
@@ -303,7 +303,7 @@ def _micropython_image(given: Path | None, install: bool, has_target: bool, err)
     return images.MICROPYTHON_UF2
 
 
-def _load_uf2(path: Path, chip: str):  # noqa: ANN202
+def _load_uf2(path: Path, chip: str):
     from tablesense.flash.uf2 import UF2Error, load
 
     try:
@@ -318,7 +318,7 @@ def _family(family: int | None) -> str:
     return _("no family") if family is None else family_name(family)
 
 
-def _install_micropython(path: Path, image, chip: str, port: str | None, err) -> None:  # noqa: ANN001
+def _install_micropython(path: Path, image, chip: str, port: str | None, err) -> None:
     """Send a running board to BOOTSEL (if a port is given), then write the
     image over PICOBOOT, or copy the file to the mounted boot volume."""
     from tablesense.flash.mass_storage import MassStorageError, copy_uf2, mounted_volumes
@@ -372,7 +372,7 @@ def _install_micropython(path: Path, image, chip: str, port: str | None, err) ->
                   "and run this again"))
 
 
-def _to_bootsel(port: str, err) -> None:  # noqa: ANN001
+def _to_bootsel(port: str, err) -> None:
     """Ask the board to enter its boot ROM: BOOTLOADER frame, else machine.bootloader() at the REPL."""
     from tablesense.flash.client import BoardClient, BoardError
     from tablesense.flash.repl import ReplError, ReplSession

@@ -55,7 +55,7 @@ def replay_command(
         human = _(_counted_from_one(exc.message))
     except RecordFormatError as exc:
         out, status = {"ok": False, "error": _(message_of(exc))}, 2
-    except Exception as exc:  # a bug in an engine: say so, without a traceback
+    except Exception as exc:  # noqa: BLE001 - a bug in an engine: say so, without a traceback
         out = {"ok": False, "error": _(N_("internal error while checking the record: {error}"),
                                        error=repr(exc))}
         status = 3

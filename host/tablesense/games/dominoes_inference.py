@@ -262,7 +262,7 @@ class Belief:
             while total > 0:
                 x = rng.random() * total
                 idx = 0
-                for idx in (k for k, w in enumerate(weights) if w):  # noqa: B007
+                for idx in (k for k, w in enumerate(weights) if w):
                     if x < weights[idx]:
                         break
                     x -= weights[idx]

@@ -176,12 +176,12 @@ def ngettext(singular: str, plural: str, n: int, lang: str) -> str:
     return translation(lang).ngettext(singular, plural, n)
 
 
-def N_(message: str) -> str:  # noqa: N802 - the gettext convention, found by extraction
+def N_(message: str) -> str:  # the gettext convention, found by extraction
     """Mark a fixed string for the catalogs without translating it here."""
     return message
 
 
-def NC_(context: str, message: str) -> str:  # noqa: N802 - as N_, with a gettext context
+def NC_(context: str, message: str) -> str:  # as N_, with a gettext context
     """Mark a word whose meaning depends on ``context`` (Kems' "double" call is
     not a domino "double"): translate it with :meth:`Translator.context`."""
     return message

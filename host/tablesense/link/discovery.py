@@ -75,7 +75,7 @@ def usb_boards_in_bootloader() -> list[str]:
                 found.append(
                     f"bus {getattr(dev, 'bus', '?')} address {getattr(dev, 'address', '?')} (2E8A:{pid:04X})"
                 )
-    except Exception:  # NoBackendError and permission problems: nothing to report
+    except Exception:  # noqa: BLE001 - NoBackendError and permission problems: nothing to report
         return []
     return found
 

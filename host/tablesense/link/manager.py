@@ -344,7 +344,7 @@ class TableLink:
             return None
         try:
             path = discovery.find_by_serial(identity.usb_serial)
-        except Exception:  # no port listing on this system
+        except Exception:  # noqa: BLE001 - no port listing on this system
             return None
         with self._lock:
             if path is not None and any(c.port == path for c in self._conns):

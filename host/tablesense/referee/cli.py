@@ -457,7 +457,7 @@ def register(app: typer.Typer) -> None:
                     lambda: session.referee_press(),
                     long_press=LONG_PRESS_S if coach else None,
                 )
-            except Exception as exc:  # no GPIO on this machine: keyboard only
+            except Exception as exc:  # noqa: BLE001 - no GPIO on this machine: keyboard only
                 console.print("[yellow]" + escape(_(say("seat buttons unavailable ({error}); use the keyboard",
                                                         error=_(message_of(exc))))) + "[/]")
             evening = None
@@ -711,7 +711,7 @@ def register(app: typer.Typer) -> None:
                 log=None if quiet else console,
                 on_tabletop=tabletop,
             )
-        except Exception as exc:  # a clear message, never a traceback
+        except Exception as exc:  # noqa: BLE001 - a clear message, never a traceback
             busy = _port_busy(exc, "--port", host)
             raise _err(busy or _demo_failure(exc), 1) from None
         if announcer is not None:
@@ -752,7 +752,7 @@ def _hint_without_boards(console: Any, table: str) -> None:
 
     try:
         found = candidate_ports()
-    except Exception:  # listing ports failed: the link says what it finds
+    except Exception:  # noqa: BLE001 - listing ports failed: the link says what it finds
         return
     if found:
         return
@@ -987,5 +987,5 @@ def _start_reporter(
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         return TableReporter(table_no, key, path, broker).start()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever stops the outbox opening is said, never a traceback
         raise _err(_("cannot open the outbox {path}: {error}", path=path, error=exc)) from None

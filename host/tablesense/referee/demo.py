@@ -106,7 +106,7 @@ class VirtualHands:
                 self.handle(ev)
             except HandsStopped:
                 return
-            except Exception as exc:  # keep the demo going; the referee will ask again
+            except Exception as exc:  # noqa: BLE001 - keep the demo going; the referee will ask again
                 self.errors.append(f"{ev.kind}: {exc!r}")
 
     # -- physical steps ------------------------------------------------------------

@@ -431,7 +431,7 @@ class Session:
             self._leds = colors
             try:
                 self.source.set_leds(colors)
-            except Exception as exc:  # a board going away must never stop the match
+            except Exception as exc:  # noqa: BLE001 - a board going away must never stop the match
                 log.warning("LED frame not sent: %s", exc)
 
 

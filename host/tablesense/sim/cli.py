@@ -203,9 +203,9 @@ def boards_command(
 
 
 def _tabletop_hooks(
-    vt,  # noqa: ANN001 - a VirtualTable (of virtual or emulated RP2040 boards)
-    geometry,  # noqa: ANN001 - its TableGeometry
-    err,  # noqa: ANN001 - a rich Console
+    vt,  # a VirtualTable (of virtual or emulated RP2040 boards)
+    geometry,  # its TableGeometry
+    err,  # a rich Console
     *,
     enabled: bool,
     display: str | None,
@@ -300,7 +300,7 @@ def _tabletop_hooks(
     return start_tabletop, stop_tabletop
 
 
-def _play(script, vt, stop: threading.Event, err) -> None:  # noqa: ANN001 - typed at the call site
+def _play(script, vt, stop: threading.Event, err) -> None:  # typed at the call site
     from tablesense.sim.virtual_table import WorldError
 
     try:
@@ -312,15 +312,15 @@ def _play(script, vt, stop: threading.Event, err) -> None:  # noqa: ANN001 - typ
 
 def _serve(
     served: _Served,
-    err,  # noqa: ANN001 - a rich Console
+    err,  # a rich Console
     *,
-    script_runner=None,  # noqa: ANN001
+    script_runner=None,
     exit_after_script: bool = False,
     started: threading.Event | None = None,
-    describe=lambda b: _("board {board}", board=b),  # noqa: ANN001
-    stable=lambda: {},  # noqa: ANN001
-    on_started=None,  # noqa: ANN001
-    on_stop=None,  # noqa: ANN001
+    describe=lambda b: _("board {board}", board=b),
+    stable=lambda: {},
+    on_started=None,
+    on_stop=None,
 ) -> int:
     """Start ``served``, print its paths (stdout, one per line), run until a
     signal (or until the script ends when asked); always stop it."""

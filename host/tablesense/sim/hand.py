@@ -308,7 +308,7 @@ class TableTop:
             raise HandError(f"this table has no {kind} button at seat {seat}")
         try:
             self.header.press(pin)
-        except Exception as exc:  # e.g. no referee on the other end of the wire
+        except Exception as exc:  # noqa: BLE001 - e.g. no referee on the other end of the wire
             raise HandError(str(exc)) from None
         timer = threading.Timer(max(PRESS_S, hold), self._release, args=(pin,))
         timer.daemon = True
@@ -317,7 +317,7 @@ class TableTop:
     def _release(self, pin: int) -> None:
         try:
             self.header.release_button(pin)
-        except Exception:  # the header closed meanwhile: nothing to release
+        except Exception:  # noqa: BLE001 - the header closed meanwhile: nothing to release
             return
 
     def turn_leds(self) -> list[bool]:
@@ -325,7 +325,7 @@ class TableTop:
         if self.turns is not None:
             try:
                 flags = list(self.turns())
-            except Exception:  # the display went away: dark
+            except Exception:  # noqa: BLE001 - the display went away: dark
                 flags = []
             return [i < len(flags) and bool(flags[i]) for i in range(len(self.geometry.seats))]
         out: list[bool] = []
@@ -334,7 +334,7 @@ class TableTop:
             if self.header is not None and s.turn_led_pin is not None:
                 try:
                     lit = bool(self.header.level(s.turn_led_pin))
-                except Exception:  # a pin not set up (yet): dark
+                except Exception:  # noqa: BLE001 - a pin not set up (yet): dark
                     lit = False
             out.append(lit)
         return out

@@ -268,9 +268,7 @@ class VirtualBoard(PtyBoard):
                     continue
                 try:
                     running = fw.step()
-                except (
-                    Exception
-                ):  # the firmware's step never raises; a bug here must not kill the sim
+                except Exception:  # noqa: BLE001 - the firmware's step never raises; a bug here must not kill the sim
                     running = True
                 if self._to_host is not None and self._pty is not None:
                     held = self._to_host.due(time.monotonic())

@@ -66,7 +66,7 @@ def players_cmd(query: str = typer.Argument(""), db: str | None = DbOpt, lang: s
 
 
 @club_app.command("enter")
-def enter_cmd(event: int = typer.Argument(...), players: list[int] = typer.Argument(...),  # noqa: B008
+def enter_cmd(event: int = typer.Argument(...), players: list[int] = typer.Argument(...),
               name: str = typer.Option("", "--name"), db: str | None = DbOpt, lang: str = LANG_OPTION) -> None:
     """Enter known players (one, or two for a pair) as an entrant of EVENT."""
     from .players import register_players
@@ -102,7 +102,7 @@ def ratings_cmd(family: str = typer.Option("dominoes-pairs", "--family", help="d
 
 
 @club_app.command("season-create")
-def season_create(name: str = typer.Argument(...), events: list[int] = typer.Argument(None),  # noqa: B008
+def season_create(name: str = typer.Argument(...), events: list[int] = typer.Argument(None),
                   scoring: str = typer.Option("placement", "--scoring", help="placement or match-points."),
                   best: int | None = typer.Option(None, "--best", help="Count only each player's best N evenings."),
                   db: str | None = DbOpt, lang: str = LANG_OPTION) -> None:

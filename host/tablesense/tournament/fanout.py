@@ -143,7 +143,7 @@ class LiveFeed:
                 seen_view, computed_at = version, time.monotonic()
                 try:
                     rows = await run_in_threadpool(self.view)
-                except Exception:  # a database hiccup: try again at the next change
+                except Exception:  # noqa: BLE001 - a database hiccup: try again at the next change
                     seen_view = -1
                 else:
                     self.frame = sse_frame("live", rows)

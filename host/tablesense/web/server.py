@@ -164,7 +164,7 @@ def serve_in_thread(
     def run() -> None:
         try:
             server.run(sockets=[sock])
-        except BaseException as exc:  # SystemExit from uvicorn on a bind error
+        except BaseException as exc:  # noqa: BLE001 - SystemExit from uvicorn on a bind error
             failure.append(exc)
 
     thread = threading.Thread(target=run, name=f"display-web-{port}", daemon=True)

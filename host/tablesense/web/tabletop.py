@@ -296,7 +296,7 @@ def tabletop_router(
     async def page(
         request: Request,
         seat: str | None = None,
-        open: str | None = None,  # noqa: A002
+        open: str | None = None,
         key: str | None = None,
     ) -> Any:
         refused = ""
@@ -356,7 +356,7 @@ def tabletop_router(
     @router.get("/tabletop/api/state")
     async def state(
         seat: str | None = None,
-        open: str | None = None,  # noqa: A002
+        open: str | None = None,
         key: str | None = None,
     ) -> JSONResponse:
         try:

@@ -183,7 +183,7 @@ class Rp2040Board(PtyBoard):
 
     def __init__(
         self,
-        geometry=None,  # noqa: ANN001 - TableGeometry | None
+        geometry=None,  # TableGeometry | None
         board_id: int = 1,
         *,
         seed: int = 0,

@@ -46,9 +46,9 @@ class Rp2040Bench:
         return {bid: b.stable_path for bid, b in self.boards.items() if b.stable_path is not None}
 
 
-def rp2040_table(geometry, *, seed: int = 0, faults=None, state_dir: Path | None = None,  # noqa: ANN001
-                 fresh: bool = False, link_dir: Path | None = None, on_path=None,  # noqa: ANN001
-                 stable_links: bool | None = None):  # noqa: ANN201
+def rp2040_table(geometry, *, seed: int = 0, faults=None, state_dir: Path | None = None,
+                 fresh: bool = False, link_dir: Path | None = None, on_path=None,
+                 stable_links: bool | None = None):
     """A VirtualTable whose boards are emulated RP2040s (same world API)."""
     from tablesense.sim.virtual_table import VirtualTable
 

@@ -28,8 +28,8 @@ def link_options() -> Any:
     return LinkOptions()
 
 
-def deployed_rp2040_table(geometry, seed: int, faults: FaultPlan | None,  # noqa: ANN001
-                          say=lambda s: print(s, file=sys.stderr, flush=True)) -> tuple[Any, Any]:  # noqa: ANN001
+def deployed_rp2040_table(geometry, seed: int, faults: FaultPlan | None,
+                          say=lambda s: print(s, file=sys.stderr, flush=True)) -> tuple[Any, Any]:
     """Start the table's emulated boards, deploy the firmware with each
     board's config (saying so), then turn on ``faults``. -> (table, LinkOptions)."""
     from tablesense.flash import deploy as dp
