@@ -141,6 +141,7 @@ class EmulatedCard:
         self.level = 0  # cascade level being selected (0-based)
         self.powered = False
         self.powered_at = 0.0  # when the field last came on (the chip's clock, us)
+        self._fields = set()  # the chips whose field powers it now
 
     def __repr__(self):
         return f"EmulatedCard({self.uid!r})"
@@ -159,14 +160,25 @@ class EmulatedCard:
             return [b"\x88" + u[0:3], u[3:7]]
         return [b"\x88" + u[0:3], b"\x88" + u[3:6], u[6:10]]
 
-    def power(self, on, now_us=0.0):
-        """The reader's field appeared or vanished (at now_us): a tag without
-        field forgets everything (back to IDLE when powered again)."""
-        if on and not self.powered:
-            self.state = IDLE
-            self.level = 0
-            self.powered_at = now_us
-        self.powered = on
+    def power(self, on, now_us=0.0, source=None):
+        """A reader's field appeared or vanished (at now_us): a tag without
+        any field forgets everything (back to IDLE when powered again).
+
+        ``source`` is the chip whose field it is: a tag that two fields reach
+        (a neighbour's, in a tight layout) stays powered while either is on.
+        ``source`` None switched off means the tag left every field (taken
+        off the table); switched on, an anonymous field (tests)."""
+        if on:
+            if not self._fields:
+                self.state = IDLE
+                self.level = 0
+                self.powered_at = now_us
+            self._fields.add(source)
+        elif source is None:
+            self._fields.clear()
+        else:
+            self._fields.discard(source)
+        self.powered = bool(self._fields)
 
     def _fallback(self):
         self.state = HALT if self.halted_before else IDLE
@@ -277,12 +289,12 @@ class EmulatedMFRC522:
         for c in self.cards:
             c.power(False)
         self.cards = [card]
-        card.power(self._field_on(), self._now())
+        card.power(self._field_on(), self._now(), source=self)
 
     def add(self, card):
         """Put another tag on the antenna as well (two tags collide)."""
         self.cards = self.cards + [card]
-        card.power(self._field_on(), self._now())
+        card.power(self._field_on(), self._now(), source=self)
 
     def remove(self, card=None):
         """Take the tag (or every tag) off the antenna."""
@@ -321,8 +333,8 @@ class EmulatedMFRC522:
         self._crc_at = None
         self._soft_reset_until = None
         self._transmit_only = False
-        for c in getattr(self, "cards", []):
-            c.power(False, self._now())
+        for c in self._reached() if hasattr(self, "cards") else []:
+            c.power(False, self._now(), source=self)
 
     def _now(self):
         return self.bus.now_us if self.bus is not None else 0.0
@@ -343,7 +355,7 @@ class EmulatedMFRC522:
     def _power_cards(self, on):
         now = self._now()
         for c in self._reached():
-            c.power(on, now)
+            c.power(on, now, source=self)
 
     def tags_in_field(self):
         """The tags that hear a frame this chip sends now: those on its
