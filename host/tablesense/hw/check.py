@@ -228,7 +228,7 @@ def check_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding
 
 def check_decoders(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding]:
     """A board carries at most the readers its chip-select decoders address
-    (8 outputs per 74HC138, one decoder per enable pin of the pin map)."""
+    (8 outputs per 74LVC138A, one decoder per enable pin of the pin map)."""
     rp = pinmap.get("rp2040", {})
     per_decoder = 1 << len(rp.get("decoder_address", [0, 0, 0]))
     addressable = per_decoder * len(rp.get("decoder_enables", []))
