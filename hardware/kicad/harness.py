@@ -40,7 +40,7 @@ def markdown(pinmap: design.Pinmap) -> str:
     readers = [p for p in parts if p.extra.get("Channel") is not None]
     lines = [BEGIN, "", "### Reader cable (one per reader, all alike)", ""]
     lines += [
-        "Straight through, 8 wires, at most 30 cm: wire *n* joins pin *n* of the board's reader",
+        "Straight through, 8 wires, at most 1 m at 2 MHz: wire *n* joins pin *n* of the board's reader",
         "connector to pin *n* of the RC522 module's header (pin 1 = SDA at the module's edge).",
         "",
         "| wire | board pin | RC522 pin | signal |",

@@ -18,9 +18,11 @@ Physical conventions (mm, origin at the table's south-west corner, y north):
 - GPIO pins are BCM numbers; each seat has a turn LED, a seat button and a
   call button; the referee button is BCM 3 (it can also wake a halted Pi).
 
-Sensor boards (hardware/wiring.md, "Topology"): one Pico per cluster of
-nearby cells, so that every reader's cable stays within the reach the SPI
-bus allows at the layout's clock (2 MHz). Each board sits at the point that
+Sensor boards (hardware/wiring.md, "Topology"): one board per cluster of
+nearby cells. The buffered board would let a reader's cable run 1 m at the
+layouts' clock (2 MHz); clusters keep the longest at 375-570 mm, less to
+crimp and route (one board for the whole line of play would need 730 mm,
+one for all of kems-4 570 mm). Each board sits at the point that
 minimises its longest cable (cables run along x and y under the table), and
 its channels and LEDs follow the order its cells are listed here. The
 layouts' ``[build]`` table names the parts the reference build assumes.
@@ -166,7 +168,8 @@ class Layout:
 def line_of_play(t: Layout, cx: float, cy: float) -> None:
     """Centre + left arm (13) + right arm (14), folding after 7 cells; the
     centre and the left arm on board "line-west", the right arm on "line-east"
-    (one board for all 28 would need cables beyond the bus's reach)."""
+    (one board for all 28 would need 730 mm cables: within the buffered
+    board's 1 m, but twice the 375 mm of two boards)."""
     west, east = t.board_named("line-west"), t.board_named("line-east")
     center = t.cell("center", west, cx, cy, "line")
     left: list[str] = []
@@ -235,8 +238,8 @@ def kems(seats: int) -> Layout:
     import math
 
     # one board per two neighbouring seats; the slots go to the boards of
-    # seats 0-1 and of the last pair (one board per 30 cells would need
-    # cables beyond the bus's reach)
+    # seats 0-1 and of the last pair (one board per two seats keeps every
+    # cable short and every board's readers within its 32 channels)
     pairs = seats // 2
     for p in range(pairs):
         t.board(p + 1, f"seats-{2 * p}-{2 * p + 1}", 0)

@@ -425,3 +425,12 @@ def test_export_refuses_a_board_that_fails_drc(tmp_path: Path) -> None:
     with pytest.raises(KicadError, match=r"(?s)kicad-cli pcb drc failed.*[1-9]\d* unconnected"):
         kicad_exports(KICAD_CLI, pcb, tmp_path / "out")
     assert not (tmp_path / "out" / "gerbers").exists()
+
+
+def test_the_drawings_outline_is_the_boards() -> None:
+    """hw/draw.py outlines each board with the PCB's size, so the maker sees
+    which cells it passes under; a resized PCB must resize the outline."""
+    from tablesense.hw.draw import BOARD_MM
+
+    design = _kicad_module("design")
+    assert BOARD_MM == (design.BOARD_W, design.BOARD_H)

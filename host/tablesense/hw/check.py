@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tablesense.firmware import config as board_config_module
-from tablesense.hw.cabling import MAX_ROUTE_MM, bus_pf, edge_ns, reach_mm, route_mm
+from tablesense.hw.cabling import (
+    GROUP_SIZE,
+    MAX_ROUTE_MM,
+    clock_edge_ns,
+    edge_ns,
+    group_of,
+    reach_mm,
+    route_mm,
+    segment_pf,
+)
 from tablesense.hw.pack import (
     PackError,
     board_power,
@@ -148,8 +157,8 @@ def check_bom(geometry: TableGeometry, bom_path: Path) -> list[Finding]:
 def check_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding]:
     """Every supply, regulator, fuse and the USB hub against its rating with
     the pin map's margin: the 5 V rail's PSU, the Pi's supply, each board's
-    3.3 V regulator (and an LDO's heat), each board's LED strip fuse, and
-    the USB ports the boards need."""
+    3.3 V regulator (and an LDO's heat), each board's 5 V input fuse, each
+    board's LED strip fuse, and the USB ports the boards need."""
     power = pinmap.get("power", {})
     margin = float(power.get("margin", 1.0))
     out: list[Finding] = []
@@ -168,15 +177,24 @@ def check_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding
 
     rail = power.get("rail", {})
     total, _rows = power_budget(geometry, pinmap)
-    over(name, "the 5 V rail (reader regulators and LED strips)", total, float(rail.get("supply_ma", 0)), str(rail.get("part", "PSU")))
+    over(name, "the 5 V rail (sensor boards and LED strips)", total, float(rail.get("supply_ma", 0)), str(rail.get("part", "PSU")))
     pi = power.get("pi", {})
     pi_total, _pi_rows = pi_budget(geometry, pinmap)
     over(name, "the Pi's supply (Pi, display, seat lights)", pi_total, float(pi.get("supply_ma", 0)), str(pi.get("part", "PSU")))
     reg = power.get("regulator", {})
     led = power.get("led", {})
+    sensor_board = power.get("board", {})
     for b in board_power(geometry, pinmap):
         where = f"{name} board {b.board} ({geometry.board(b.board).name})"
         over(where, f"its 3.3 V rail ({b.readers} readers)", b.reader_ma, float(reg.get("rating_ma", 0)), str(reg.get("part", "regulator")))
+        if "input_fuse_hold_ma" in sensor_board:
+            over(
+                where,
+                "its 5 V input (buck, Pico, LED data buffer)",
+                b.rail_ma,
+                float(sensor_board["input_fuse_hold_ma"]),
+                str(sensor_board.get("input_fuse_part", "input fuse")),
+            )
         if reg.get("kind") == "ldo":
             watts = (float(reg.get("vin", 5.0)) - float(reg.get("vout", 3.3))) * b.reader_ma / 1000
             rise = watts * float(reg.get("theta_ja_c_per_w", 90.0))
@@ -210,7 +228,7 @@ def check_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding
 
 def check_decoders(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Finding]:
     """A board carries at most the readers its chip-select decoders address
-    (8 outputs per 74HC138, one decoder per enable pin of the pin map)."""
+    (8 outputs per 74LVC138A, one decoder per enable pin of the pin map)."""
     rp = pinmap.get("rp2040", {})
     per_decoder = 1 << len(rp.get("decoder_address", [0, 0, 0]))
     addressable = per_decoder * len(rp.get("decoder_enables", []))
@@ -229,29 +247,36 @@ def check_decoders(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[Find
 
 
 def check_cables(geometry: TableGeometry) -> list[Finding]:
-    """Every reader within its board's cable reach at the layout's SPI clock
-    (hw/cabling.py: the bus as a lumped RC, MISO the weakest driver)."""
+    """Every reader within its group's cable reach at the layout's SPI clock
+    (hw/cabling.py: each buffered group of 8 readers as a lumped RC, the
+    reader's MISO pad the weakest driver)."""
     baud = geometry.build.spi_baudrate
     out: list[Finding] = []
     for board in geometry.boards:
         where = f"{geometry.name} board {board.id} ({board.name})"
-        cells = geometry.cells_of_board(board.id)
         if board.position is None:
             out.append(Finding("warning", where, "has no position (x, y): its readers' cable lengths are unchecked"))
             continue
-        routes = [route_mm(board.position, (c.x, c.y)) for c in cells]
-        reach = reach_mm(len(cells), baud)
-        far = [(r, c.id) for r, c in zip(routes, cells, strict=True) if r > reach]
-        if far:
-            listed = ", ".join(f"{cid} ({r:.0f} mm)" for r, cid in sorted(far, reverse=True)[:6])
+        groups: dict[int, list[tuple[float, str]]] = {}
+        for c in geometry.cells_of_board(board.id):
+            groups.setdefault(group_of(c.channel), []).append((route_mm(board.position, (c.x, c.y)), c.id))
+        for group, readers in sorted(groups.items()):
+            reach = reach_mm(len(readers), baud)
+            far = sorted(((r, cid) for r, cid in readers if r > reach), reverse=True)
+            if not far:
+                continue
+            pf = segment_pf([r for r, _ in readers])
+            listed = ", ".join(f"{cid} ({r:.0f} mm)" for r, cid in far[:6])
             more = f" and {len(far) - 6} more" if len(far) > 6 else ""
             out.append(
                 Finding(
                     "error",
                     where,
-                    f"readers beyond its cable reach of {reach:.0f} mm ({len(cells)} readers at "
-                    f"{baud / 1e6:g} MHz, at most {MAX_ROUTE_MM:.0f} mm; line {bus_pf(routes):.0f} pF, "
-                    f"edge {edge_ns(bus_pf(routes)):.0f} ns): {listed}{more}; move the board, split it or lower build.spi_baudrate",
+                    f"readers beyond the cable reach of {reach:.0f} mm of group {group} (channels "
+                    f"{GROUP_SIZE * group}-{GROUP_SIZE * group + GROUP_SIZE - 1}: {len(readers)} readers at {baud / 1e6:g} MHz, at most "
+                    f"{MAX_ROUTE_MM:.0f} mm; line {pf:.0f} pF, MISO edge {edge_ns(pf):.0f} ns, SCK edge "
+                    f"{clock_edge_ns(pf):.0f} ns, quarter period {1e9 / (4 * baud):.0f} ns): {listed}{more}; "
+                    "move the board, split it or lower build.spi_baudrate",
                 )
             )
     return out

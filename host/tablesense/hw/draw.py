@@ -16,6 +16,11 @@ from xml.sax.saxutils import escape
 
 from tablesense.table.geometry import TableGeometry
 
+#: The sensor board's outline (hardware/kicad/design.py BOARD_W, BOARD_H),
+#: drawn round each board's position so a maker sees which cells it passes
+#: under (it mounts on the bottom panel, 20 mm or more below the antennas).
+BOARD_MM = (166.0, 134.0)
+
 #: Board colours (cycled), light enough for black text.
 BOARD_COLOURS = ("#9ecae1", "#fdd0a2", "#a1d99b", "#dadaeb", "#fcbba1", "#c7e9c0", "#fee391")
 CELL_MM = 34.0
@@ -37,6 +42,10 @@ def table_svg(geometry: TableGeometry) -> str:
     by_id = {c.id: c for c in cells}
     xs = [c.x for c in cells]
     ys = [c.y for c in cells]
+    for b in geometry.boards:  # the board outlines stay on the sheet
+        if b.position is not None:
+            xs += [b.position[0] - BOARD_MM[0] / 2, b.position[0] + BOARD_MM[0] / 2]
+            ys += [-b.position[1] - BOARD_MM[1] / 2, -b.position[1] + BOARD_MM[1] / 2]
     legend_h = 30.0 + 14.0 * len(geometry.boards)
     min_x, max_x = min(xs) - SIDE_MARGIN_MM, max(xs) + SIDE_MARGIN_MM
     min_y, max_y = min(ys) - MARGIN_MM - 20.0, max(ys) + MARGIN_MM + legend_h
@@ -95,6 +104,11 @@ def table_svg(geometry: TableGeometry) -> str:
         if b.position is None:
             continue
         bx, by = b.position[0], -b.position[1]
+        w, h = BOARD_MM
+        out.append(
+            f'<rect x="{_fmt(bx - w / 2)}" y="{_fmt(by - h / 2)}" width="{_fmt(w)}" height="{_fmt(h)}" '
+            f'fill="none" stroke="{colour[b.id]}" stroke-width="2" stroke-dasharray="8 4"/>'
+        )
         out.append(
             f'<g id="board-{b.id}"><rect x="{_fmt(bx - 14)}" y="{_fmt(by - 9)}" width="28" height="18" '
             f'fill="{colour[b.id]}" stroke="#000000" stroke-width="1" stroke-dasharray="2 1"/>'
@@ -110,7 +124,7 @@ def table_svg(geometry: TableGeometry) -> str:
             f'<rect x="{_fmt(min_x + 8)}" y="{_fmt(y)}" width="10" height="10" fill="{colour[b.id]}" stroke="#333333"/>'
             f'<text x="{_fmt(min_x + 22)}" y="{_fmt(y + 8)}" font-size="8">board {b.id} "{escape(b.name)}": '
             f"{served} of {b.channels} channels, {b.leds} LEDs"
-            f"{'' if b.position is None else f' (dashed box: the board at {_fmt(b.position[0])}, {_fmt(b.position[1])} mm)'}</text>"
+            f"{'' if b.position is None else f' (dashed box: the board centred at {_fmt(b.position[0])}, {_fmt(b.position[1])} mm, its outline around it)'}</text>"
         )
     ref = geometry.referee_button_pin
     out.append(

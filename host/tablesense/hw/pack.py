@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tablesense.hw.cabling import route_mm
+from tablesense.hw.cabling import group_of, route_mm
 from tablesense.table.geometry import TABLES_DIR, TableGeometry
 
 HARDWARE_DIR = TABLES_DIR.parent
@@ -97,15 +97,18 @@ def cells_per_board(geometry: TableGeometry) -> dict[int, int]:
 def rule_quantities(geometry: TableGeometry) -> dict[str, int]:
     """What each BOM quantity rule evaluates to for a table layout.
 
-    ``decoders`` counts the 74HC138s (8 chip selects each) that the cells of
-    every board need; ``seat_buttons`` two per seat (seat button and call
-    button); ``boards2`` two per board (the 33 ohm SCK and MOSI resistors);
-    ``reader_pins`` the crimp contacts of the reader harnesses (8 each);
-    ``ribbon_m`` the ribbon the harnesses need, in whole metres with 10 %
-    for cutting (cable routes from hw/cabling.py; 0.5 m a reader of a board
-    without a position).
+    ``groups`` counts the populated groups of the sensor boards (a
+    74LVC138A decoder, a 74LVC125A buffer and a MISO pull-up for each 8
+    reader channels in use; ``groups2`` two per group: the 33 ohm SCK and
+    MOSI resistors, the two 100 nF); ``boards2`` and ``boards4`` two and four
+    per board (the buck's output capacitors; the standoffs); ``seat_buttons`` two per seat (seat
+    button and call button); ``cells2`` two per reader (the 1 x 8 housings
+    at both ends of its cable); ``reader_pins`` the crimp contacts of the
+    reader cables (8 at each end); ``ribbon_m`` the ribbon the cables need,
+    in whole metres with 10 % for cutting (cable routes from hw/cabling.py;
+    0.5 m a reader of a board without a position).
     """
-    per_board = cells_per_board(geometry)
+    groups = len({(c.board, group_of(c.channel)) for c in geometry.cells.values()})
     ribbon_mm = 0.0
     for cell in geometry.cells.values():
         at = geometry.board(cell.board).position
@@ -119,9 +122,12 @@ def rule_quantities(geometry: TableGeometry) -> dict[str, int]:
         "seat_buttons": sum(
             (s.button_pin is not None) + (s.call_button_pin is not None) for s in geometry.seats
         ),
-        "decoders": sum(math.ceil(n / 8) for n in per_board.values()),
+        "groups": groups,
+        "groups2": 2 * groups,
         "boards2": 2 * len(geometry.boards),
-        "reader_pins": 8 * len(geometry.cells),
+        "boards4": 4 * len(geometry.boards),
+        "cells2": 2 * len(geometry.cells),
+        "reader_pins": 16 * len(geometry.cells),
         "ribbon_m": math.ceil(1.1 * ribbon_mm / 1000),
         "tiles": 28,
         "cards32": 32,
@@ -139,8 +145,10 @@ def load_pinmap(path: Path = PINMAP_PATH) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class BoardPower:
-    """One board's worst case: its readers on its 3.3 V regulator, what that
-    regulator draws from the 5 V rail, and its LED strip at the LED cap."""
+    """One board's worst case: its readers and logic on its 3.3 V regulator,
+    what the board's 5 V input draws from the rail (that regulator, the Pico
+    and the LED data buffer), and its LED strip at the LED cap (fed from the
+    rail beside the board, not through it)."""
 
     board: int
     readers: int
@@ -155,6 +163,7 @@ def board_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[BoardPo
     reader = power.get("reader", {})
     reg = power.get("regulator", {})
     led = power.get("led", {})
+    logic = power.get("board", {})
     per_board = cells_per_board(geometry)
     leds_per_board = {b.id: 0 for b in geometry.boards}
     for cell in geometry.cells.values():
@@ -166,11 +175,13 @@ def board_power(geometry: TableGeometry, pinmap: dict[str, Any]) -> list[BoardPo
         n = per_board.get(b.id, 0)
         fields = min(n, int(reader.get("fields_on", 1)))
         reader_ma = n * float(reader.get("idle_ma", 0)) + fields * float(reader.get("field_ma", 0))
+        reader_ma += float(logic.get("logic_3v3_ma", 0))  # decoders, buffers, pull-ups on the same rail
         vin, vout = float(reg.get("vin", 5.0)), float(reg.get("vout", 3.3))
         if reg.get("kind", "buck") == "ldo":
             rail_ma = reader_ma  # an LDO passes its load current through
         else:
             rail_ma = reader_ma * vout / (vin * float(reg.get("efficiency", 0.85)))
+        rail_ma += float(logic.get("pico_5v_ma", 0))  # the Pico's VSYS through D2, the LED buffer
         out.append(BoardPower(b.id, n, reader_ma, rail_ma, leds_per_board.get(b.id, 0) * led_ma))
     return out
 
@@ -180,7 +191,7 @@ def power_budget(geometry: TableGeometry, pinmap: dict[str, Any]) -> tuple[int, 
     boards = board_power(geometry, pinmap)
     level = geometry.build.led_max_level
     rows = [
-        ("reader regulators (readers idle, fields time-shared)", len(boards), round(sum(b.rail_ma for b in boards))),
+        ("sensor boards' 5 V inputs (buck for readers and logic, Pico)", len(boards), round(sum(b.rail_ma for b in boards))),
         (f"WS2812 LEDs at led_max_level {level}", rule_quantities(geometry)["leds"], round(sum(b.led_ma for b in boards))),
     ]
     return sum(r[2] for r in rows), rows
