@@ -170,9 +170,10 @@ class ReplSession:
         t.serial.write(command + b"\x04")
         # Normally "OK" comes first. A board that was slow to leave its
         # program (an emulated one, or one still booting when the Ctrl-C
-        # arrived) may print a second raw-REPL banner before it: skip banners.
+        # arrived) may print a second raw-REPL banner before it, or the
+        # friendly REPL's boot banner late: skip banners and prompts.
         data = t.read_until(2, b"OK", timeout=max(2, math.ceil(timeout)))
-        junk = data[:-2].replace(b"raw REPL; CTRL-B to exit", b"").strip(b"\r\n>")
+        junk = [line for line in data[:-2].replace(b"\r", b"").split(b"\n") if not _is_banner(line)]
         if not data.endswith(b"OK") or junk:
             raise ReplError(f"{self.port}: the raw REPL did not accept the code (answer {data[-80:]!r})")
         return t.follow(timeout)
@@ -241,3 +242,15 @@ class ReplSession:
         self._t = None
         with contextlib.suppress(Exception):
             t.close()
+
+
+def _is_banner(line: bytes) -> bool:
+    """A line MicroPython prints on its own (boot and REPL banners, prompts),
+    never an answer to the code sent."""
+    text = line.strip().lstrip(b">").strip()
+    return (
+        not text
+        or text.startswith(b"raw REPL; CTRL-B to exit")
+        or text.startswith(b"MicroPython ")
+        or text.startswith(b'Type "help()" for more information')
+    )
