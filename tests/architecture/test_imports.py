@@ -23,7 +23,8 @@ def room_of(path: Path) -> str:
     for the leaf module host/tablesense/sentence.py, ``cli`` for the
     package's own cli.py."""
     parts = path.relative_to(PACKAGE).parts
-    return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
+    first = parts[0]
+    return first if len(parts) > 1 else first.removesuffix(".py")
 
 
 def module_name(path: Path) -> str:
