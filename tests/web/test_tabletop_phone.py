@@ -16,6 +16,7 @@ import pytest
 from test_tabletop import play_hand, rack, sit_demo, wait
 
 from tablesense.table.geometry import TableGeometry
+from testsupport import wait_until
 
 
 def centre(box: dict[str, float]) -> tuple[float, float]:
@@ -28,8 +29,11 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
 
 
 def box_of(page: Any, selector: str) -> dict[str, float]:
-    box = page.locator(selector).first.bounding_box()
-    assert box is not None, selector
+    """Where ``selector`` is on the screen. A live update may redraw the
+    element between finding and measuring it (no box for a moment): measure
+    again until it has one."""
+    box: dict[str, float] = wait_until(lambda: page.locator(selector).first.bounding_box(), 5,
+                                       what=f"a box for {selector}")
     return box
 
 
