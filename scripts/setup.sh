@@ -66,7 +66,9 @@ if [ "$what" = dev ]; then
     codename="$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")"
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "$codename" = bookworm ]; then
       if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-        mirror="$(grep -rhoE "^(URIs: *|deb +)https?://[^ ]+/debian/?( |$)" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
+        # A machine may have no /etc/apt/sources.list at all (deb822 files only):
+        # grep then exits 2, which pipefail would turn into the script's end.
+        mirror="$( { grep -rhoE "^(URIs: *|deb +)https?://[^ ]+/debian/?( |$)" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null || true; } \
           | head -1 | sed -E 's/^(URIs: *|deb +)//; s/ *$//')"
         printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
           "${mirror:-http://deb.debian.org/debian}" > /etc/apt/sources.list.d/bookworm-backports.sources
