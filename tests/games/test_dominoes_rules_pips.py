@@ -299,6 +299,7 @@ def test_the_game_ends_when_one_of_the_pairs_reaches_the_50_point_mark() -> None
     rng = random.Random(10)
     m = DominoMatch("pairs-pips")
     assert m.target == 50
+    before = list(m.score)
     while not m.is_over:
         h = m.new_hand(rng)
         play_out(h, rng)

@@ -126,6 +126,7 @@ def test_a_board_of_another_table_is_refused(rig: RigFactory) -> None:
         link.start()
         assert link.wait_online(3)
         deadline = time.monotonic() + 3
+        msgs: list[str] = []
         while time.monotonic() < deadline:
             msgs = [s.message for s in link.board_statuses() if s.state is ConnState.MISMATCH]
             if msgs:

@@ -172,6 +172,8 @@ def test_parts_taken_before_a_lost_cell_event_are_asked_again(scripted) -> None:
     # cells 0..7 came before the lost event: they may be stale and are asked again
     deadline = time.monotonic() + 2
     again = None
+    f = script.expect(proto.SNAPSHOT_REQ)
+    again = proto.decode_snapshot_req(f[3])
     while again != (0, 8):
         assert time.monotonic() < deadline, "cells 0..7 were not asked again"
         f = script.expect(proto.SNAPSHOT_REQ)

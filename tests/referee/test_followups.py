@@ -139,6 +139,8 @@ def test_the_next_round_waits_from_its_deal_not_from_the_old_table() -> None:
         ref, events, _ = make_referee("kems", "classic", "kems-4", s)
         if not ref.match.results:
             break
+    else:
+        raise AssertionError("no seed whose first Kems round is still open")
     h = Hands(ref)
     h.settle()
     h.show(60.0)
@@ -180,6 +182,8 @@ def test_kems_messages_say_round() -> None:
         ref, events, _ = make_referee("kems", "classic", "kems-4", s)
         if not ref.match.results:
             break
+    else:
+        raise AssertionError("no seed whose first Kems round is still open")
     h = Hands(ref)
     h.settle()
     ref.press(1, "main", h.now)

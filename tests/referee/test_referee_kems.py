@@ -245,6 +245,8 @@ def test_table_dealt_round_and_a_refresh_of_cards_never_seen() -> None:
         hands = [cards[4 * s : 4 * s + 4] for s in range(4)]
         if all(max(sum(1 for c in h if c[0] == r) for r in "789TJQKA") < 3 for h in hands):
             break  # no misdeal
+    else:
+        raise AssertionError("every seed misdealt")
     cells = {}
     for s, seat in enumerate(g.seats):
         cells.update(zip(seat.rack, hands[s], strict=False))

@@ -201,6 +201,8 @@ def test_why_a_draw_is_refused_names_the_right_reason() -> None:
         h.settle()
         if play_until(ref, h, Draw, seed):
             break
+    else:
+        raise AssertionError("no seed reached a draw")
     from tablesense.referee.rules import DominoRules
 
     rules = ref.rules
@@ -225,6 +227,8 @@ def test_a_refresh_with_discard_lays_the_next_stock_cards() -> None:
         ref, _events, _stored = make_referee("kems", "classic", "kems-4", s, {"refresh": "discard"})
         if not ref.match.results:
             break
+    else:
+        raise AssertionError("no seed whose first Kems round is still open")
     h = Hands(ref)
     h.settle()
     assert len(ref.hand.stock) >= 4

@@ -93,15 +93,17 @@ def test_after_a_draw_the_page_says_who_drew_and_never_which_tile(
 ) -> None:
     bus, server = served
     received: list[str] = []
+    drawn: tuple[Referee, str] | None = None  # played once, with the first page open
     for width, height in ((1280, 800), (390, 844)):
         ctx = browser.new_context(viewport={"width": width, "height": height})
         page = ctx.new_page()
         page.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(str(f))))
         page.goto(server.url)
         page.wait_for_function("document.body.dataset.conn === 'live'", timeout=5000)
-        if width == 1280:
-            ref, tile = play_until_a_draw(bus)
-            who = ref.rules.seat_label(ref.last_move["seat"]) if ref.last_move else ""
+        if drawn is None:
+            drawn = play_until_a_draw(bus)
+        ref, tile = drawn
+        who = ref.rules.seat_label(ref.last_move["seat"]) if ref.last_move else ""
         latest = bus.latest("view")
         assert latest is not None
         state = wait_seq(page, latest.seq)
@@ -114,6 +116,8 @@ def test_after_a_draw_the_page_says_who_drew_and_never_which_tile(
         page.screenshot(path=str(artifacts / f"after-draw-{width}.png"))
         ctx.close()
     # nor anything the page was sent over its socket
+    assert drawn is not None
+    tile = drawn[1]
     assert received and not any(tile in frame or tile[::-1] in frame for frame in received)
     view = bus.latest("view")
     assert view is not None and view.data["last_move"]["draw"] is True

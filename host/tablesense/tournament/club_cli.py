@@ -7,7 +7,7 @@ says why), 2 a wrong argument.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 
@@ -26,7 +26,7 @@ def _db(url: str) -> Database:
     return Database(url)
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     text = _(message) if hasattr(message, "template") else message  # a Sentence: into the command's language
     label = _("error:")
     typer.echo(f"{label} {text}", err=True)

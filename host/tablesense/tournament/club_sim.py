@@ -84,6 +84,7 @@ def simulate_club(db_url: str, *, players: int = 40, evenings: int = 10, rounds:
     report.season_id = create_season(db, f"Simulated season (seed {seed})", best=best)
     prev_order: list[int] = []
     order: list[int] = []
+    size = team_size(game, variant, 4)  # the evenings below keep the default four seats
     for k in range(1, evenings + 1):
         d = Director.create_event(db, f"Club night {k}", game=game, variant=variant, format="swiss",
                                   options={"rounds": rounds, "first_round": first_round, "lots_seed": f"club-{seed}-{k}"})

@@ -72,6 +72,7 @@ class LiveBoard:
         if len(payload) > MAX_LIVE_BYTES:
             self.dropped += 1
             return False
+        data: Any = None
         try:
             data = json.loads(payload)
             ok = (isinstance(data, dict) and isinstance(data.get("hand"), int) and isinstance(data.get("scores"), list)
