@@ -420,7 +420,7 @@ def check_seat_gpio(geometry, backend=None, ask: Callable[[str], None] | None = 
         be = backend if backend is not None else make_backend()
     except GPIOError as exc:
         return [Check("seat gpio", False, message_of(exc),
-                      say("Install RPi.GPIO (rpi-lgpio on a Pi 5) or set TABLESENSE_GPIO=sim."))]
+                      say("Install the `pi` extra (rpi-lgpio, on every Pi) or set TABLESENSE_GPIO=sim."))]
     pins: list[tuple[str, int, str]] = []
     for seat in geometry.seats:
         for kind, pin in (("turn LED", seat.turn_led_pin), ("button", seat.button_pin),
