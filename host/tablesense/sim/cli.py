@@ -129,6 +129,8 @@ def boards_command(
     ``tablesense play --table T --port /dev/pts/5 --port /dev/pts/6``
     (or at the --link-dir symlinks, which survive an unplug/replug).
     """
+    if tabletop and table is not None:
+        _port_free_or_exit(host, web_port)  # before any board starts: nothing to stop, no path printed
     if rp2040:
         from tablesense.sim.rp2040.cli import rp2040_boards
 
@@ -234,7 +236,7 @@ def _tabletop_hooks(
         from tablesense.sim.hand import TableTop
         from tablesense.sim.header import SeatHeaderServer
         from tablesense.table.tags import TagRegistry
-        from tablesense.web.server import WebServerError
+        from tablesense.web.server import PortInUseError, WebServerError
         from tablesense.web.tabletop import DisplayFollower, TableKeys, serve_tabletop
 
         follower = DisplayFollower(display) if display else None
@@ -265,11 +267,12 @@ def _tabletop_hooks(
         keys = TableKeys.for_table(top)  # one per seat (and open hands): printed only here
         try:
             top_server = serve_tabletop(top, host, web_port, keys)
+        except PortInUseError:  # taken since the check at start: never served elsewhere without a word
+            err.print("[red]" + escape(_port_busy_text(host, web_port)) + "[/]")
+            raise typer.Exit(PORT_BUSY_EXIT) from None
         except WebServerError as exc:
-            if web_port == 0:
-                raise
-            err.print("[yellow]" + _("{error}; using any free port", error=exc) + "[/]")
-            top_server = serve_tabletop(top, host, 0, keys)
+            err.print("[red]" + escape(_(message_of(exc))) + "[/]")
+            raise typer.Exit(PORT_BUSY_EXIT) from None
         for line in keys.lines(top_server.url, [seat.name for seat in geometry.seats]):
             err.print(line, markup=False, highlight=False, soft_wrap=True)
         paths = vt.stable_paths() or vt.device_paths()
@@ -298,6 +301,58 @@ def _tabletop_hooks(
             err.print(_("session saved as a scenario: {file}", file=save_session))
 
     return start_tabletop, stop_tabletop
+
+
+#: Exit status of ``sim boards`` when its table-top page cannot listen (a
+#: port another program holds): 1, as ``play`` and ``demo`` for theirs.
+PORT_BUSY_EXIT = 1
+
+
+def _port_free_or_exit(host: str, web_port: int) -> None:
+    """Stop with :data:`PORT_BUSY_EXIT` and a sentence that names the busy
+    port, a free one and the command to type, when the table-top page could
+    not listen on ``web_port``: the page is never moved to another port
+    without a word (the printed addresses and a ``play --display`` pointing
+    at it would be wrong)."""
+    from rich.console import Console
+
+    from tablesense.web.server import PortInUseError, WebServerError, check_port
+
+    err = Console(stderr=True, highlight=False)
+    try:
+        check_port(host, web_port)
+    except PortInUseError:
+        err.print("[red]" + escape(_port_busy_text(host, web_port)) + "[/]", soft_wrap=True)
+        raise typer.Exit(PORT_BUSY_EXIT) from None
+    except WebServerError as exc:
+        err.print("[red]" + escape(_(message_of(exc))) + "[/]", soft_wrap=True)
+        raise typer.Exit(PORT_BUSY_EXIT) from None
+
+
+def _port_busy_text(host: str, web_port: int) -> str:
+    """The busy port's sentence: this command again with a port free now."""
+    import shlex
+
+    from tablesense.table.words import say
+    from tablesense.web.server import free_port_near
+
+    free = str(free_port_near(web_port, host))
+    args = list(sys.argv[1:])
+    for i, arg in enumerate(args):
+        if arg == "--web-port" and i + 1 < len(args):
+            args[i + 1] = free
+            break
+        if arg.startswith("--web-port="):
+            args[i] = f"--web-port={free}"
+            break
+    else:
+        args += ["--web-port", free]
+    command = " ".join(["tablesense", *(shlex.quote(a) for a in args)])
+    return _(say(
+        "port {port} is in use by another program (another sim boards still running?): stop it, or choose "
+        "another port for the table-top page: {command}\n  ('ss -ltnp' lists the programs that hold ports)",
+        port=web_port, command=command,
+    ))
 
 
 def _play(script, vt, stop: threading.Event, err) -> None:  # typed at the call site
