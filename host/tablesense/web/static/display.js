@@ -268,10 +268,13 @@
       seats.appendChild(card);
     }
 
-    // Last hand's result.
+    // Last hand's result: once. While the banner announces it (the
+    // referee marks that message about: "result") the panel stays hidden;
+    // it keeps the result in view once the banner has moved on.
     const res = $("#result");
     const rt = resultText(view, labels);
-    res.hidden = !rt;
+    const announced = !!(view.message && view.message.about === "result");
+    res.hidden = !rt || announced;
     text(res, rt);
 
     // The coach's review of the last hand (issue 19): the costliest moves.
