@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sim.test_tabletop_cli import wait
 
+from sim.test_tabletop_cli import wait
 from tablesense.sim.cli import PORT_BUSY_EXIT
 
 REPO = Path(__file__).resolve().parents[2]

@@ -27,8 +27,9 @@ def test_the_result_is_shown_once_in_the_banner_then_in_the_panel(browser: Any, 
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )
     try:
-        assert demo.stderr is not None
-        wait_until(lambda: "display" in (demo.stderr.readline() or ""), 90, what="the demo's display address")
+        err = demo.stderr
+        assert err is not None
+        wait_until(lambda: "display" in (err.readline() or ""), 90, what="the demo's display address")
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(f"http://127.0.0.1:{port}/")
         # the first hand's end: the banner announces the result

@@ -266,7 +266,8 @@ def register(app: typer.Typer) -> None:
             False,
             "--coach/--no-coach",
             help="The coach: a seat button held a second shows that seat a suggested move on its "
-            "rack LEDs, and each hand ends with a review of the costliest moves. Not with --director.",
+            "LEDs and on its own seat page (printed), and each hand ends with a review of the "
+            "costliest moves. Not with --director.",
         ),
         player: str | None = PLAYER_OPTION,
         think_ms: float | None = THINK_OPTION,
@@ -412,6 +413,7 @@ def register(app: typer.Typer) -> None:
         stop = threading.Event()
         _stop_on_signals(stop)
         server = None
+        seat_pages = None
         gpio = None
         _log_events(bus, console, spec.lang)
         archive = records or (Path(jour.path).parent / "records")
@@ -422,8 +424,10 @@ def register(app: typer.Typer) -> None:
             if web:
                 from tablesense.referee.demo import serve_display
 
+                seat_pages = _seat_pages(bus, spec, session) if coach else None
                 try:
-                    url, server = serve_display(bus, host, web_port, lang=spec.lang)
+                    url, server = serve_display(bus, host, web_port, lang=spec.lang,
+                                                routers=[seat_pages.router()] if seat_pages else ())
                 except Exception as exc:
                     busy = _port_busy(exc, "--web-port", host)
                     if busy is None:
@@ -431,6 +435,8 @@ def register(app: typer.Typer) -> None:
                     raise _err(busy, 1) from None
                 if url:
                     console.print(Translator(spec.lang)(N_("display: {url}"), url=f"[bold]{url}[/]"))
+                    for line in seat_pages.lines(url, spec.lang) if seat_pages else ():
+                        console.print(line, markup=False, highlight=False, soft_wrap=True)
             try:
                 from tablesense.outputs.gpio import TableGPIO
 
@@ -519,6 +525,8 @@ def register(app: typer.Typer) -> None:
                 gpio.close()
             if server is not None:
                 server.stop()
+            if seat_pages is not None:
+                seat_pages.close()
             link.stop()
             jour.close()
             if reporter is not None:
@@ -736,6 +744,15 @@ def register(app: typer.Typer) -> None:
                 )
             console.print(line)
             del score
+
+
+def _seat_pages(bus: Any, spec: Any, session: Any) -> Any:
+    """``play --coach``'s seat pages: one keyed page per person's seat, the
+    shared display's twin with that seat's coach (web/seat_page.py); asking
+    there is a long press of the seat's button."""
+    from tablesense.web.seat_page import SeatPages, people_seats
+
+    return SeatPages(bus, people_seats(spec.seat_names, spec.seat_kinds), lambda seat: session.press(seat, "coach"))
 
 
 def _is_virtual_port(port: str) -> bool:
