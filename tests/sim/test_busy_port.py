@@ -61,6 +61,10 @@ def test_a_busy_table_top_port_names_a_free_one_and_starts_nothing(held_port: in
         url = wait(lambda: next((m.group(1) for ln in lines if (m := re.search(r"table top: (\S+)", ln))), None),
                    60, "the table-top page's address")
         assert f"127.0.0.1:{port}/tabletop" in url
+        # the command to referee it is one line, whatever the width: it is pasted as printed
+        referee = wait(lambda: next((ln for ln in lines if "referee it:" in ln), None), 30, "the play command")
+        assert re.search(r"referee it: tablesense play --table dominoes-4 (--port \S+ ){6}--seat-header \S+$",
+                         referee.strip()), referee
     finally:
         proc.terminate()
         try:

@@ -19,12 +19,11 @@ from typing import Any
 
 import typer
 from rich.markup import escape
-from typer.core import TyperCommand, TyperOption
 
 from tablesense.games.common import message_of, say
 from tablesense.i18n import N_, Translator
 from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
-from tablesense.i18n.cli import _, activate
+from tablesense.i18n.cli import PlainHelpCommand, _, activate
 from tablesense.referee.console import log_events as _log_events
 from tablesense.referee.keyboard import read_keys
 from tablesense.referee.reporting import archive_record
@@ -42,19 +41,10 @@ def _err(message: object, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-class TableCommand(TyperCommand):
-    """``play`` and ``demo`` as a person reads them at 80 columns: Click's
-    plain help (an option and its value's name, then its sentence, wrapped
-    once), never Rich's six-column table that wraps a sentence every three
-    words and puts ``<bool>`` after every flag; and a value that is not a
-    number is answered with a sentence, not the validator's."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["rich_markup_mode"] = None  # the plain help: see the class's docstring
-        super().__init__(*args, **kwargs)
-        for param in self.params:
-            if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None and param.name:
-                param.metavar = param.name.upper()  # --web-port WEB_PORT, never --web-port <int>
+class TableCommand(PlainHelpCommand):
+    """``play`` and ``demo`` as a person reads them at 80 columns (the plain
+    help of :class:`PlainHelpCommand`), and a value that is not a number is
+    answered with a sentence, not the validator's."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:

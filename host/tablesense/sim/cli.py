@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import typer
 from rich.markup import escape
 
-from tablesense.i18n.cli import LANG_OPTION, _
+from tablesense.i18n.cli import LANG_OPTION, PlainHelpCommand, _
 from tablesense.table.words import message_of
 
 sim_app = typer.Typer(
@@ -44,12 +44,13 @@ class _Served(Protocol):
     def stop(self) -> None: ...
 
 
-@sim_app.command("boards")
+@sim_app.command("boards", cls=PlainHelpCommand)
 def boards_command(
     table: str | None = typer.Option(
         None,
         "--table",
         "-t",
+        metavar="FILE",
         help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...).",
     ),
     micropython: bool = typer.Option(
@@ -64,7 +65,7 @@ def boards_command(
         "with --table, the table's boards, else --count bench boards. Flash them with `tablesense flash`.",
     ),
     state_dir: Path | None = typer.Option(
-        None, "--state-dir", help="With --rp2040: where boards keep their flash (default: the user's state folder)."
+        None, "--state-dir", metavar="DIR", help="With --rp2040: where boards keep their flash (default: the user's state folder)."
     ),
     fresh: bool = typer.Option(
         False, "--fresh", help="With --rp2040: erase the boards' flash first (bare MicroPython, as from the factory)."
@@ -82,10 +83,11 @@ def boards_command(
     link_dir: Path | None = typer.Option(
         None,
         "--link-dir",
+        metavar="DIR",
         help="Also keep DIR/board-<id> symlinks that follow each board across replugs.",
     ),
     scenario: Path | None = typer.Option(
-        None, "--scenario", help="Play this scenario file (TOML/JSON) on the world."
+        None, "--scenario", metavar="FILE", help="Play this scenario file (TOML/JSON) on the world."
     ),
     exit_after_scenario: bool = typer.Option(
         False, "--exit-after-scenario", help="Stop once the scenario has run."
@@ -108,18 +110,19 @@ def boards_command(
         "--tabletop/--no-tabletop",
         help="Serve the table-top page: move the pieces by hand (mouse or finger).",
     ),
-    web_port: int = typer.Option(8081, "--web-port", help="Port of the table-top page (0: any free port)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address the table-top page listens on."),
+    web_port: int = typer.Option(8081, "--web-port", metavar="PORT", help="Port of the table-top page (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="ADDRESS", help="Address the table-top page listens on."),
     display: str | None = typer.Option(
         "http://127.0.0.1:8080/",
         "--display",
+        metavar="URL",
         help="The referee's display page (tablesense play): the table top shows its banner and turn lights.",
     ),
     open_hands: bool = typer.Option(
         False, "--open-hands", help="The table top may show every piece face up (teaching, testing)."
     ),
     save_session: Path | None = typer.Option(
-        None, "--save-session", help="On exit, write the table top's moves to this scenario file (.json)."
+        None, "--save-session", metavar="FILE", help="On exit, write the table top's moves to this scenario file (.json)."
     ),
     lang: str = LANG_OPTION,
 ) -> None:
@@ -279,13 +282,13 @@ def _tabletop_hooks(
         if flash_first:
             for board, path in sorted(paths.items()):
                 err.print("  " + _("deploy the firmware first: {command}", command=(
-                    f"tablesense flash --port {path} --table {geometry.name} --board {board}")))
+                    f"tablesense flash --port {path} --table {geometry.name} --board {board}")), soft_wrap=True)
         ports = " ".join(f"--port {p}" for p in paths.values())
         err.print("  " + _("referee it: {command}", command=(
             f"tablesense play --table {geometry.name} {ports} --seat-header {header.path}"
-            + (f" --seed {seed}" if seed else ""))))
+            + (f" --seed {seed}" if seed else ""))), soft_wrap=True)  # one line: it is pasted as it is
         err.print("  " + _("(the tags are the virtual set of seed {seed}: {command})", seed=seed,
-                           command=f"`tablesense tags export --registry virtual:{seed}`"))
+                           command=f"`tablesense tags export --registry virtual:{seed}`"), soft_wrap=True)
 
     def stop_tabletop() -> None:
         for fn in cleanup:
