@@ -163,6 +163,9 @@
 
   function render(view, seq) {
     document.body.dataset.game = view.game || "";
+    // a seat page says which of its cells the LEDs light for the coach's hint
+    const coachBox = SEAT !== null ? $("#coach") : null;
+    if (coachBox) coachBox.dataset.lit = view.game === "kems" ? "coach_lit_kems" : "coach_lit_dominoes";
     text($("#game"), GAME_NAMES[view.game] || view.game || "");
     text($("#variant"), view.variant || "");
     const handWord = view.game === "kems" ? "round_n" : "hand_n";
@@ -377,8 +380,6 @@
     if (!ev || typeof ev !== "object") return;
     if (ev.kind === "seat_coach" && SEAT !== null && ev.data) {
       seatCoach = ev.data;
-      const box = $("#coach");
-      if (box) box.dataset.lit = lastView && lastView.game === "kems" ? "coach_lit_kems" : "coach_lit_dominoes";
       renderCoach(seatCoach);
       if (lastView) render(lastView, lastSeq);
       return;
