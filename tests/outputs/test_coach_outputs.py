@@ -94,3 +94,25 @@ def test_the_coach_layer_lights_only_the_asking_seats_rack() -> None:
     clock.advance(0.1)
     assert COACH not in frames[-1].values()
     leds.close()
+
+
+def test_the_coach_layer_lights_a_plays_target_on_the_line_only() -> None:
+    """Issue 31: the hint's ``target`` (where the suggested play goes) is lit
+    on the line; a target outside the line (another seat's rack) is not."""
+    geo = TableGeometry.load(REPO / "hardware" / "tables" / "dominoes-4.toml")
+    assert geo.line is not None
+    frames: list[dict] = []
+    clock = ManualScheduler()
+    leds = CellLeds(geo, frames.append, min_interval=0.05, scheduler=clock)
+    bus = EventBus(clock=clock.now)
+    leds.attach(bus)
+    rack0, rack1 = list(geo.seats[0].rack), list(geo.seats[1].rack)
+    line_cell = geo.line.arm("left")[2]
+    bus.publish("coach", seat=0, hand_no=1,
+                private={"seat": 0, "piece": "3-5", "cells": [rack0[3]], "target": [line_cell, rack1[0]]})
+    clock.advance(0.1)
+    assert {c for c, rgb in frames[-1].items() if rgb == COACH} == {rack0[3], line_cell}
+    bus.publish("move_accepted", seat=0, cells=[rack0[3], line_cell])
+    clock.advance(0.1)
+    assert COACH not in frames[-1].values()
+    leds.close()

@@ -3,8 +3,9 @@ virtual boards of ``tablesense sim boards``. The seat to play holds its seat
 button (the seat header's wire, as on a Pi), play's ``forward_buttons``
 makes it a long press, the coach's hint goes to the cell LEDs only: through
 the link to the boards, where the table top shows the seat's own rack cell
-lit in the coach's colour and no other cell; the display never shows it,
-and the long press does not pass."""
+lit in the coach's colour and the line cell it goes to (issue 31: the
+centre for the opening), no other cell; the display never shows it, and the
+long press does not pass. The seat's own page: tests/web/test_coach_seat_page.py."""
 
 from __future__ import annotations
 
@@ -70,7 +71,10 @@ def test_a_held_seat_button_lights_the_coachs_tile_on_that_seats_rack_only(tmp_p
         assert post(base + "press", {"seat": seat, "key": key[seat], "kind": "pass", "hold": 1.5})["ok"]
         lit = wait(coach_cells, 20, "the coach's LED on the rack")
         mine = get(base + f"state?seat={seat}&key={key[seat]}")["cells"]
-        assert len(lit) == 1 and lit[0].startswith(f"seat{seat}-"), lit
+        lit = wait(lambda: len(found := coach_cells()) == 2 and found, 20, "the coach's target LED on the line")
+        rack = [c for c in lit if c != "center"]
+        assert "center" in lit and len(rack) == 1 and rack[0].startswith(f"seat{seat}-"), lit
+        lit = rack
         assert mine[lit[0]]["piece"] == "6-6"  # the opener's only move, on its own rack
         view = get(display)["view"]
         assert view["moves"] == 0 and "6-6" not in json.dumps(view)  # no pass, nothing shown

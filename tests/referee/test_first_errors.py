@@ -95,6 +95,19 @@ def test_help_reads_at_80_columns(command: str) -> None:
     assert help_line.index("Seed") < 40
 
 
+def test_sim_boards_help_reads_at_80_columns() -> None:
+    """The newcomer's second command (README: ``sim boards``) reads as ``play`` does."""
+    done = run("sim", "boards", "--help", columns=80)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) < 70  # was 125 in Rich's table
+    assert all(len(line) <= 80 for line in lines)
+    assert "<bool>" not in done.stdout and "<str>" not in done.stdout and "<int" not in done.stdout
+    assert "--tabletop / --no-tabletop" in done.stdout and "--web-port PORT" in done.stdout
+    help_line = next(line for line in lines if line.lstrip().startswith("--seed"))
+    assert help_line.index("Seed") < 40
+
+
 #: The boards of dominoes-4 as the messages list them ("1, 2, 3, 4, 5, 6").
 BOARDS = ", ".join(str(b.id) for b in TableGeometry.load("dominoes-4").boards)
 

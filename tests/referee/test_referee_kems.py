@@ -180,6 +180,14 @@ def test_contre_names_its_target_with_the_targets_button() -> None:
     rnd = ref.finished_hands()[-1]
     assert rnd.events[-1] == Call(0, "contre", 3)
     assert kinds(events, "hand_ended")[-1]["result"]["outcome"] == "contre"
+    # the result says what a contre is without nested parentheses (issue 31)
+    said = next(m["text"] for m in reversed(kinds(events, "message")) if m["text"].startswith("round "))
+    assert said.count("(") == 1, said
+    from tablesense.referee.view import _result_text
+
+    won = _result_text({"winner": 0, "outcome": "contre", "label": "contre", "points": [1, 0], "hand_no": 1},
+                       ["Ana & Bia", "Caio & Duda"], "round")
+    assert won == "round 1: Ana & Bia win (contre: against a Kems); Ana & Bia +1, Caio & Duda +0", won
 
 
 def test_contre_on_a_partner_is_refused() -> None:

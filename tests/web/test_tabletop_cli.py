@@ -204,6 +204,9 @@ def test_sim_boards_table_top_deal_button_and_dealing_from_the_stock(browser: An
         page.goto(url)
         page.wait_for_selector('#table[data-ready="true"]')
         page.wait_for_selector('[data-stock="32"]')  # the whole deck, off the table (its first drawing may lag)
+        # the words say where such pieces are (issue 31: "4 off the table" and "In the air" were unexplained)
+        assert page.inner_text("#stock .count") == "32 in the stock (off the table)"
+        assert page.text_content("#tt-computer .tt-seat-head") == "Lifted, in a hand"
         # one card laid by hand from the stock onto the rack: face up for its owner
         drag_to(page, "#stock", '[data-cell="seat0-1"]')
         page.wait_for_selector('[data-cell="seat0-1"] [data-piece]:not([data-piece="hidden"])')

@@ -3,7 +3,7 @@
 ``demo --sit 1`` (the coach is on with --sit): on the person's turn the
 page's "Suggest a move" shows a hint on that page only; the public table-top
 view, the display and its ``/api/view`` never carry it; the hint's tile is
-lit (teal) on the seat's own rack; holding the page's Pass button a second
+lit (teal) on the seat's own rack, and the line cell it goes to; holding the page's Pass button a second
 asks the coach through the seat header's long press and does not pass. The
 display page shows a review of the last hand. Screenshots at 1280x800 and
 390x844 go to test-artifacts/web/.
@@ -63,8 +63,15 @@ def test_the_coach_answers_on_the_seats_own_page_only(browser: Any, artifacts: P
             cell = ev.data["private"]["cells"][0]
             assert cell in sitting.top.geometry.seats[0].rack
             page.wait_for_selector(f'[data-cell="{cell}"][data-light="teal"]', timeout=10000)
+            # the tile's rack cell and where it goes on the line (issue 31), no other
+            target = ev.data["private"]["target"]
+            assert len(target) == 1 and target[0] in sitting.top.geometry.line.cells
+            page.wait_for_selector(f'[data-cell="{target[0]}"][data-light="teal"]', timeout=10000)
             lit = page.eval_on_selector_all('[data-light="teal"]', "ns => ns.map(n => n.dataset.cell)")
-            assert lit == [cell]
+            assert sorted(lit) == sorted([cell, target[0]])
+            # and the readable line shows that end as the coach's (teal) target
+            end = ev.data["private"]["end"]
+            page.wait_for_selector(f'#line .drop-target.state-coach[data-target="{end}"]', timeout=10000)
         page.screenshot(path=str(artifacts / "tabletop-coach-1280.png"), full_page=True)
         phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
         p2 = phone.new_page()

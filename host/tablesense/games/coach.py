@@ -240,11 +240,12 @@ class KemsCoach:
 
 
 def kems_words(action: Any) -> Sentence:
-    """A Kems action in plain words ("give 7H, take 7S"; None: wait)."""
+    """A Kems action in plain words ("take 7S from the board, then give 7H"; None: wait)."""
     if action is None:
         return say("wait: no card on the board is worth a swap now")
     if hasattr(action, "give"):
-        return say("give {give}, take {take}", give=str(action.give), take=str(action.take))
+        # the order the table teaches for a swap: take first, then give (issue 31)
+        return say("take {take} from the board, then give {give}", give=str(action.give), take=str(action.take))
     kind = getattr(action, "kind", "")
     if kind == "kems":
         return say("call Kems: your partner shows four of a kind")

@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 import typer
+from typer.core import TyperCommand, TyperOption
 
 from tablesense.i18n import Translator, UnknownLanguageError, resolve
 
@@ -107,3 +108,17 @@ class _ActiveTranslator:
 _ = _ActiveTranslator()
 
 __all__ = ["LANG_OPTION", "_", "activate", "active"]
+
+
+class PlainHelpCommand(TyperCommand):
+    """A command as a person reads its ``--help`` at 80 columns: Click's plain
+    help (an option and its value's name, then its sentence, wrapped once),
+    never Rich's six-column table that wraps a sentence every three words and
+    puts ``<bool>`` after every flag. ``@app.command(cls=PlainHelpCommand)``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["rich_markup_mode"] = None  # the plain help: see the class's docstring
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None and param.name:
+                param.metavar = param.name.upper()  # --web-port WEB_PORT, never --web-port <int>

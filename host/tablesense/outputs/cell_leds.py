@@ -14,7 +14,8 @@ layer           set by                                 cleared by
                 cells                                  with ``correction: null``
 ``coach``       ``coach`` (``private.cells``, only     ``move_accepted``, a new hand,
                 the cells of ``private.seat``'s        the next ``coach``
-                rack)
+                rack; ``private.target``, only
+                line cells)
 ``suggestion``  ``suggestion`` (``from_cell``,          ``move_accepted``, a new hand
                 ``to_cell``)
 ``targets``     ``targets`` (``cells``, on a            ``move_accepted``, ``targets``
@@ -28,9 +29,11 @@ layer           set by                                 cleared by
 ==============  =====================================  ==========================
 
 The ``coach`` layer is the coach's private hint (issue 19): the tile a seat
-is advised to play, lit on that seat's own rack. Cells the event names
-outside that rack (a line cell everyone sees) are never lit: the filter is
-here, where the frame is made, not only where the hint is made.
+is advised to play, lit on that seat's own rack, and where it goes on the
+line (``target``: a dominoes play, asked on the seat's own turn, so the
+table sees that cell filled a moment later). Another seat's rack cell is
+never lit, whatever the event names: the filter is here, where the frame is
+made, not only where the hint is made.
 
 Frames are coalesced and rate-limited: the first change after a quiet spell is
 sent at once, changes within ``min_interval`` of the last frame are merged
@@ -230,7 +233,9 @@ class CellLeds:
             self._request_flush()
 
     def _coach_cells(self, data: Mapping[str, Any]) -> list[str]:
-        """The coach's hint: its cells on the asking seat's rack, no other."""
+        """The coach's hint: its cells on the asking seat's rack, and its
+        ``target`` on the line (the cell a play goes to); never a cell of
+        another seat's rack, whatever the event names."""
         private = data.get("private")
         if not isinstance(private, Mapping):
             return []
@@ -239,7 +244,10 @@ class CellLeds:
             (set(s.rack) for s in self.geometry.seats if s.index == seat and isinstance(seat, int)),
             set(),
         )
-        return [c for c in _cells_of(private) if c in rack]
+        line = set(getattr(self.geometry.line, "cells", None) or ())
+        target = private.get("target")
+        targets = [str(c) for c in target if c in line] if isinstance(target, list | tuple) else []
+        return [c for c in _cells_of(private) if c in rack] + targets
 
     def _turn_cells(self, seat: Any) -> list[str]:
         if not isinstance(seat, int) or isinstance(seat, bool):

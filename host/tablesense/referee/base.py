@@ -291,11 +291,16 @@ class RefereeBase:
             self._emit("correction_cleared", reason="the table matches again")
             self._say(None)
 
-    def _say(self, text: str | None, level: str = "info") -> None:
-        """Put ``text`` on the display (None: clear it); made public first."""
+    def _say(self, text: str | None, level: str = "info", about: str | None = None) -> None:
+        """Put ``text`` on the display (None: clear it); made public first.
+        ``about="result"`` marks the banner that announces the hand's result
+        (``view.result``): the display page then shows the result once, in
+        the banner, instead of again in its result panel."""
         if text is not None:
             text = self.public_text(text)
         new = None if text is None else {"text": text, "level": level}
+        if new is not None and about is not None:
+            new["about"] = about
         if new == self.message:
             return
         self.message = new

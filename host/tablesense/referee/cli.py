@@ -19,12 +19,11 @@ from typing import Any
 
 import typer
 from rich.markup import escape
-from typer.core import TyperCommand, TyperOption
 
 from tablesense.games.common import message_of, say
 from tablesense.i18n import N_, Translator
 from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
-from tablesense.i18n.cli import _, activate
+from tablesense.i18n.cli import PlainHelpCommand, _, activate
 from tablesense.referee.console import log_events as _log_events
 from tablesense.referee.keyboard import read_keys
 from tablesense.referee.reporting import archive_record
@@ -42,19 +41,10 @@ def _err(message: object, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-class TableCommand(TyperCommand):
-    """``play`` and ``demo`` as a person reads them at 80 columns: Click's
-    plain help (an option and its value's name, then its sentence, wrapped
-    once), never Rich's six-column table that wraps a sentence every three
-    words and puts ``<bool>`` after every flag; and a value that is not a
-    number is answered with a sentence, not the validator's."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["rich_markup_mode"] = None  # the plain help: see the class's docstring
-        super().__init__(*args, **kwargs)
-        for param in self.params:
-            if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None and param.name:
-                param.metavar = param.name.upper()  # --web-port WEB_PORT, never --web-port <int>
+class TableCommand(PlainHelpCommand):
+    """``play`` and ``demo`` as a person reads them at 80 columns (the plain
+    help of :class:`PlainHelpCommand`), and a value that is not a number is
+    answered with a sentence, not the validator's."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
@@ -266,7 +256,8 @@ def register(app: typer.Typer) -> None:
             False,
             "--coach/--no-coach",
             help="The coach: a seat button held a second shows that seat a suggested move on its "
-            "rack LEDs, and each hand ends with a review of the costliest moves. Not with --director.",
+            "LEDs and on its own seat page (printed), and each hand ends with a review of the "
+            "costliest moves. Not with --director.",
         ),
         player: str | None = PLAYER_OPTION,
         think_ms: float | None = THINK_OPTION,
@@ -412,6 +403,7 @@ def register(app: typer.Typer) -> None:
         stop = threading.Event()
         _stop_on_signals(stop)
         server = None
+        seat_pages = None
         gpio = None
         _log_events(bus, console, spec.lang)
         archive = records or (Path(jour.path).parent / "records")
@@ -422,8 +414,10 @@ def register(app: typer.Typer) -> None:
             if web:
                 from tablesense.referee.demo import serve_display
 
+                seat_pages = _seat_pages(bus, spec, session) if coach else None
                 try:
-                    url, server = serve_display(bus, host, web_port, lang=spec.lang)
+                    url, server = serve_display(bus, host, web_port, lang=spec.lang,
+                                                routers=[seat_pages.router()] if seat_pages else ())
                 except Exception as exc:
                     busy = _port_busy(exc, "--web-port", host)
                     if busy is None:
@@ -431,6 +425,8 @@ def register(app: typer.Typer) -> None:
                     raise _err(busy, 1) from None
                 if url:
                     console.print(Translator(spec.lang)(N_("display: {url}"), url=f"[bold]{url}[/]"))
+                    for line in seat_pages.lines(url, spec.lang) if seat_pages else ():
+                        console.print(line, markup=False, highlight=False, soft_wrap=True)
             try:
                 from tablesense.outputs.gpio import TableGPIO
 
@@ -519,6 +515,8 @@ def register(app: typer.Typer) -> None:
                 gpio.close()
             if server is not None:
                 server.stop()
+            if seat_pages is not None:
+                seat_pages.close()
             link.stop()
             jour.close()
             if reporter is not None:
@@ -736,6 +734,15 @@ def register(app: typer.Typer) -> None:
                 )
             console.print(line)
             del score
+
+
+def _seat_pages(bus: Any, spec: Any, session: Any) -> Any:
+    """``play --coach``'s seat pages: one keyed page per person's seat, the
+    shared display's twin with that seat's coach (web/seat_page.py); asking
+    there is a long press of the seat's button."""
+    from tablesense.web.seat_page import SeatPages, people_seats
+
+    return SeatPages(bus, people_seats(spec.seat_names, spec.seat_kinds), lambda seat: session.press(seat, "coach"))
 
 
 def _is_virtual_port(port: str) -> bool:

@@ -10,9 +10,13 @@ Who may see what (why the data travel as they do):
   channel (``/ws``, ``/events``, ``/api/history``, ``/api/view``, the
   display page), which keep only ``seat`` and ``hand_no`` (that a seat asked,
   which everyone at the table saw it do). The table's own devices read the
-  private part: the seat's keyed table-top page (:mod:`.sit`) and the cell
-  LEDs, which light only cells of that seat's rack (the ``coach`` layer of
-  :mod:`tablesense.outputs.cell_leds`).
+  private part: the seat's keyed table-top page (:mod:`.sit`), the seat's
+  keyed page of ``play --coach`` (:mod:`tablesense.web.seat_page`, on the
+  player's phone) and the cell LEDs (the ``coach`` layer of
+  :mod:`tablesense.outputs.cell_leds`), which light the tile's cell on that
+  seat's rack and, for a dominoes play, the line cell it goes to: only the
+  seat to play may ask, and the table sees that cell filled a moment later.
+  A Kems hint's board card stays off the LEDs (every seat may race for it).
 - **A refusal is public** (the coach is off, not your turn): it names no
   tile, and a table with only LEDs has nowhere else to say it.
 - **The review is public**, about moves everyone saw made. A better move's
@@ -130,10 +134,24 @@ class CoachMixin(RefereeBase):
             "move": move_to_json(sug.move),
             "piece": piece,
             "cells": self._rack_cell(seat, piece),
+            **self._coach_target(sug.move),
             "options": [
                 {"text": move_words(m), "points": round(v, 1)} for m, v in sug.values[:3]
             ],
         }
+
+    def _coach_target(self, move: Any) -> dict[str, Any]:
+        """Where a suggested play goes: its arm (``end``: left, right, or
+        center for the opening) and the line cell it is laid on
+        (``target``). Lighting that cell tells the table no more than the
+        seat to play shows a moment later; only a play has one."""
+        from tablesense.referee.rules import DominoRules
+
+        if type(move).__name__ != "Play" or not isinstance(self.rules, DominoRules):
+            return {}
+        end = self.rules.end_of(move) if self.hand.line else None
+        cell = self.rules.target_cell(end)
+        return {"end": end or "center", "target": [cell] if cell else []}
 
     def _kems_suggestion(self, seat: int) -> dict[str, Any]:
         from tablesense.games.kems import event_to_json

@@ -322,7 +322,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
             counts=self._rack_counts(),
             **coached,
         )
-        self._say(_result_text(result, self.team_names(), self._hand_word()), "info")
+        self._say(_result_text(result, self.team_names(), self._hand_word()), "info", about="result")
         # the finished hand's whole line (the winning tile too) reaches the
         # display before the next hand replaces it
         self._view()

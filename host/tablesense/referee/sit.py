@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import say
+from tablesense.outputs.coach_hints import CoachHints
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.outputs.gpio import (
     LONG_PRESS_S,
@@ -244,59 +245,6 @@ class SyncedHands(VirtualHands):
             if piece is None or self.top.touched.get(str(piece), COMPUTER) != COMPUTER:
                 return  # a person's mistake: the person puts it right
         super().handle(ev)
-
-
-class CoachHints:
-    """What the coach said to each seat, kept for that seat's page: the
-    latest hint (the private part of a ``coach`` event, until any move or a
-    new hand makes it stale) and the last hand's review as that seat may
-    read it (``hand_ended``'s private ``reviews``: its own moves' tiles
-    named, the others' as the display shows them). Thread-safe: the bus
-    calls :meth:`follow` in the referee's thread, pages read from theirs."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._hints: dict[int, dict[str, Any]] = {}
-        self._reviews: dict[int, dict[str, Any]] = {}
-
-    def follow(self, ev: TableEvent) -> None:
-        private = ev.data.get("private")
-        if ev.kind == "coach":
-            seat = private.get("seat") if isinstance(private, dict) else None
-            if not isinstance(seat, int) or not isinstance(private, dict):
-                return
-            hint = {
-                "text": str(private.get("text") or ""),
-                "options": list(private.get("options") or []),
-                "hand_no": ev.data.get("hand_no"),
-            }
-            with self._lock:
-                self._hints[seat] = hint
-            return
-        if ev.kind in ("move_accepted", "hand_started", "hand_ended", "match_started"):
-            with self._lock:
-                self._hints.clear()
-        if ev.kind == "match_started":
-            with self._lock:
-                self._reviews.clear()
-        if ev.kind == "hand_ended" and isinstance(private, dict):
-            for item in private.get("reviews") or []:
-                if isinstance(item, dict) and isinstance(item.get("seat"), int):
-                    with self._lock:
-                        self._reviews[item["seat"]] = {
-                            "hand_no": ev.data.get("hand_no"),
-                            "lines": [str(x) for x in item.get("lines") or []],
-                        }
-
-    def hint(self, seat: int) -> dict[str, Any] | None:
-        with self._lock:
-            hint = self._hints.get(seat)
-            return dict(hint) if hint is not None else None
-
-    def review(self, seat: int) -> dict[str, Any] | None:
-        with self._lock:
-            review = self._reviews.get(seat)
-            return None if review is None else {**review, "lines": list(review["lines"])}
 
 
 class SitDown:

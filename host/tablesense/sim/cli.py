@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import typer
 from rich.markup import escape
 
-from tablesense.i18n.cli import LANG_OPTION, _
+from tablesense.i18n.cli import LANG_OPTION, PlainHelpCommand, _
 from tablesense.table.words import message_of
 
 sim_app = typer.Typer(
@@ -44,12 +44,13 @@ class _Served(Protocol):
     def stop(self) -> None: ...
 
 
-@sim_app.command("boards")
+@sim_app.command("boards", cls=PlainHelpCommand)
 def boards_command(
     table: str | None = typer.Option(
         None,
         "--table",
         "-t",
+        metavar="FILE",
         help="Table geometry TOML (or a shipped name: dominoes-4, kems-4, ...).",
     ),
     micropython: bool = typer.Option(
@@ -64,7 +65,7 @@ def boards_command(
         "with --table, the table's boards, else --count bench boards. Flash them with `tablesense flash`.",
     ),
     state_dir: Path | None = typer.Option(
-        None, "--state-dir", help="With --rp2040: where boards keep their flash (default: the user's state folder)."
+        None, "--state-dir", metavar="DIR", help="With --rp2040: where boards keep their flash (default: the user's state folder)."
     ),
     fresh: bool = typer.Option(
         False, "--fresh", help="With --rp2040: erase the boards' flash first (bare MicroPython, as from the factory)."
@@ -82,10 +83,11 @@ def boards_command(
     link_dir: Path | None = typer.Option(
         None,
         "--link-dir",
+        metavar="DIR",
         help="Also keep DIR/board-<id> symlinks that follow each board across replugs.",
     ),
     scenario: Path | None = typer.Option(
-        None, "--scenario", help="Play this scenario file (TOML/JSON) on the world."
+        None, "--scenario", metavar="FILE", help="Play this scenario file (TOML/JSON) on the world."
     ),
     exit_after_scenario: bool = typer.Option(
         False, "--exit-after-scenario", help="Stop once the scenario has run."
@@ -108,18 +110,19 @@ def boards_command(
         "--tabletop/--no-tabletop",
         help="Serve the table-top page: move the pieces by hand (mouse or finger).",
     ),
-    web_port: int = typer.Option(8081, "--web-port", help="Port of the table-top page (0: any free port)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address the table-top page listens on."),
+    web_port: int = typer.Option(8081, "--web-port", metavar="PORT", help="Port of the table-top page (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="ADDRESS", help="Address the table-top page listens on."),
     display: str | None = typer.Option(
         "http://127.0.0.1:8080/",
         "--display",
+        metavar="URL",
         help="The referee's display page (tablesense play): the table top shows its banner and turn lights.",
     ),
     open_hands: bool = typer.Option(
         False, "--open-hands", help="The table top may show every piece face up (teaching, testing)."
     ),
     save_session: Path | None = typer.Option(
-        None, "--save-session", help="On exit, write the table top's moves to this scenario file (.json)."
+        None, "--save-session", metavar="FILE", help="On exit, write the table top's moves to this scenario file (.json)."
     ),
     lang: str = LANG_OPTION,
 ) -> None:
@@ -129,6 +132,8 @@ def boards_command(
     ``tablesense play --table T --port /dev/pts/5 --port /dev/pts/6``
     (or at the --link-dir symlinks, which survive an unplug/replug).
     """
+    if tabletop and table is not None:
+        _port_free_or_exit(host, web_port)  # before any board starts: nothing to stop, no path printed
     if rp2040:
         from tablesense.sim.rp2040.cli import rp2040_boards
 
@@ -234,7 +239,7 @@ def _tabletop_hooks(
         from tablesense.sim.hand import TableTop
         from tablesense.sim.header import SeatHeaderServer
         from tablesense.table.tags import TagRegistry
-        from tablesense.web.server import WebServerError
+        from tablesense.web.server import PortInUseError, WebServerError
         from tablesense.web.tabletop import DisplayFollower, TableKeys, serve_tabletop
 
         follower = DisplayFollower(display) if display else None
@@ -265,24 +270,25 @@ def _tabletop_hooks(
         keys = TableKeys.for_table(top)  # one per seat (and open hands): printed only here
         try:
             top_server = serve_tabletop(top, host, web_port, keys)
+        except PortInUseError:  # taken since the check at start: never served elsewhere without a word
+            err.print("[red]" + escape(_port_busy_text(host, web_port)) + "[/]")
+            raise typer.Exit(PORT_BUSY_EXIT) from None
         except WebServerError as exc:
-            if web_port == 0:
-                raise
-            err.print("[yellow]" + _("{error}; using any free port", error=exc) + "[/]")
-            top_server = serve_tabletop(top, host, 0, keys)
+            err.print("[red]" + escape(_(message_of(exc))) + "[/]")
+            raise typer.Exit(PORT_BUSY_EXIT) from None
         for line in keys.lines(top_server.url, [seat.name for seat in geometry.seats]):
             err.print(line, markup=False, highlight=False, soft_wrap=True)
         paths = vt.stable_paths() or vt.device_paths()
         if flash_first:
             for board, path in sorted(paths.items()):
                 err.print("  " + _("deploy the firmware first: {command}", command=(
-                    f"tablesense flash --port {path} --table {geometry.name} --board {board}")))
+                    f"tablesense flash --port {path} --table {geometry.name} --board {board}")), soft_wrap=True)
         ports = " ".join(f"--port {p}" for p in paths.values())
         err.print("  " + _("referee it: {command}", command=(
             f"tablesense play --table {geometry.name} {ports} --seat-header {header.path}"
-            + (f" --seed {seed}" if seed else ""))))
+            + (f" --seed {seed}" if seed else ""))), soft_wrap=True)  # one line: it is pasted as it is
         err.print("  " + _("(the tags are the virtual set of seed {seed}: {command})", seed=seed,
-                           command=f"`tablesense tags export --registry virtual:{seed}`"))
+                           command=f"`tablesense tags export --registry virtual:{seed}`"), soft_wrap=True)
 
     def stop_tabletop() -> None:
         for fn in cleanup:
@@ -298,6 +304,58 @@ def _tabletop_hooks(
             err.print(_("session saved as a scenario: {file}", file=save_session))
 
     return start_tabletop, stop_tabletop
+
+
+#: Exit status of ``sim boards`` when its table-top page cannot listen (a
+#: port another program holds): 1, as ``play`` and ``demo`` for theirs.
+PORT_BUSY_EXIT = 1
+
+
+def _port_free_or_exit(host: str, web_port: int) -> None:
+    """Stop with :data:`PORT_BUSY_EXIT` and a sentence that names the busy
+    port, a free one and the command to type, when the table-top page could
+    not listen on ``web_port``: the page is never moved to another port
+    without a word (the printed addresses and a ``play --display`` pointing
+    at it would be wrong)."""
+    from rich.console import Console
+
+    from tablesense.web.server import PortInUseError, WebServerError, check_port
+
+    err = Console(stderr=True, highlight=False)
+    try:
+        check_port(host, web_port)
+    except PortInUseError:
+        err.print("[red]" + escape(_port_busy_text(host, web_port)) + "[/]", soft_wrap=True)
+        raise typer.Exit(PORT_BUSY_EXIT) from None
+    except WebServerError as exc:
+        err.print("[red]" + escape(_(message_of(exc))) + "[/]", soft_wrap=True)
+        raise typer.Exit(PORT_BUSY_EXIT) from None
+
+
+def _port_busy_text(host: str, web_port: int) -> str:
+    """The busy port's sentence: this command again with a port free now."""
+    import shlex
+
+    from tablesense.table.words import say
+    from tablesense.web.server import free_port_near
+
+    free = str(free_port_near(web_port, host))
+    args = list(sys.argv[1:])
+    for i, arg in enumerate(args):
+        if arg == "--web-port" and i + 1 < len(args):
+            args[i + 1] = free
+            break
+        if arg.startswith("--web-port="):
+            args[i] = f"--web-port={free}"
+            break
+    else:
+        args += ["--web-port", free]
+    command = " ".join(["tablesense", *(shlex.quote(a) for a in args)])
+    return _(say(
+        "port {port} is in use by another program (another sim boards still running?): stop it, or choose "
+        "another port for the table-top page: {command}\n  ('ss -ltnp' lists the programs that hold ports)",
+        port=web_port, command=command,
+    ))
 
 
 def _play(script, vt, stop: threading.Event, err) -> None:  # typed at the call site

@@ -73,6 +73,15 @@ DISPLAY: dict[str, str] = {
     "review_none": N_("Coach · hand {n}: no move cost much"),
 }
 
+#: The coach's box (display.js ``renderCoach``), on a seat's own page: the
+#: table-top page's and the seat page's.
+COACH: dict[str, str] = {
+    "coach_ask": N_("Suggest a move"),
+    "coach_help": N_("Coach: press Suggest a move, or hold your button for a second"),
+    "coach_points": N_("{move}: {points} points"),
+    "coach_only_you": N_("only you see this"),
+}
+
 #: Table-top page (templates/tabletop.html, static/tabletop.js), on top of DISPLAY.
 TABLETOP: dict[str, str] = {
     "table_top": N_("Table top"),
@@ -126,10 +135,17 @@ TABLETOP: dict[str, str] = {
     "open_view": N_("open hands"),
     "you_are": N_("You: {name}"),
     "off_count": N_("{n} in the stock (off the table)"),
-    "coach_ask": N_("Suggest a move"),
-    "coach_help": N_("Coach: press Suggest a move, or hold your button for a second"),
-    "coach_points": N_("{move}: {points} points"),
-    "coach_only_you": N_("only you see this"),
+    **COACH,
+}
+
+#: A seat's own page at a real table (``play --coach``: web/seat_page.py),
+#: on top of DISPLAY: the display with that seat's coach.
+SEAT_PAGE: dict[str, str] = {
+    "seat_page_of": N_("{name}'s seat page"),
+    "you_are": N_("You: {name}"),
+    "coach_lit_dominoes": N_("Lit teal on the table: the tile on your rack and where it goes"),
+    "coach_lit_kems": N_("Lit teal on the table: the card on your rack to give"),
+    **COACH,
 }
 
 

@@ -21,7 +21,8 @@ from fastapi import FastAPI
 from tablesense.outputs.events import EventBus
 
 __all__ = [
-    "DisplayServer", "PortInUseError", "WebServerError", "lan_address", "serve_display", "serve_in_thread",
+    "DisplayServer", "PortInUseError", "WebServerError", "check_port", "free_port_near", "lan_address",
+    "serve_display", "serve_in_thread",
 ]
 
 
@@ -62,6 +63,27 @@ def _listen(host: str, port: int) -> socket.socket:
         raise WebServerError(f"could not serve the display on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
     return sock
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise :class:`PortInUseError` (or :class:`WebServerError`) now if a
+    page could not listen on ``host:port``: a command that starts other
+    things first (``sim boards`` starts its boards) asks before it does."""
+    if port:
+        _listen(host, port).close()
+
+
+def free_port_near(port: int, host: str) -> int:
+    """The first port after ``port`` that nobody listens on at this moment,
+    for a message that names one (0, any free port, when the next twenty
+    are all taken)."""
+    for candidate in range(port + 1, min(port + 21, 65536)):
+        try:
+            check_port(host, candidate)
+        except WebServerError:
+            continue
+        return candidate
+    return 0
 
 
 def lan_address() -> str:

@@ -26,6 +26,9 @@
     new_cards: "New board cards", called: "{who} called {call}", spades: "spades",
     hearts: "hearts", diamonds: "diamonds", clubs: "clubs", of_suit: "{rank} of {suit}",
     dominoes: "Dominoes", kems: "Kems", together: "{first} & {rest}",
+    coach_help: "Coach: press Suggest a move, or hold your button for a second",
+    coach_points: "{move}: {points} points", coach_only_you: "only you see this",
+    review_head: "Coach · hand {n}: the moves that cost the most", review_none: "Coach · hand {n}: no move cost much",
   };
   /* t("won", {team: "Sul"}): a label with its {fields} filled. */
   function t(key, params) {
@@ -35,6 +38,11 @@
   }
   const GAME_NAMES = { dominoes: t("dominoes"), kems: t("kems") };
   let lastSeq = 0;
+  let lastView = null;
+  /* A seat's own page (the seat page of `play --coach`): its seat and key,
+   * and the coach's state only this address receives (web/seat_page.py). */
+  const SEAT = document.body && document.body.dataset.seat ? Number(document.body.dataset.seat) : null;
+  let seatCoach = null;
 
   function text(node, value) {
     node.textContent = value === undefined || value === null ? "" : String(value);
@@ -155,6 +163,9 @@
 
   function render(view, seq) {
     document.body.dataset.game = view.game || "";
+    // a seat page says which of its cells the LEDs light for the coach's hint
+    const coachBox = SEAT !== null ? $("#coach") : null;
+    if (coachBox) coachBox.dataset.lit = view.game === "kems" ? "coach_lit_kems" : "coach_lit_dominoes";
     text($("#game"), GAME_NAMES[view.game] || view.game || "");
     text($("#variant"), view.variant || "");
     const handWord = view.game === "kems" ? "round_n" : "hand_n";
@@ -197,6 +208,8 @@
       line.hidden = true;
       board.hidden = false;
       board.replaceChildren(...(view.board || []).map((c, i) => cardNode(c, i)));
+      const take = seatCoach && seatCoach.hint && seatCoach.hint.take;
+      for (const c of board.children) c.classList.toggle("coach", !!take && c.dataset.card === take);
     } else {
       board.hidden = true;
       line.hidden = false;
@@ -211,7 +224,11 @@
         line.replaceChildren(caption, svg);
         line.dataset.previous = "true";
       } else {
-        line.replaceChildren(window.DominoSVG.render(current, { lastTile, ends: view.ends }));
+        // a seat page: the end the coach's tile goes to glows teal
+        const hint = seatCoach && seatCoach.hint;
+        const coached = hint && hint.end ? { [hint.end]: "coach" } : undefined;
+        const dbl = !!(hint && hint.piece && /^(\d)\D\1$/.test(hint.piece));
+        line.replaceChildren(window.DominoSVG.render(current, { lastTile, ends: view.ends, targets: coached, targetDouble: dbl }));
         line.dataset.previous = "false";
       }
     }
@@ -268,10 +285,13 @@
       seats.appendChild(card);
     }
 
-    // Last hand's result.
+    // Last hand's result: once. While the banner announces it (the
+    // referee marks that message about: "result") the panel stays hidden;
+    // it keeps the result in view once the banner has moved on.
     const res = $("#result");
     const rt = resultText(view, labels);
-    res.hidden = !rt;
+    const announced = !!(view.message && view.message.about === "result");
+    res.hidden = !rt || announced;
     text(res, rt);
 
     // The coach's review of the last hand (issue 19): the costliest moves.
@@ -297,11 +317,77 @@
     document.body.dataset.seq = String(seq);
   }
 
+  /* The coach's box on a seat's own page (the table-top page's and the seat
+   * page's): the hint with the piece it names, or how to ask; the last
+   * hand's review with this seat's own tiles named. The server sends it on
+   * that seat's keyed address only. */
+  function renderCoach(coach) {
+    const box = $("#coach");
+    if (!box) return;
+    box.hidden = !(coach && coach.on);
+    if (box.hidden) return;
+    renderReview(coach.review);
+    const out = $("#coach-hint");
+    const hint = coach.hint;
+    box.dataset.hint = hint ? "true" : "false";
+    const key = JSON.stringify(hint || null);
+    if (out.dataset.key === key) return;
+    out.dataset.key = key;
+    if (!hint) {
+      out.replaceChildren(make("span", "help", t("coach_help")));
+      return;
+    }
+    const nodes = [];
+    if (hint.piece) {
+      // the piece drawn as the table draws it: a tile, or the card to give (and the one to take)
+      const piece = make("span", "coach-piece");
+      if (window.DominoSVG && window.DominoSVG.parseTile(hint.piece)) piece.appendChild(window.DominoSVG.tileSVG(hint.piece));
+      else piece.append(...[hint.take, hint.piece].filter(Boolean).map((c, i) => cardNode(c, "coach-" + i)));
+      nodes.push(piece);
+    }
+    nodes.push(make("strong", "advice", hint.text), make("span", "private", t("coach_only_you")));
+    const lit = box.dataset.lit;
+    if (lit && hint.piece) nodes.push(make("span", "lit", t(lit)));
+    const options = hint.options || [];
+    if (options.length > 1) {
+      const list = make("ol", "options");
+      for (const o of options) {
+        const pts = (o.points >= 0 ? "+" : "") + o.points;
+        list.appendChild(make("li", "", t("coach_points", { move: o.text, points: pts })));
+      }
+      nodes.push(list);
+    }
+    out.replaceChildren(...nodes);
+  }
+
+  /* The last hand's review as this seat may read it (its own tiles named). */
+  function renderReview(review) {
+    const node = $("#coach-review");
+    if (!node) return;
+    const key = JSON.stringify(review || null);
+    if (node.dataset.key === key) return;
+    node.dataset.key = key;
+    node.hidden = !review;
+    if (!review) { node.replaceChildren(); return; }
+    const lines = review.lines || [];
+    const head = make("div", "head", t(lines.length ? "review_head" : "review_none", { n: review.hand_no }));
+    const list = make("ul");
+    for (const line of lines) list.appendChild(make("li", "", line));
+    node.replaceChildren(head, list);
+  }
+
   function handle(ev) {
     if (!ev || typeof ev !== "object") return;
+    if (ev.kind === "seat_coach" && SEAT !== null && ev.data) {
+      seatCoach = ev.data;
+      renderCoach(seatCoach);
+      if (lastView) render(lastView, lastSeq);
+      return;
+    }
     if (ev.kind === "view" && ev.data) {
       if (ev.seq < lastSeq) return; // an older view after a reconnect
       try {
+        lastView = ev.data;
         render(ev.data, ev.seq);
         document.body.dataset.error = "";
       } catch (err) {
@@ -314,7 +400,9 @@
   let retry = 500;
   function connect() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(proto + "//" + location.host + "/ws");
+    // a seat page's own stream: the public events and this seat's coach
+    const path = SEAT !== null ? "/seat/ws" + location.search : "/ws";
+    const socket = new WebSocket(proto + "//" + location.host + path);
     socket.onopen = () => {
       retry = 500;
       document.body.dataset.conn = "live";
@@ -332,9 +420,22 @@
     socket.onerror = () => socket.close();
   }
 
-  window.TableDisplay = { render, handle, cardNode, t };
-  // Other pages reuse cardNode (the table-top page): they say data-display="off".
+  /* A seat page's "Suggest a move": the same request as holding the seat button. */
+  function askCoach() {
+    const q = new URLSearchParams(location.search);
+    fetch("/seat/api/coach", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ seat: SEAT, key: q.get("key") || "" }),
+    }).catch(() => {});
+  }
+
+  window.TableDisplay = { render, handle, cardNode, renderCoach, t };
+  // Other pages reuse cardNode and renderCoach (the table-top page): they say data-display="off".
   document.addEventListener("DOMContentLoaded", () => {
-    if (document.body.dataset.display !== "off") connect();
+    if (document.body.dataset.display === "off") return;
+    const ask = $("#coach-ask");
+    if (ask && SEAT !== null) ask.addEventListener("click", askCoach);
+    connect();
   });
 })();

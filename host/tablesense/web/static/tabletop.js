@@ -35,9 +35,6 @@
     hint_turn: "Your turn: drag a tile onto a green end of the line, or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
     open_view: "open hands", you_are: "You: {name}", off_count: "{n} in the stock (off the table)",
-    coach_ask: "Suggest a move", coach_help: "Coach: press Suggest a move, or hold your button for a second",
-    coach_points: "{move}: {points} points", coach_only_you: "only you see this",
-    review_head: "Coach · hand {n}: the moves that cost the most", review_none: "Coach · hand {n}: no move cost much",
     drop_green: "Drop it on a green end of the line",
     drop_no_fit: "{tile} does not match this end ({end}): drop it on a green end",
     drop_no_end: "{tile} matches neither end: put it back on your rack, or Pass",
@@ -457,7 +454,7 @@
       msg.dataset.level = "";
       msg.textContent = hint(st) || "\u00a0";
     }
-    renderCoach(st.coach);
+    window.TableDisplay.renderCoach(st.coach);  // the coach's box, drawn as on a seat page
     body.dataset.version = String(Number(body.dataset.version) + 1);
   }
 
@@ -480,8 +477,14 @@
     if (layout.game !== "dominoes" || !layout.line || PUBLIC) return {};
     const ends = lineEnds();
     const nums = tile ? window.DominoSVG.parseTile(tile) : null;
-    if (!ends) return { center: nums ? "legal" : "idle" };
-    if (!nums) return { left: "idle", right: "idle" };
+    // the coach's hint: the end its tile goes to glows teal until a tile is lifted
+    const hinted = state && state.coach && state.coach.hint ? state.coach.hint.end : null;
+    if (!ends) return { center: nums ? "legal" : hinted === "center" ? "coach" : "idle" };
+    if (!nums) {
+      const idle = { left: "idle", right: "idle" };
+      if (hinted === "left" || hinted === "right") idle[hinted] = "coach";
+      return idle;
+    }
     const fits = (n) => (nums[0] === n || nums[1] === n ? "legal" : "illegal");
     return { left: fits(ends.left), right: fits(ends.right) };
   }
@@ -517,52 +520,6 @@
       if (n) n.classList.add("legal");
     }
     strip.dataset.lifted = tile ? "true" : "false";
-  }
-
-  /* The coach's hint: on this seat's own page only (the server sends it on
-   * the seat's keyed view and nowhere else). */
-  function renderCoach(coach) {
-    const box = $("#coach");
-    if (!box) return;
-    box.hidden = !(coach && coach.on);
-    if (box.hidden) return;
-    renderReview(coach.review);
-    const out = $("#coach-hint");
-    const hint = coach.hint;
-    box.dataset.hint = hint ? "true" : "false";
-    const key = JSON.stringify(hint || null);
-    if (out.dataset.key === key) return;
-    out.dataset.key = key;
-    if (!hint) {
-      out.replaceChildren(make("span", "help", t("coach_help")));
-      return;
-    }
-    const nodes = [make("strong", "advice", hint.text), make("span", "private", t("coach_only_you"))];
-    const options = hint.options || [];
-    if (options.length > 1) {
-      const list = make("ol", "options");
-      for (const o of options) {
-        const pts = (o.points >= 0 ? "+" : "") + o.points;
-        list.appendChild(make("li", "", t("coach_points", { move: o.text, points: pts })));
-      }
-      nodes.push(list);
-    }
-    out.replaceChildren(...nodes);
-  }
-
-  /* The last hand's review as this seat may read it (its own tiles named). */
-  function renderReview(review) {
-    const node = $("#coach-review");
-    const key = JSON.stringify(review || null);
-    if (node.dataset.key === key) return;
-    node.dataset.key = key;
-    node.hidden = !review;
-    if (!review) { node.replaceChildren(); return; }
-    const lines = review.lines || [];
-    const head = make("div", "head", t(lines.length ? "review_head" : "review_none", { n: review.hand_no }));
-    const list = make("ul");
-    for (const line of lines) list.appendChild(make("li", "", line));
-    node.replaceChildren(head, list);
   }
 
   /* What to do now, in the banner's place while the referee says nothing. */
