@@ -703,7 +703,7 @@ class KemsRound:
             Call(seat, "contre", t) for t in range(self.seats) if self.team_of(t) != me
         ]
 
-    def legal_events(self, seat: Seat | None = None) -> list[KemsEvent]:
+    def legal_moves(self, seat: Seat | None = None) -> list[KemsEvent]:
         """Swaps and calls of ``seat`` (of every seat when None), plus the refresh."""
         seats = range(self.seats) if seat is None else [seat]
         out: list[KemsEvent] = []
@@ -998,9 +998,10 @@ class KemsMatch:
         elif HAND_SIZE * seats + BOARD_SIZE > options.deck:
             raise OptionError(say("{seats} seats do not fit a {deck}-card deck: use deck 52", seats=seats, deck=options.deck))
         self.options: KemsOptions = options
+        self.variant = "classic"
         self.seats: int = seats
         self.score: list[Points] = [0.0] * (seats // 2)
-        self.rounds: list[KemsRound] = []
+        self.hands: list[KemsRound] = []
         self.results: list[HandResult] = []
         self.current: KemsRound | None = None
 
@@ -1008,10 +1009,13 @@ class KemsMatch:
     def target(self) -> int | None:
         return self.options.target
 
+    def team_of(self, seat: Seat) -> Team:
+        return team_of(seat, self.seats)
+
     @property
     def dealer(self) -> Seat:
         """Who deals the next (or current) round: seat 0 first, then clockwise."""
-        return len(self.rounds) % self.seats
+        return len(self.hands) % self.seats
 
     @property
     def winner(self) -> Team | None:
@@ -1028,7 +1032,7 @@ class KemsMatch:
     def is_over(self) -> bool:
         return self.winner is not None
 
-    def new_round(
+    def new_hand(
         self,
         rng: random.Random | None = None,
         deal: Sequence[Sequence[Card]] | None = None,
@@ -1065,7 +1069,7 @@ class KemsMatch:
         self.current = rnd
         return rnd
 
-    def finish_round(self) -> HandResult:
+    def finish_hand(self) -> HandResult:
         """Score the current round (it must be over) and close it."""
         rnd = self.current
         if rnd is None:
@@ -1075,12 +1079,12 @@ class KemsMatch:
         result = rnd.result()
         for t, p in enumerate(result.points):
             self.score[t] += p
-        self.rounds.append(rnd)
+        self.hands.append(rnd)
         self.results.append(result)
         self.current = None
         return result
 
-    def abandon_round(self) -> KemsRound:
+    def abandon_hand(self) -> KemsRound:
         """Drop the current round without scoring it (the players agree to
         deal again, for instance when nobody makes a Kems for too long). An
         abandoned round leaves no trace in the record: it has no call, so the
@@ -1098,7 +1102,7 @@ class KemsMatch:
             "game": "kems",
             "variant": "classic",
             "options": self.options.to_dict(),
-            "hands": [r.to_json() for r in self.rounds],
+            "hands": [r.to_json() for r in self.hands],
         }
 
 
@@ -1196,7 +1200,7 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
                 say("the match was over after round {i} (team {winner} reached {target} points): no round may follow", i=i - 1, winner=match.winner, target=match.target),
             )
         try:
-            rnd = match.new_round(deal=deal, board=board, stock=stock)
+            rnd = match.new_hand(deal=deal, board=board, stock=stock)
         except DealError as exc:
             raise RecordFormatError(say("hands[{i}]: {exc}", i=i, exc=message_of(exc))) from None
         if rnd.is_misdeal and events:
@@ -1216,7 +1220,7 @@ def replay_record(obj: dict[str, Any]) -> ReplayResult:
                 len(events),
                 say("the round stops before anyone calls: a round ends at its first call"),
             )
-        match.finish_round()
+        match.finish_hand()
     return ReplayResult(
         hands=tuple(match.results),
         score=tuple(match.score),

@@ -60,14 +60,7 @@ class CoachMixin(RefereeBase):
         if not on:
             self.coach = None
             return
-        if self.spec.game == "dominoes":
-            from tablesense.games.coach import DominoCoach
-
-            self.coach = DominoCoach(worlds=COACH_WORLDS)
-        else:
-            from tablesense.games.coach import KemsCoach
-
-            self.coach = KemsCoach()
+        self.coach = self.game.coach(worlds=COACH_WORLDS)
 
     # ------------------------------------------------------------ suggestion
     def _coach_press(self, seat: int, now: float) -> None:
@@ -79,9 +72,7 @@ class CoachMixin(RefereeBase):
         if self.phase != "play" or self.hand is None or self.hand.is_over:
             self._coach_refuse(
                 seat,
-                say("{seat}: the coach suggests a move while a round is played", seat=who)
-                if self.spec.game == "kems"
-                else say("{seat}: the coach suggests a move while a hand is played", seat=who),
+                self._per_deal(hand=say("{seat}: the coach suggests a move while a hand is played", seat=who), round=say("{seat}: the coach suggests a move while a round is played", seat=who)),
             )
             return
         if self.laying_out:
@@ -93,8 +84,8 @@ class CoachMixin(RefereeBase):
             return
         self._evaluate_now(now)  # a move the table already shows counts first
         hand = self.hand
-        if self.spec.game == "dominoes":
-            if hand.is_over or seat != hand.to_play:
+        if self.game.has_turns:
+            if seat != self.game.to_play(hand):
                 self._coach_refuse(
                     seat, say("{seat}: the coach suggests a move on your turn", seat=who)
                 )
@@ -143,7 +134,7 @@ class CoachMixin(RefereeBase):
         action = advice.action
         return {
             "kind": "suggestion",
-            "text": pretty_sentence(self.engine_text(advice.text), "kems"),
+            "text": pretty_sentence(self.engine_text(advice.text), self.game),
             "move": None if action is None else event_to_json(action),
             "piece": advice.give,
             "take": advice.take,
@@ -164,7 +155,7 @@ class CoachMixin(RefereeBase):
     def _review_finished(self) -> None:
         """After a dominoes hand: review it, journal the review (a resumed
         match keeps it) and show it (``view.review``)."""
-        if self.coach is None or self.spec.game != "dominoes":
+        if self.coach is None or not self.game.reviews_hands:
             return
         done = self._finished()
         if not done:

@@ -43,11 +43,10 @@ from tablesense.referee.layout import Layout, Sensed
 from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
-from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
 from tablesense.referee.view import ViewMixin, _num, _result_text
 
 __all__ = [
-    "GAMES",
     "Emit",
     "MatchSpec",
     "Referee",
@@ -279,12 +278,8 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
 
     def _after_move(self, now: float) -> None:
         hand = self.hand
-        if self.spec.game == "dominoes":
-            if hand.is_over:
-                self._finish(now)
-            return
         if hand.is_over:
-            if hand.awaiting_double:
+            if self.game.may_call_double(hand):
                 self.finish_at = now + self.timing.double_window
                 # not yet checked: a false Kems must not read as a success meanwhile
                 caller = getattr(hand.events[-1], "seat", None) if hand.events else None
@@ -335,7 +330,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
                 record=self.record(),
                 teams=self.team_names(),
             )
-            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner]), "info")
+            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner or 0]), "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
             self.phase = "between"
             self.next_hand_at = now + self.timing.between_hands
@@ -348,26 +343,12 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
         s = self.sensed
         if s is None or s.problems or now - self.changed_at < self.timing.error:
             return
-        racks = [[s.pieces[c] for c in seat.rack if c in s.pieces] for seat in self.geometry.seats]
+        deal = self.rules.table_deal(s, random.Random(f"stock:{self.hand_no}"))
+        if deal is None:
+            return
+        entry = {"type": "hand", **deal}
         try:
-            if self.spec.game == "dominoes":
-                assert self.geometry.line is not None
-                if any(c in s.pieces for c in self.geometry.line.cells) or not all(racks):
-                    return
-                bone = [s.pieces[c] for c in self.geometry.boneyard if c in s.pieces]
-                entry = {"type": "hand", "deal": racks, "boneyard": bone}
-                self._probe_hand(entry)
-            else:
-                slots = [s.pieces.get(c) for c in self.geometry.kems_slots]
-                if any(len(r) != 4 for r in racks) or None in slots:
-                    return
-                from tablesense.games.kems import deck
-
-                used = {p for r in racks for p in r} | {p for p in slots if p}
-                stock = [str(c) for c in deck(self.match.options.deck) if str(c) not in used]
-                random.Random(f"stock:{self.hand_no}").shuffle(stock)
-                entry = {"type": "hand", "deal": racks, "board": slots, "stock": stock}
-                self._probe_hand(entry)
+            self._probe_hand(entry)
         except (ValueError, IllegalPlayError) as exc:
             self._say(say("waiting for the deal: {reason}", reason=self.engine_text(exc)), "info")
             return

@@ -26,21 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tablesense.games.common import say
+from tablesense.games.registry import find_game
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.table.tags import TagRegistry
-
-#: The layout each game and seat count is demonstrated on.
-DEMO_TABLES = {
-    ("dominoes", 4): "dominoes-4",
-    ("dominoes", 3): "dominoes-3",
-    ("dominoes", 2): "dominoes-2",
-    ("kems", 4): "kems-4",
-    ("kems", 6): "kems-6",
-    ("kems", 8): "kems-8",
-}
-
-#: Seats per dominoes variant in the demo.
-VARIANT_SEATS = {"pairs-pips": 4, "pips-two-player": 2, "brazilian-points": 4}
 
 
 class HandsStopped(Exception):
@@ -303,17 +291,18 @@ class DemoConfig:
 def demo_variant(cfg: DemoConfig) -> str:
     if cfg.variant:
         return cfg.variant
-    return "pairs-pips" if cfg.game == "dominoes" else "classic"
+    return find_game(cfg.game).default_variant
 
 
 def demo_table(cfg: DemoConfig, variant: str) -> str:
     if cfg.table:
         return cfg.table
-    seats = cfg.seats or (VARIANT_SEATS.get(variant, 4) if cfg.game == "dominoes" else 4)
-    key = (cfg.game, seats)
-    if key not in DEMO_TABLES:
+    game = find_game(cfg.game)
+    seats = cfg.seats or (game.default_seats(variant) if variant in game.variants else game.default_seats(game.default_variant))
+    # the demo is played on the shipped layout of each seat count the game knows
+    if not any(seats in game.seat_counts(v) for v in game.variants):
         raise ValueError(say("no demo table for {game} with {n} seats", game=cfg.game, n=seats))
-    return DEMO_TABLES[key]
+    return game.layout_name(seats)
 
 
 @dataclass
@@ -348,7 +337,7 @@ def run_demo(
     """
     from tablesense.journal.store import Journal
     from tablesense.referee.core import MatchSpec, Referee, Timing
-    from tablesense.referee.session import Session, domino_bot, kems_bot
+    from tablesense.referee.session import Session
     from tablesense.table.geometry import TableGeometry
 
     stop = stop or threading.Event()
@@ -435,8 +424,7 @@ def run_demo(
     referee.boards_kind = "built-in"
     coach = cfg.coach if cfg.coach is not None else bool(cfg.sit)
     referee.set_coach(coach)
-    make = domino_bot if cfg.game == "dominoes" else kems_bot
-    bots = {i: make(cfg.player, cfg.think_ms) for i in range(n) if i not in cfg.sit}
+    bots = {i: referee.game.player(cfg.player, cfg.think_ms) for i in range(n) if i not in cfg.sit}
 
     vtable: Any = None
     link: Any = None
@@ -505,7 +493,8 @@ def run_demo(
         timeout=60.0,
         **hands_extra,
     )
-    if cfg.sit and cfg.game == "kems":
+    if cfg.sit and not referee.game.has_turns:
+        # without turns the computer seats act whenever they like: at a person's pace
         from tablesense.referee.sit import KEMS_THINK_S
 
         hands.think = KEMS_THINK_S / max(cfg.speed, 0.01)  # a person's pace, not the demo's
