@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tablesense.games.dominoes import ALL_TILES, DominoHand, Draw, Pass, Play
-from tablesense.games.dominoes.scoring import _BLOCKED, _DOMINO, brazilian_result, pips_result
+from tablesense.games.dominoes.scoring import brazilian_result, pips_result
+from tablesense.games.dominoes.state import _BLOCKED, _DOMINO
 from tablesense.games.dominoes_inference import HAS
 
 __all__ = ["solve", "solve_fast"]

@@ -48,7 +48,7 @@ from tablesense.games.dominoes import (
     Draw,
     Play,
 )
-from tablesense.games.dominoes.scoring import _BLOCKED, _DOMINO
+from tablesense.games.dominoes.state import _BLOCKED, _DOMINO
 from tablesense.games.dominoes_endgame import (
     _DOUBLE,
     _DRAWS,
