@@ -44,7 +44,7 @@ from tablesense.outputs.gpio import (
     ThreadScheduler,
     forward_buttons,
 )
-from tablesense.referee.demo import HandsStopped, VirtualHands
+from tablesense.referee.hands import HandsStopped, VirtualHands
 from tablesense.referee.words import in_a_row, seat_word
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
