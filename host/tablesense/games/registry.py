@@ -13,7 +13,7 @@ from __future__ import annotations
 from tablesense.games.common import OptionError
 from tablesense.games.dominoes.game import Dominoes
 from tablesense.games.game import Game
-from tablesense.games.kems_game import Kems
+from tablesense.games.kems.game import Kems
 from tablesense.sentence import say
 
 __all__ = ["GAMES", "Game", "UnknownGame", "find_game", "names"]
