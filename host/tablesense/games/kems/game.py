@@ -9,15 +9,10 @@ from typing import Any, ClassVar, Literal
 
 from tablesense.games.common import ReplayResult, Seat, Team
 from tablesense.games.game import Game, Match
-from tablesense.games.kems import (
-    SEAT_COUNTS,
-    Card,
-    KemsMatch,
-    deck,
-    event_from_json,
-    event_to_json,
-    replay_record,
-)
+from tablesense.games.kems.cards import SEAT_COUNTS, Card, deck
+from tablesense.games.kems.events import event_from_json, event_to_json
+from tablesense.games.kems.match import KemsMatch
+from tablesense.games.kems.replay import replay_record
 from tablesense.sentence import Sentence, say
 
 #: A card in a text: ``TH``, ``10H``, ``QS``, not part of a longer word.
