@@ -29,7 +29,7 @@ import time
 from tablesense.games.coach import DominoCoach
 from tablesense.games.dominoes import DominoMatch
 from tablesense.games.dominoes_players import GreedyPlayer
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
 from tablesense.games.registry import find_game
 
 VARIANTS = find_game("dominoes").variants

@@ -123,7 +123,7 @@ def decisions(hands: int) -> dict[str, list[float]]:
     """The search player's table defaults at every decision with a choice."""
     from tablesense.games.dominoes import DominoMatch
     from tablesense.games.dominoes_players import GreedyPlayer
-    from tablesense.games.dominoes_search import SearchPlayer
+    from tablesense.games.dominoes_players.search import SearchPlayer
     from tablesense.games.registry import find_game
 
     player = SearchPlayer()

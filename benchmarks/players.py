@@ -62,7 +62,7 @@ from tablesense.games.dominoes_players import (
     MonteCarloPlayer,
     RandomPlayer,
 )
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
 from tablesense.games.kems import KemsMatch, team_of
 from tablesense.games.registry import find_game
 
