@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal
 
 from tablesense.games.common import HandResult, OptionError, message_of, say
@@ -28,6 +30,47 @@ from tablesense.table.tags import TagRegistry
 
 #: Where a table's boards are (see ``Referee.boards_kind``).
 BoardsKind = Literal["usb", "sim", "built-in"]
+
+
+class Phase(StrEnum):
+    """Where a match stands. A string too, so the display's ``view`` carries it
+    as it always did (``"play"``)."""
+
+    IDLE = "idle"
+    """Not started."""
+    DEALING = "dealing"
+    """A table-dealt hand: waiting for the deal to show on the racks."""
+    PLAY = "play"
+    """A hand is in play."""
+    BETWEEN = "between"
+    """Host-dealt: the finished hand stays on show before the next deal."""
+    OVER = "over"
+    """The match is over."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A refused button press on the display until ``until``."""
+
+    rejection: Rejection
+    until: float
+
+
+@dataclass(frozen=True)
+class SeatWindow:
+    """A seat's call that waits for another press until ``until``: a contre
+    waiting for its target seat, an announcement for its tile to be lifted."""
+
+    seat: int
+    until: float
+
+
+@dataclass(frozen=True)
+class MenuQuestion:
+    """The referee button's question (``undo`` or ``void``), open until ``until``."""
+
+    action: str
+    until: float
 
 
 def _default_names(n: int) -> list[str]:
@@ -95,18 +138,18 @@ class RefereeBase:
         self.sensed: Sensed | None = None
         self.changed_at = 0.0
         self.now = 0.0
-        self.phase = "idle"  # idle | dealing | play | between | over
+        self.phase = Phase.IDLE
         self.paused = False
         self.correction: Rejection | None = None
-        self.notice: tuple[Rejection, float] | None = None
+        self.notice: Notice | None = None
         self.message: dict[str, Any] | None = None
         self.last_move: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
         self.hand_no = 0
         self.finish_at: float | None = None
-        self.contre: tuple[int, float] | None = None
-        self.announce: tuple[int, float] | None = None
-        self.menu: tuple[str, float] | None = None
+        self.contre: SeatWindow | None = None
+        self.announce: SeatWindow | None = None
+        self.menu: MenuQuestion | None = None
         self.entries: list[dict[str, Any]] = []
         self.accepted = 0
         self._hold: tuple[Any, ...] | None = None
@@ -266,7 +309,7 @@ class RefereeBase:
 
     def _notice(self, rejection: Rejection) -> None:
         """A rejected button press: shown for a while, the table is not involved."""
-        self.notice = (rejection, self.now + self.timing.notice)
+        self.notice = Notice(rejection, self.now + self.timing.notice)
         self._emit("move_rejected", **self._rejection_data(rejection), hand_no=self.hand_no)
         self._say(rejection.instruction, "error")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import RefereeBase
+from tablesense.referee.base import MenuQuestion, RefereeBase, SeatWindow
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.spec import RefereeError
 from tablesense.referee.view import _num
@@ -77,7 +77,7 @@ class ButtonsMixin(RefereeBase):
         if hand.is_over:
             return
         if button == "call":
-            self.announce = (seat, now + self.timing.confirm)
+            self.announce = SeatWindow(seat, now + self.timing.confirm)
             self._say(
                 say(
                     "{seat} announces a double: lift it from your rack for a moment, then put it back",
@@ -149,15 +149,15 @@ class ButtonsMixin(RefereeBase):
         from tablesense.games.kems import Call
 
         rnd = self.hand
-        if self.contre is not None and seat != self.contre[0]:
-            caller = self.contre[0]
+        if self.contre is not None and seat != self.contre.seat:
+            caller = self.contre.seat
             self.contre = None
             self._call(Call(caller, "contre", seat), now)
             return
         if button == "call":
             if rnd.is_over:
                 return
-            self.contre = (seat, now + self.timing.contre_window)
+            self.contre = SeatWindow(seat, now + self.timing.contre_window)
             self._say(
                 say(
                     "{seat} calls contre: press the button of the seat you name",
@@ -219,7 +219,7 @@ class ButtonsMixin(RefereeBase):
                 )
             )
             return
-        current = self.menu[0] if self.menu else None
+        current = self.menu.action if self.menu else None
         if current not in options:
             current = None
         nxt = (
@@ -235,7 +235,7 @@ class ButtonsMixin(RefereeBase):
             self.menu = None
             self._say(say("referee: cancelled"), "info")
             return
-        self.menu = (nxt, self.now + self.timing.confirm)
+        self.menu = MenuQuestion(nxt, self.now + self.timing.confirm)
         if nxt == "undo":
             what = self.last_move_text()
             self._say(
@@ -250,7 +250,7 @@ class ButtonsMixin(RefereeBase):
 
     def _confirm_menu(self, seat: int, now: float) -> None:
         assert self.menu is not None
-        action = self.menu[0]
+        action = self.menu.action
         self.menu = None
         hand = self.hand
         if hand is None or self.phase != "play":

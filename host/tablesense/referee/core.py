@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import RefereeBase, _default_names
+from tablesense.referee.base import Phase, RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
 from tablesense.referee.coaching import CoachMixin
 from tablesense.referee.journaling import JournalMixin
@@ -101,18 +101,18 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
     def tick(self, now: float) -> None:
         """Let waits run out (call a few times a second)."""
         self.now = now
-        if self.notice is not None and now >= self.notice[1]:
+        if self.notice is not None and now >= self.notice.until:
             self.notice = None
             if self.correction is None:
                 self._emit("correction_cleared", reason="notice expired")
             # the refused press is not shown for good: back to what is next
             self._restore()
             self._view()
-        if self.menu is not None and now >= self.menu[1]:
+        if self.menu is not None and now >= self.menu.until:
             self.menu = None
             self._restore()
-        if self.contre is not None and now >= self.contre[1]:
-            seat = self.contre[0]
+        if self.contre is not None and now >= self.contre.until:
+            seat = self.contre.seat
             self.contre = None
             self._notice(
                 Rejection(
@@ -123,7 +123,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
                     seat=seat,
                 )
             )
-        if self.announce is not None and now >= self.announce[1]:
+        if self.announce is not None and now >= self.announce.until:
             self.announce = None
             self._restore()
         if self.finish_at is not None and now >= self.finish_at and self.phase == "play":
@@ -322,7 +322,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
         # display before the next hand replaces it
         self._view()
         if self.match.is_over:
-            self.phase = "over"
+            self.phase = Phase.OVER
             self._emit(
                 "match_ended",
                 winner=self.match.winner,
@@ -332,7 +332,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
             )
             self._say(say("match over: {team} win", team=self.team_names()[self.match.winner or 0]), "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
-            self.phase = "between"
+            self.phase = Phase.BETWEEN
             self.next_hand_at = now + self.timing.between_hands
         else:
             self._next_hand(now)
@@ -358,7 +358,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
 
     def _try_announce(self, s: Sensed, layout: Layout, stable: float) -> bool:
         assert self.announce is not None
-        seat = self.announce[0]
+        seat = self.announce.seat
         diff = layout.diff(s)
         lifted = [
             d for d in diff if d.at is None and d.want is not None and d.want.group is not None

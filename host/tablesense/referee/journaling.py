@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import HandResult, say
-from tablesense.referee.base import RefereeBase
+from tablesense.referee.base import Phase, RefereeBase
 from tablesense.referee.public import public_move
 from tablesense.referee.spec import RefereeError
 
@@ -40,14 +40,14 @@ class JournalMixin(RefereeBase):
             self._apply(entry)
             self.entries.append(entry)
         if self.match.is_over:
-            self.phase = "over"
+            self.phase = Phase.OVER
         elif self.hand is None:
             if self.deal_mode == "engine":
                 self._next_hand(now)
             else:
-                self.phase = "dealing"
+                self.phase = Phase.DEALING
         else:
-            self.phase = "play"
+            self.phase = Phase.PLAY
             # the table is put back as the journal says (after a power cut
             # pieces may have moved, the demo's table restarts empty): no
             # mistake is called until it has stopped moving
@@ -75,10 +75,10 @@ class JournalMixin(RefereeBase):
 
     def _next_hand(self, now: float) -> None:
         if self.match.is_over:
-            self.phase = "over"
+            self.phase = Phase.OVER
             return
         if self.deal_mode == "table":
-            self.phase = "dealing"
+            self.phase = Phase.DEALING
             self._say(say("shuffle and deal: lay each player's pieces on their rack"), "info")
             return
         hand = self.match.new_hand(rng=self._deal_rng())
@@ -92,7 +92,7 @@ class JournalMixin(RefereeBase):
         return {"type": "hand", **self.game.deal_to_json(hand)}
 
     def _after_new_hand(self, now: float) -> None:
-        self.phase = "play"
+        self.phase = Phase.PLAY
         self.correction = None
         # the last hand's result stays in the side panel (``result``); the
         # banner makes way for the new hand

@@ -391,7 +391,7 @@ class Session:
         if self._expect is None or ref.accepted < self._expect:
             for c in self._suggest_cells:
                 colors[c] = BLUE
-        problem = ref.correction or (ref.notice[0] if ref.notice else None)
+        problem = ref.correction or (ref.notice.rejection if ref.notice else None)
         if problem is not None:
             for c in problem.cells:
                 if c in ref.geometry.cells:

@@ -129,7 +129,7 @@ class ViewMixin(RefereeBase):
             ],
             "last_move": self.last_move,
             "result": self._result_view(),
-            "phase": self.phase,
+            "phase": self.phase.value,
             "paused": self.paused,
             "correction": self._public_correction(),
             "match_over": self.match.is_over,
