@@ -40,18 +40,21 @@ class ButtonsMixin(RefereeBase):
             return
         if self.phase != "play" or self.hand is None:
             if self.phase == "dealing":
-                text = (
-                    self._per_deal(hand=say("no hand is being played yet: first shuffle and deal (each player's pieces on their rack)"), round=say("no round is being played yet: first shuffle and deal (each player's cards on their rack)"))
+                text = self._per_deal(
+                    hand=say("no hand is being played yet: first shuffle and deal (each player's pieces on their rack)"),
+                    round=say("no round is being played yet: first shuffle and deal (each player's cards on their rack)"),
                 )
             elif self.phase == "between":
-                text = (
-                    self._per_deal(hand=say("the next hand is being dealt: wait for the lights"), round=say("the next round is being dealt: wait for the lights"))
+                text = self._per_deal(
+                    hand=say("the next hand is being dealt: wait for the lights"),
+                    round=say("the next round is being dealt: wait for the lights"),
                 )
             elif self.phase == "over":
                 text = say("the match is over: start a new one to play again")
             else:
-                text = (
-                    self._per_deal(hand=say("no hand is being played right now: wait for the deal"), round=say("no round is being played right now: wait for the deal"))
+                text = self._per_deal(
+                    hand=say("no hand is being played right now: wait for the deal"),
+                    round=say("no round is being played right now: wait for the deal"),
                 )
             self._notice(Rejection("no_hand", text, (), DELAY_NOW, seat=seat))
             return
@@ -199,7 +202,10 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "no_hand",
-                    self._per_deal(hand=say("referee: no hand is being played, nothing to undo or void"), round=say("referee: no round is being played, nothing to undo or void")),
+                    self._per_deal(
+                        hand=say("referee: no hand is being played, nothing to undo or void"),
+                        round=say("referee: no round is being played, nothing to undo or void"),
+                    ),
                     (),
                     DELAY_NOW,
                 )
@@ -213,7 +219,10 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "nothing_to_change",
-                    self._per_deal(hand=say("referee: nothing to undo yet in this hand"), round=say("referee: nothing to undo yet in this round")),
+                    self._per_deal(
+                        hand=say("referee: nothing to undo yet in this hand"),
+                        round=say("referee: nothing to undo yet in this round"),
+                    ),
                     (),
                     DELAY_NOW,
                 )
@@ -244,7 +253,10 @@ class ButtonsMixin(RefereeBase):
             )
         else:
             self._say(
-                self._per_deal(hand=say("referee: void this hand (it is dealt again)? press any seat button to confirm"), round=say("referee: void this round (it is dealt again)? press any seat button to confirm")),
+                self._per_deal(
+                    hand=say("referee: void this hand (it is dealt again)? press any seat button to confirm"),
+                    round=say("referee: void this round (it is dealt again)? press any seat button to confirm"),
+                ),
                 "warning",
             )
 
@@ -262,7 +274,10 @@ class ButtonsMixin(RefereeBase):
                 moves = hand.events
             if not moves:
                 self._say(
-                    self._per_deal(hand=say("nothing to undo in this hand"), round=say("nothing to undo in this round")),
+                    self._per_deal(
+                        hand=say("nothing to undo in this hand"),
+                        round=say("nothing to undo in this round"),
+                    ),
                     "info",
                 )
                 return

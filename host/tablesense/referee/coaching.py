@@ -72,7 +72,10 @@ class CoachMixin(RefereeBase):
         if self.phase != "play" or self.hand is None or self.hand.is_over:
             self._coach_refuse(
                 seat,
-                self._per_deal(hand=say("{seat}: the coach suggests a move while a hand is played", seat=who), round=say("{seat}: the coach suggests a move while a round is played", seat=who)),
+                self._per_deal(
+                    hand=say("{seat}: the coach suggests a move while a hand is played", seat=who),
+                    round=say("{seat}: the coach suggests a move while a round is played", seat=who),
+                ),
             )
             return
         if self.laying_out:
