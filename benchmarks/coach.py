@@ -29,9 +29,10 @@ import time
 from tablesense.games.coach import DominoCoach
 from tablesense.games.dominoes import DominoMatch
 from tablesense.games.dominoes_players import GreedyPlayer
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
+from tablesense.games.registry import find_game
 
-VARIANTS = ("pairs-pips", "pips-two-player", "brazilian-points")
+VARIANTS = find_game("dominoes").variants
 
 
 def main() -> None:

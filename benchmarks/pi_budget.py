@@ -60,7 +60,6 @@ HERE = Path(__file__).resolve().parent
 PI4_SYSBENCH_EVENTS_PER_S = 812.0 * 1.5 / 1.8
 """Pi 4, sysbench cpu single thread (published at 1.8 GHz), at 1.5 GHz."""
 PERIOD_US = 10_000
-VARIANTS = ("pairs-pips", "pips-two-player", "brazilian-points")
 
 
 def measure_factor() -> float | None:
@@ -124,13 +123,14 @@ def decisions(hands: int) -> dict[str, list[float]]:
     """The search player's table defaults at every decision with a choice."""
     from tablesense.games.dominoes import DominoMatch
     from tablesense.games.dominoes_players import GreedyPlayer
-    from tablesense.games.dominoes_search import SearchPlayer
+    from tablesense.games.dominoes_players.search import SearchPlayer
+    from tablesense.games.registry import find_game
 
     player = SearchPlayer()
     wall: list[float] = []
     cpu: list[float] = []
     worlds: list[float] = []
-    for variant in VARIANTS:
+    for variant in find_game("dominoes").variants:
         for k in range(hands):
             rng = random.Random(f"pi-budget:{variant}:{k}")
             hand = DominoMatch(variant).new_hand(rng)

@@ -62,10 +62,11 @@ from tablesense.games.dominoes_players import (
     MonteCarloPlayer,
     RandomPlayer,
 )
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
 from tablesense.games.kems import KemsMatch, team_of
+from tablesense.games.registry import find_game
 
-DOMINO_VARIANTS = ("pairs-pips", "pips-two-player", "brazilian-points")
+DOMINO_VARIANTS = find_game("dominoes").variants
 DOMINO_PLAYERS = ("random", "greedy", "montecarlo", "search")
 KEMS_PLAYERS = ("random", "greedy", "tracking", "reasoner")
 KEY_PAIRS = {
@@ -183,11 +184,11 @@ def play_kems_pairing(a: str, b: str, deals: int, seed: int) -> Pairing:
             for _ in range(200):
                 if match.is_over:
                     break
-                rnd = match.new_round(deal_rng)
+                rnd = match.new_hand(deal_rng)
                 if kp.play_round(rnd, players, play_rng):
-                    match.finish_round()
+                    match.finish_hand()
                 else:
-                    match.abandon_round()
+                    match.abandon_hand()
             score += 1.0 if match.winner == a_team else 0.5 if match.winner is None else 0.0
         out.deals.append(score)
     out.times = times

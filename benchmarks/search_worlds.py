@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from tablesense.games.dominoes import Announce, DominoHand, DominoMatch
 from tablesense.games.dominoes_players import MonteCarloPlayer
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
 
 
 def positions(variant: str, count: int, seed: int) -> list[tuple[DominoHand, int]]:

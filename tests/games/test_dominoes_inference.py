@@ -19,8 +19,8 @@ from tablesense.games.dominoes import (
     Play,
     Tile,
 )
-from tablesense.games.dominoes_inference import HAS, Belief, infer, mask_tiles, tile_mask
 from tablesense.games.dominoes_players import GreedyPlayer, RandomPlayer
+from tablesense.games.dominoes_players.inference import HAS, Belief, infer, mask_tiles, tile_mask
 
 T = Tile.parse
 KINDS = [("pairs-pips", None), ("pips-two-player", None), ("brazilian-points", None),

@@ -12,11 +12,16 @@ import pytest
 
 from tablesense.games.dominoes import Announce, DominoHand, DominoMatch, Play
 from tablesense.games.dominoes.options import DominoOptions
-from tablesense.games.dominoes_endgame import _Scorer, solve, solve_fast
-from tablesense.games.dominoes_equity import MatchEquity, hand_counts, hand_value, sample_counts
-from tablesense.games.dominoes_equity_data import STORED
-from tablesense.games.dominoes_inference import tile_mask
-from tablesense.games.dominoes_search import SearchPlayer, _policy_run, policy_playout
+from tablesense.games.dominoes_players.endgame import _Scorer, solve, solve_fast
+from tablesense.games.dominoes_players.equity import (
+    MatchEquity,
+    hand_counts,
+    hand_value,
+    sample_counts,
+)
+from tablesense.games.dominoes_players.equity_data import STORED
+from tablesense.games.dominoes_players.inference import tile_mask
+from tablesense.games.dominoes_players.search import SearchPlayer, _policy_run, policy_playout
 
 KINDS = [
     ("pairs-pips", None, {}),

@@ -226,7 +226,7 @@ def test_undo_of_a_void_refresh() -> None:
 
 def test_legal_events_cover_swaps_calls_and_refresh() -> None:
     rnd = KemsRound.from_text(DEAL, "9D 9C QD QC")
-    events = rnd.legal_events()
+    events = rnd.legal_moves()
     assert len(events) == 4 * (16 + 1 + 2) + 1
     assert all(rnd.is_legal(e) for e in events)
 
@@ -235,20 +235,20 @@ def test_match_progression_and_record() -> None:
     match = KemsMatch({"target": 2}, seats=4)
     rng = random.Random(11)
     with pytest.raises(IllegalPlayError, match="no round in progress"):
-        match.finish_round()
+        match.finish_hand()
     rounds = 0
     while not match.is_over:
-        rnd = match.new_round(rng)
+        rnd = match.new_hand(rng)
         with pytest.raises(IllegalPlayError, match="not finished"):
-            match.new_round(rng)
+            match.new_hand(rng)
         if not rnd.is_misdeal:
             rnd.play(Call(rounds % 4, "kems"))  # a false kems each time: the other team scores
-        match.finish_round()
+        match.finish_hand()
         rounds += 1
     assert match.winner is not None and max(match.score) == 2
     record = match.to_record()
     assert record["format"] == "tablesense.record/1" and record["game"] == "kems"
-    assert len(record["hands"]) == len(match.rounds) == rounds
+    assert len(record["hands"]) == len(match.hands) == rounds
     result = replay_record(record)
     assert list(result.score) == match.score
     assert result.winner == match.winner
@@ -259,13 +259,13 @@ def test_match_deal_rotates_and_needs_an_rng() -> None:
     match = KemsMatch(seats=6)
     assert match.options.deck == 32
     with pytest.raises(ValueError, match="rng"):
-        match.new_round()
-    rnd = match.new_round(random.Random(1))
+        match.new_hand()
+    rnd = match.new_hand(random.Random(1))
     assert len(rnd.stock) == 32 - 28
-    match.abandon_round()
-    assert match.current is None and match.rounds == []
+    match.abandon_hand()
+    assert match.current is None and match.hands == []
     with pytest.raises(DealError, match="together"):
-        match.new_round(deal=rnd.deal)
+        match.new_hand(deal=rnd.deal)
 
 
 def test_a_tie_at_the_target_plays_on() -> None:

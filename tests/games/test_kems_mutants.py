@@ -35,7 +35,7 @@ def test_a_match_checks_ready_made_options_against_its_seats() -> None:
 
 def test_a_round_read_from_a_record_has_one_hand_per_seat() -> None:
     from tablesense.games.common import RecordFormatError
-    from tablesense.games.kems import _read_round
+    from tablesense.games.kems.replay import _read_round
 
     deal, board, stock = _deal32()
     obj = {"deal": [[str(c) for c in h] for h in deal], "board": [str(c) for c in board],

@@ -44,7 +44,7 @@ options_st = st.fixed_dictionaries(
 
 def table(seats: int, values: dict[str, Any], seed: int) -> tuple[KemsMatch, KemsRound]:
     match = KemsMatch(KemsOptions.from_dict(values, seats), seats)
-    return match, match.new_round(random.Random(seed))
+    return match, match.new_hand(random.Random(seed))
 
 
 def conserved(rnd: KemsRound) -> None:
@@ -206,7 +206,7 @@ def test_engine_legal_iff_replay_accepts(seats: int, values: dict[str, Any], see
 @given(seats=st.sampled_from([4, 6, 8]), seed=st.integers(0, 2**32))
 def test_dealt_rounds_are_well_formed(seats: int, seed: int) -> None:
     match = KemsMatch(seats=seats)
-    rnd = match.new_round(random.Random(seed))
+    rnd = match.new_hand(random.Random(seed))
     conserved(rnd)
     assert len(set(rnd.cards_in_play())) == match.options.deck
     assert rnd.is_misdeal == any(max(Counter(c.rank for c in h).values()) >= 3 for h in rnd.hands)

@@ -32,12 +32,12 @@ def test_reasoner_plays_only_legal_events_with_every_seat_count(seats: int) -> N
     players = [ReasonerPlayer() if s % 2 else TrackingPlayer() for s in range(seats)]
     ended = 0
     for _ in range(4):
-        rnd = match.new_round(rng)
+        rnd = match.new_hand(rng)
         if play_round(rnd, players, rng, max_ticks=150):  # play() checks every event
-            match.finish_round()
+            match.finish_hand()
             ended += 1
         else:
-            match.abandon_round()
+            match.abandon_hand()
     assert ended > 0
 
 
@@ -56,7 +56,7 @@ def _tracking_rounds(count: int, seed: int) -> list[KemsRound]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        rnd = KemsMatch().new_round(rng)
+        rnd = KemsMatch().new_hand(rng)
         if rnd.is_misdeal:
             continue
         players = [TrackingPlayer() for _ in range(4)]
@@ -91,7 +91,7 @@ def test_the_opponent_model_separates_fours_from_threes() -> None:
     fours: list[float] = []
     others: list[float] = []
     for _ in range(70):
-        rnd = KemsMatch().new_round(rng)
+        rnd = KemsMatch().new_hand(rng)
         if rnd.is_misdeal:
             continue
         players = [TrackingPlayer() for _ in range(4)]
@@ -182,7 +182,7 @@ def test_reasoner_contres_exactly_when_its_estimate_reaches_the_threshold() -> N
     contres = 0
     for seed in range(12):
         r = random.Random(seed)
-        rnd = KemsMatch().new_round(r)
+        rnd = KemsMatch().new_hand(r)
         for _ in range(80):
             if rnd.is_over:
                 break

@@ -53,7 +53,7 @@ def test_this_card_game_is_played_in_teams_of_2_usually_4_but_also_6_or_8() -> N
     for seats in (4, 6, 8):
         match = KemsMatch(seats=seats)
         assert len(match.score) == seats // 2
-        rnd = match.new_round(random.Random(seats))
+        rnd = match.new_hand(random.Random(seats))
         assert [len(h) for h in rnd.hands] == [4] * seats
     for seats in (2, 3, 5, 7, 10):
         with pytest.raises(OptionError):
@@ -159,16 +159,16 @@ def test_a_player_dealt_3_or_4_of_a_kind_means_the_cards_are_dealt_again() -> No
 def test_the_objective_is_the_highest_total_of_points() -> None:
     match = KemsMatch({"target": 2}, seats=4)
     for _ in range(2):
-        rnd = match.new_round(
+        rnd = match.new_hand(
             deal=position().deal, board=position().initial_board, stock=position().initial_stock
         )
         four_nines(rnd)
         rnd.play(Call(2, "kems"))
-        match.finish_round()
+        match.finish_hand()
     assert match.score == [2, 0]
     assert match.is_over and match.winner == 0
     with pytest.raises(IllegalPlayError, match="match is over"):
-        match.new_round(random.Random(1))
+        match.new_hand(random.Random(1))
     assert KemsOptions.defaults().target == 10
 
 
@@ -216,7 +216,7 @@ def test_after_dealing_the_first_4_cards_of_the_stock_are_turned_up() -> None:
     rng = random.Random(7)
     cards = deck(32)
     random.Random(7).shuffle(cards)
-    rnd = match.new_round(rng)
+    rnd = match.new_hand(rng)
     assert list(rnd.initial_board) == cards[16:20]
     assert list(rnd.initial_stock) == cards[20:]
     assert len(rnd.board) == 4
@@ -488,4 +488,4 @@ def test_a_round_ends_at_its_first_call() -> None:
     for event in (Swap(1, C("7S"), C("KS")), Refresh(), Call(2, "kems"), Call(3, "contre", 0)):
         with pytest.raises(IllegalPlayError, match="round is over"):
             rnd.check(event)
-    assert rnd.legal_events() == []
+    assert rnd.legal_moves() == []

@@ -125,28 +125,5 @@ def test_missing_fields_are_named_and_options_may_be_left_out() -> None:
     record.check_common({**BASE, "options": {}, "x-writer": "t"})
     with pytest.raises(RecordFormatError, match="^a game record is one JSON object$"):
         record.check_common([])  # type: ignore[arg-type]
-    assert record.GAMES == {"dominoes": "tablesense.games.dominoes", "kems": "tablesense.games.kems"}
 
 
-@pytest.mark.parametrize("dependency", ["aaa_dependency", "zzz_dependency", "tablesense.games"])
-def test_a_missing_dependency_of_an_engine_is_not_hidden(
-    monkeypatch: pytest.MonkeyPatch, dependency: str
-) -> None:
-    """Only the engine's own module missing is a format error; a module the
-    engine needs that is missing is a broken install and must stay visible."""
-
-    def missing(name: str) -> object:
-        raise ModuleNotFoundError(f"No module named {dependency!r}", name=dependency)
-
-    monkeypatch.setattr(record.importlib, "import_module", missing)
-    with pytest.raises(ModuleNotFoundError):
-        record._engine("dominoes")
-
-
-def test_the_engine_itself_missing_is_a_format_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    def missing(name: str) -> object:
-        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-    monkeypatch.setattr(record.importlib, "import_module", missing)
-    with pytest.raises(RecordFormatError, match="kems records cannot be checked: no kems engine"):
-        record._engine("kems")

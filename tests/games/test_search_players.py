@@ -16,14 +16,14 @@ from tablesense.games.dominoes import (
     Draw,
     Play,
 )
-from tablesense.games.dominoes_inference import infer, tile_mask
 from tablesense.games.dominoes_players import (
     PLAYERS as DOMINO_PLAYERS,
 )
 from tablesense.games.dominoes_players import (
     make_player as make_domino_player,
 )
-from tablesense.games.dominoes_search import SearchPlayer, policy_playout, solve
+from tablesense.games.dominoes_players.inference import infer, tile_mask
+from tablesense.games.dominoes_players.search import SearchPlayer, policy_playout, solve
 
 KINDS = [
     ("pairs-pips", None, {}),
@@ -179,7 +179,7 @@ def test_search_still_plays_when_the_table_shows_facts_no_deal_explains(
         belief.sample(rng)
     masks, _ = belief.relaxed().sample(rng)
     assert [m.bit_count() for m in masks] == [h.count(s) for s in range(4)]
-    import tablesense.games.dominoes_search as search
+    import tablesense.games.dominoes_players.search as search
 
     monkeypatch.setattr(search, "infer", lambda hand, s: belief)
     assert h.is_legal(small().choose(h, seat, rng))
@@ -189,7 +189,7 @@ def test_the_play_model_finds_worlds_where_a_seat_skipped_a_double_less_likely()
     """With ``model``, a world in which a seat held a playable double but laid
     a light tile weighs less than one in which it had no double to lay."""
     from tablesense.games.dominoes import DominoHand, DominoOptions, Opening, Pass, Tile
-    from tablesense.games.dominoes_search import _likelihood, _play_history
+    from tablesense.games.dominoes_players.search import _likelihood, _play_history
 
     t = Tile.parse
     deal = [[t("6-6"), t("0-1"), t("0-2"), t("0-3"), t("0-4"), t("0-5"), t("0-0")],

@@ -79,7 +79,7 @@ def test_a_long_press_never_confirms_the_referee_menu() -> None:
     h.settle()
     perform(h, GreedyPlayer().choose(ref.hand, ref.hand.to_play, random.Random(1)))
     ref.referee_press(h.now)
-    assert ref.menu is not None and ref.menu[0] == "undo"
+    assert ref.menu is not None and ref.menu.action == "undo"
     ref.press(ref.hand.to_play, "coach", h.now)
     assert ref.menu is not None and ref.accepted == 1  # still asking, nothing undone
 

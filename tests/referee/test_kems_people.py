@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tablesense.outputs.events import EventBus
-from tablesense.referee.demo import VirtualHands
+from tablesense.referee.hands import VirtualHands
 from tablesense.table.tags import TagRegistry
 
 

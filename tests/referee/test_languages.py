@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tablesense.games.common import say
+from tablesense.games.registry import find_game
 from tablesense.i18n import translate
 from tablesense.outputs.events import EventBus
 from tablesense.outputs.speech import Announcer, RecordingVoice
@@ -78,7 +79,7 @@ def test_a_rejection_replayed_in_each_language(lang: str, expected: str) -> None
     """The out-of-turn rejection, its hidden tile unnamed, in each language."""
     back = say("put {piece} back on {where}", piece="5-6", where=say("{seat}'s rack", seat=say("South")))
     text = say("it is {turn}'s turn, not {seat}'s: {back}", turn=say("East"), seat=say("South"), back=back)
-    public = redact_sentence(text, set(), "dominoes")
+    public = redact_sentence(text, set(), find_game("dominoes"))
     assert translate(public, lang) == expected
 
 

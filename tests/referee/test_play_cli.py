@@ -145,10 +145,11 @@ def test_an_unknown_player_is_refused_before_the_journal_is_opened(tmp_path: Pat
 def test_the_bot_seats_play_the_chosen_player_with_its_budget() -> None:
     from tablesense.games.dominoes_players import GreedyPlayer, SearchPlayer
     from tablesense.games.kems_players import ReasonerPlayer
-    from tablesense.referee.session import domino_bot, kems_bot
+    from tablesense.games.registry import find_game
 
-    bot = domino_bot("search", 50.0)
+    dominoes, kems = find_game("dominoes"), find_game("kems")
+    bot = dominoes.player("search", 50.0)
     assert isinstance(bot, SearchPlayer) and bot.budget_ms == 50.0
-    assert domino_bot("search").budget_ms == SearchPlayer().budget_ms
-    assert isinstance(domino_bot(None, 50.0), GreedyPlayer)
-    assert isinstance(kems_bot("reasoner", 50.0), ReasonerPlayer)
+    assert dominoes.player("search").budget_ms == SearchPlayer().budget_ms
+    assert isinstance(dominoes.player(None, 50.0), GreedyPlayer)
+    assert isinstance(kems.player("reasoner", 50.0), ReasonerPlayer)

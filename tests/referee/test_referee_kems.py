@@ -92,7 +92,7 @@ def test_direct_swap_between_partners_is_refused() -> None:
     assert rej["reason"] == "partner_swap"
     assert "partners" in rej["instruction"] and "put the card back on" in rej["instruction"]
     # a card passed hand to hand was never on the board: only its seat hears which
-    from tablesense.referee.public import pretty_cards
+    from tablesense.games.kems.game import pretty_cards
 
     assert f"put {pretty_cards(card)} back on" in rej["private"]["instruction"]
     assert not ref.hand.events

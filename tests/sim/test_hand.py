@@ -182,4 +182,4 @@ def test_session_saved_as_a_scenario_replays_through_firmware_and_link(
 def test_the_deck_on_the_table_is_the_record_formats_default(layout: str, cards: int) -> None:
     """Six seats play with 32 cards (game-record spec of 2026-12-01), eight with 52."""
     geometry = TableGeometry.load(layout)
-    assert len(game_pieces(geometry, "kems")) == cards
+    assert len(game_pieces(geometry, "card")) == cards == len(game_pieces(geometry))

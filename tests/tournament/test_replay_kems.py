@@ -31,10 +31,10 @@ def kems_record(seed: int, target: int = 2) -> dict[str, Any]:
     m = KemsMatch({"target": target}, seats=4)
     players = [make_player("greedy") for _ in range(4)]
     while not m.is_over:
-        if play_round(m.new_round(rng), players, rng):
-            m.finish_round()
+        if play_round(m.new_hand(rng), players, rng):
+            m.finish_hand()
         else:
-            m.abandon_round()
+            m.abandon_hand()
     return m.to_record()
 
 

@@ -179,11 +179,11 @@ def test_kems_round_swap_by_swap(
     bus, _ = served
     rng = random.Random(5)
     match = KemsMatch()
-    rnd = match.new_round(rng=rng)
+    rnd = match.new_hand(rng=rng)
     while rnd.is_misdeal:
-        match.finish_round()
-        rnd = match.new_round(rng=rng)
-    hand_no = len(match.rounds) + 1
+        match.finish_hand()
+        rnd = match.new_hand(rng=rng)
+    hand_no = len(match.hands) + 1
     state = wait_seq(page, publish(bus, kems_view(match, rnd, hand_no=hand_no)))
     assert state["game"] == "Kems" and state["lineHidden"] is True and state["boardHidden"] is False
     assert state["board"] == [str(c) for c in rnd.board]
@@ -252,11 +252,11 @@ def test_six_and_eight_seat_kems_fit_a_kiosk_screen(
     bus, _ = served
     rng = random.Random(8)
     match = KemsMatch(seats=seats)
-    rnd = match.new_round(rng=rng)
+    rnd = match.new_hand(rng=rng)
     while rnd.is_misdeal:
-        match.finish_round()
-        rnd = match.new_round(rng=rng)
-    view = kems_view(match, rnd, hand_no=len(match.rounds) + 1)
+        match.finish_hand()
+        rnd = match.new_hand(rng=rng)
+    view = kems_view(match, rnd, hand_no=len(match.hands) + 1)
     view["message"] = {"text": "Kems! the partner may still call double", "level": "info"}
     for seat in view["seats"]:
         seat["kind"] = "bot"  # the demo's table: a "computer" badge on every seat

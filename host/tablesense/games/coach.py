@@ -1,7 +1,7 @@
 """The dominoes coach: a suggested move for one seat, and a review after the hand.
 
 Both come from the ``search`` player's evaluation
-(:meth:`~tablesense.games.dominoes_search.SearchPlayer.evaluate`), computed
+(:meth:`~tablesense.games.dominoes_players.search.SearchPlayer.evaluate`), computed
 from what the seat may know at that moment — never from the other hands, so
 the coach cannot leak a hidden tile even to the seat it helps.
 
@@ -46,7 +46,7 @@ from tablesense.games.dominoes import (
     move_from_json,
     move_to_json,
 )
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
 
 __all__ = [
     "DominoCoach",

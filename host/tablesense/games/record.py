@@ -8,12 +8,11 @@ which checks it move by move. The same call backs ``tablesense rules replay``.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,8 +25,9 @@ from tablesense.games.common import (
     say,
     short_repr,
 )
+from tablesense.games.registry import find_game, names
 
-__all__ = ["FORMAT", "GAMES", "MAX_RECORD_BYTES", "dumps", "load", "loads", "read_limited", "replay", "write"]
+__all__ = ["FORMAT", "MAX_RECORD_BYTES", "dumps", "load", "loads", "read_limited", "replay", "write"]
 
 MAX_RECORD_BYTES = 8 * 1024 * 1024
 """The largest record read (8 MiB): a long match's record is a few hundred
@@ -36,13 +36,6 @@ kilobytes, and the director takes at most 1 MB per message."""
 FORMAT = "tablesense.record/1"
 """The value of a record's ``format`` field."""
 
-GAMES: dict[str, str] = {
-    "dominoes": "tablesense.games.dominoes",
-    "kems": "tablesense.games.kems",
-}
-"""Game name -> module exposing ``replay_record(obj) -> ReplayResult``.
-
-Imported lazily, so a record of one game never needs the other's engine."""
 
 _COMMON = ("format", "game", "variant", "options", "hands")
 
@@ -211,25 +204,15 @@ def check_common(obj: Mapping[str, Any]) -> None:
         raise RecordFormatError(say("missing fields {missing}", missing=missing))
     if obj["format"] != FORMAT:
         raise RecordFormatError(say("'format' must be {FORMAT!r}, got {obj_format!r}", FORMAT=FORMAT, obj_format=obj['format']))
-    if not isinstance(obj["game"], str) or obj["game"] not in GAMES:  # a list is not hashable: check the type first
+    if not isinstance(obj["game"], str) or obj["game"] not in names():  # a list is not hashable: check the type first
         game = obj["game"] if isinstance(obj["game"], str) else short_repr(obj["game"])
-        raise RecordFormatError(say("'game' is one of {games}; got {obj_game!r}", games=', '.join(GAMES), obj_game=game))
+        raise RecordFormatError(say("'game' is one of {games}; got {obj_game!r}", games=', '.join(names()), obj_game=game))
     if not isinstance(obj["variant"], str):
         raise RecordFormatError(say("'variant' is a string, got {obj_variant!r}", obj_variant=obj['variant']))
     if not isinstance(obj.get("options", {}), dict):
         raise RecordFormatError(say("'options' is a JSON object"))
     if not isinstance(obj["hands"], list):
         raise RecordFormatError(say("'hands' is a list"))
-
-
-def _engine(game: str) -> Callable[[Mapping[str, Any]], ReplayResult]:
-    try:
-        module = importlib.import_module(GAMES[game])
-    except ModuleNotFoundError as exc:
-        if exc.name == GAMES[game]:
-            raise RecordFormatError(say("{game} records cannot be checked: no {game} engine", game=game)) from None
-        raise
-    return module.replay_record
 
 
 def replay(obj: Mapping[str, Any] | str | bytes) -> ReplayResult:
@@ -243,4 +226,4 @@ def replay(obj: Mapping[str, Any] | str | bytes) -> ReplayResult:
     else:
         _check_parsed(obj)
     check_common(obj)
-    return _engine(obj["game"])(obj)
+    return find_game(obj["game"]).replay(obj)

@@ -13,19 +13,64 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal
 
 from tablesense.games.common import HandResult, OptionError, message_of, say
+from tablesense.games.game import Game, Match
+from tablesense.games.registry import UnknownGame, find_game
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
-from tablesense.referee.rules import DominoRules, KemsRules, Rejection, TableMove, TableRules
-from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.rules import Rejection, TableMove, TableRules, rules_for
+from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
 from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
 
 #: Where a table's boards are (see ``Referee.boards_kind``).
 BoardsKind = Literal["usb", "sim", "built-in"]
+
+
+class Phase(StrEnum):
+    """Where a match stands. A string too, so the display's ``view`` carries it
+    as it always did (``"play"``)."""
+
+    IDLE = "idle"
+    """Not started."""
+    DEALING = "dealing"
+    """A table-dealt hand: waiting for the deal to show on the racks."""
+    PLAY = "play"
+    """A hand is in play."""
+    BETWEEN = "between"
+    """Host-dealt: the finished hand stays on show before the next deal."""
+    OVER = "over"
+    """The match is over."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A refused button press on the display until ``until``."""
+
+    rejection: Rejection
+    until: float
+
+
+@dataclass(frozen=True)
+class SeatWindow:
+    """A seat's call that waits for another press until ``until``: a contre
+    waiting for its target seat, an announcement for its tile to be lifted."""
+
+    seat: int
+    until: float
+
+
+@dataclass(frozen=True)
+class MenuQuestion:
+    """The referee button's question (``undo`` or ``void``), open until ``until``."""
+
+    action: str
+    until: float
 
 
 def _default_names(n: int) -> list[str]:
@@ -46,8 +91,10 @@ class RefereeBase:
         timing: Timing | None = None,
         deal: str = "engine",
     ) -> None:
-        if spec.game not in GAMES:
-            raise RefereeError(say("unknown game {game!r}: use dominoes or kems", game=spec.game))
+        try:
+            self.game: Game = find_game(spec.game)
+        except UnknownGame as exc:
+            raise RefereeError(message_of(exc)) from None
         if spec.game not in geometry.games:
             raise RefereeError(
                 say("table {table!r} is laid out for {games}, not {game}", table=geometry.name,
@@ -81,29 +128,28 @@ class RefereeBase:
 
         self._emit: Emit = publish
         self._store = store or (lambda entry: None)
-        self.match: Any = self._new_match()
-        self.rules: TableRules = (
-            DominoRules(geometry, spec.seat_names, self.match)
-            if spec.game == "dominoes"
-            else KemsRules(geometry, spec.seat_names, self.match)
-        )
+        self.match: Match = self._new_match()
+        try:
+            self.rules: TableRules = rules_for(self.game)(geometry, spec.seat_names, self.match)
+        except ValueError as exc:
+            raise RefereeError(message_of(exc)) from None
         self._set_deal_mode(deal)
         self.cells = list(geometry.cells)
         self.sensed: Sensed | None = None
         self.changed_at = 0.0
         self.now = 0.0
-        self.phase = "idle"  # idle | dealing | play | between | over
+        self.phase = Phase.IDLE
         self.paused = False
         self.correction: Rejection | None = None
-        self.notice: tuple[Rejection, float] | None = None
+        self.notice: Notice | None = None
         self.message: dict[str, Any] | None = None
         self.last_move: dict[str, Any] | None = None
         self.last_result: dict[str, Any] | None = None
         self.hand_no = 0
         self.finish_at: float | None = None
-        self.contre: tuple[int, float] | None = None
-        self.announce: tuple[int, float] | None = None
-        self.menu: tuple[str, float] | None = None
+        self.contre: SeatWindow | None = None
+        self.announce: SeatWindow | None = None
+        self.menu: MenuQuestion | None = None
         self.entries: list[dict[str, Any]] = []
         self.accepted = 0
         self._hold: tuple[Any, ...] | None = None
@@ -142,20 +188,10 @@ class RefereeBase:
         board is never told about a USB cable."""
 
     # ------------------------------------------------------------------ setup
-    def _new_match(self) -> Any:
+    def _new_match(self) -> Match:
         spec = self.spec
-        n = len(self.geometry.seats)
         try:
-            if spec.game == "dominoes":
-                from tablesense.games.dominoes import DominoMatch, DominoOptions
-
-                options = DominoOptions.from_dict(spec.variant, spec.options)
-                return DominoMatch(spec.variant, options, seats=n)
-            from tablesense.games.kems import KemsMatch
-
-            if spec.variant not in ("classic", ""):
-                raise OptionError(f"Kems has one variant, classic, not {spec.variant!r}")
-            return KemsMatch(spec.options, seats=n)
+            return self.game.new_match(spec.variant, spec.options, seats=len(self.geometry.seats))
         except (OptionError, ValueError) as exc:
             raise RefereeError(say("cannot set up {game} {variant}: {error}", game=spec.game, variant=spec.variant,
                                       error=message_of(exc))) from None
@@ -168,10 +204,7 @@ class RefereeBase:
         """``engine``: the host deals; ``table``: each deal is read from the
         racks, and the face-down boneyard/stock order is learnt as it shows."""
         self.deal_mode = deal
-        if isinstance(self.rules, DominoRules):
-            self.rules.free_draw = deal == "table"
-        if isinstance(self.rules, KemsRules):
-            self.rules.free_stock = deal == "table"
+        self.rules.set_table_dealt(deal == "table")
 
     def _match_info(self) -> dict[str, Any]:
         return {
@@ -185,7 +218,11 @@ class RefereeBase:
 
     def _hand_word(self) -> str:
         """What the game calls one deal: a dominoes hand, a Kems round."""
-        return "round" if self.spec.game == "kems" else "hand"
+        return self.game.deal_word
+
+    def _per_deal(self, hand: str, round: str) -> str:
+        """Of two texts naming a deal, this game's (:meth:`Game.per_deal`)."""
+        return self.game.per_deal(hand, round)
 
     def _target(self) -> Any:
         return getattr(self.match, "target", None)
@@ -194,7 +231,7 @@ class RefereeBase:
         return random.Random(f"tablesense-deal:{self.spec.seed}:{len(self._finished())}")
 
     def _finished(self) -> list[Any]:
-        return list(getattr(self.match, "hands", None) or getattr(self.match, "rounds", []))
+        return list(self.match.hands)
 
     # ------------------------------------------------------------------ public
     def public_pieces(self) -> set[str] | None:
@@ -216,26 +253,17 @@ class RefereeBase:
                 return None
             on_table = set(self.sensed.pieces.values()) if self.sensed is not None else set()
             return face_up | (self._all_pieces() - on_table)
-        if self.spec.game == "dominoes":
-            face_up |= {str(lp.tile) for lp in hand.line}
-            face_up |= {str(m.tile) for m in hand.moves if type(m).__name__ == "Announce"}
-        else:
-            face_up |= self._shown | {str(c) for c in hand.board}
-        return face_up
+        return face_up | self._shown | self.game.face_up(hand)
 
     def _all_pieces(self) -> set[str]:
         """Every piece of the set in play (28 tiles, or the Kems deck)."""
-        if self.spec.game == "dominoes":
-            return {f"{a}-{b}" for a in range(7) for b in range(a, 7)}
-        from tablesense.games.kems import deck
-
-        return {str(c) for c in deck(self.match.options.deck)}
+        return set(self.game.all_pieces(self.match.options))
 
     def public_text(self, text: str) -> str:
         """``text`` as the display may show it: hidden pieces unnamed, cards
         written as people write them (``10♥``); a Sentence stays one, so it
         is translated when published."""
-        return redact_sentence(text, self.public_pieces(), self.spec.game)
+        return redact_sentence(text, self.public_pieces(), self.game)
 
     def engine_text(self, message: object) -> str:
         """An engine's refusal in the table's words (seats by name, not by a
@@ -265,7 +293,7 @@ class RefereeBase:
             text = rejection.detail or rejection.instruction
             data["private"] = {
                 "seat": rejection.seat,
-                "instruction": pretty_sentence(text, self.spec.game),
+                "instruction": pretty_sentence(text, self.game),
                 "piece": piece,
                 "fix": full["fix"],
             }
@@ -281,7 +309,7 @@ class RefereeBase:
 
     def _notice(self, rejection: Rejection) -> None:
         """A rejected button press: shown for a while, the table is not involved."""
-        self.notice = (rejection, self.now + self.timing.notice)
+        self.notice = Notice(rejection, self.now + self.timing.notice)
         self._emit("move_rejected", **self._rejection_data(rejection), hand_no=self.hand_no)
         self._say(rejection.instruction, "error")
 
@@ -360,9 +388,7 @@ class RefereeBase:
 
     def _to_play(self) -> int | None:
         hand = self.hand
-        if hand is None or self.spec.game != "dominoes" or hand.is_over:
-            return None
-        return hand.to_play
+        return None if hand is None else self.game.to_play(hand)
 
     # ----------------------------------------- provided by the other parts
     def _view(self) -> None:  # view.py

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import RefereeBase
-from tablesense.referee.rules import DELAY_NOW, DominoRules, Rejection, TableMove
+from tablesense.referee.base import MenuQuestion, RefereeBase, SeatWindow
+from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.spec import RefereeError
 from tablesense.referee.view import _num
 
@@ -39,35 +39,30 @@ class ButtonsMixin(RefereeBase):
             self._confirm_menu(seat, now)
             return
         if self.phase != "play" or self.hand is None:
-            kems = self.spec.game == "kems"
             if self.phase == "dealing":
-                text = (
-                    say("no round is being played yet: first shuffle and deal (each player's cards on their rack)")
-                    if kems
-                    else say("no hand is being played yet: first shuffle and deal (each player's pieces on their rack)")
+                text = self._per_deal(
+                    hand=say("no hand is being played yet: first shuffle and deal (each player's pieces on their rack)"),
+                    round=say("no round is being played yet: first shuffle and deal (each player's cards on their rack)"),
                 )
             elif self.phase == "between":
-                text = (
-                    say("the next round is being dealt: wait for the lights")
-                    if kems
-                    else say("the next hand is being dealt: wait for the lights")
+                text = self._per_deal(
+                    hand=say("the next hand is being dealt: wait for the lights"),
+                    round=say("the next round is being dealt: wait for the lights"),
                 )
             elif self.phase == "over":
                 text = say("the match is over: start a new one to play again")
             else:
-                text = (
-                    say("no round is being played right now: wait for the deal")
-                    if kems
-                    else say("no hand is being played right now: wait for the deal")
+                text = self._per_deal(
+                    hand=say("no hand is being played right now: wait for the deal"),
+                    round=say("no round is being played right now: wait for the deal"),
                 )
             self._notice(Rejection("no_hand", text, (), DELAY_NOW, seat=seat))
             return
         # a move the table already shows counts before the button
         self._evaluate_now(now)
-        if self.spec.game == "dominoes":
-            self._press_dominoes(seat, button, now)
-        else:
-            self._press_kems(seat, button, now)
+        # turns: pass and draw; no turns (Kems): the seat buttons call
+        press = self._press_dominoes if self.game.has_turns else self._press_kems
+        press(seat, button, now)
 
     def _evaluate_now(self, now: float) -> None:
         s = self.sensed
@@ -85,7 +80,7 @@ class ButtonsMixin(RefereeBase):
         if hand.is_over:
             return
         if button == "call":
-            self.announce = (seat, now + self.timing.confirm)
+            self.announce = SeatWindow(seat, now + self.timing.confirm)
             self._say(
                 say(
                     "{seat} announces a double: lift it from your rack for a moment, then put it back",
@@ -132,11 +127,7 @@ class ButtonsMixin(RefereeBase):
             for m in hand.legal_moves(seat):
                 if type(m).__name__ == "Play" and s is not None:
                     cell = next((c for c, p in s.pieces.items() if p == str(m.tile)), None)
-                    target = (
-                        self.rules.target_cell(self.rules.end_of(m))
-                        if isinstance(self.rules, DominoRules)
-                        else None
-                    )
+                    target = self.rules.target_of(m)
                     cells = [c for c in (cell, target) if c]
                     break
                 if type(m).__name__ == "Draw":
@@ -161,15 +152,15 @@ class ButtonsMixin(RefereeBase):
         from tablesense.games.kems import Call
 
         rnd = self.hand
-        if self.contre is not None and seat != self.contre[0]:
-            caller = self.contre[0]
+        if self.contre is not None and seat != self.contre.seat:
+            caller = self.contre.seat
             self.contre = None
             self._call(Call(caller, "contre", seat), now)
             return
         if button == "call":
             if rnd.is_over:
                 return
-            self.contre = (seat, now + self.timing.contre_window)
+            self.contre = SeatWindow(seat, now + self.timing.contre_window)
             self._say(
                 say(
                     "{seat} calls contre: press the button of the seat you name",
@@ -211,9 +202,10 @@ class ButtonsMixin(RefereeBase):
             self._notice(
                 Rejection(
                     "no_hand",
-                    say("referee: no round is being played, nothing to undo or void")
-                    if self.spec.game == "kems"
-                    else say("referee: no hand is being played, nothing to undo or void"),
+                    self._per_deal(
+                        hand=say("referee: no hand is being played, nothing to undo or void"),
+                        round=say("referee: no round is being played, nothing to undo or void"),
+                    ),
                     (),
                     DELAY_NOW,
                 )
@@ -221,21 +213,22 @@ class ButtonsMixin(RefereeBase):
             return
         # only what can be done is offered: no "undo" before the first move
         options = ["undo"] if self.last_move_text() is not None else []
-        if hasattr(self.match, "void_hand"):
+        if self.game.can_void:
             options.append("void")
         if not options:
             self._notice(
                 Rejection(
                     "nothing_to_change",
-                    say("referee: nothing to undo yet in this round")
-                    if self.spec.game == "kems"
-                    else say("referee: nothing to undo yet in this hand"),
+                    self._per_deal(
+                        hand=say("referee: nothing to undo yet in this hand"),
+                        round=say("referee: nothing to undo yet in this round"),
+                    ),
                     (),
                     DELAY_NOW,
                 )
             )
             return
-        current = self.menu[0] if self.menu else None
+        current = self.menu.action if self.menu else None
         if current not in options:
             current = None
         nxt = (
@@ -251,7 +244,7 @@ class ButtonsMixin(RefereeBase):
             self.menu = None
             self._say(say("referee: cancelled"), "info")
             return
-        self.menu = (nxt, self.now + self.timing.confirm)
+        self.menu = MenuQuestion(nxt, self.now + self.timing.confirm)
         if nxt == "undo":
             what = self.last_move_text()
             self._say(
@@ -260,15 +253,16 @@ class ButtonsMixin(RefereeBase):
             )
         else:
             self._say(
-                say("referee: void this round (it is dealt again)? press any seat button to confirm")
-                if self.spec.game == "kems"
-                else say("referee: void this hand (it is dealt again)? press any seat button to confirm"),
+                self._per_deal(
+                    hand=say("referee: void this hand (it is dealt again)? press any seat button to confirm"),
+                    round=say("referee: void this round (it is dealt again)? press any seat button to confirm"),
+                ),
                 "warning",
             )
 
     def _confirm_menu(self, seat: int, now: float) -> None:
         assert self.menu is not None
-        action = self.menu[0]
+        action = self.menu.action
         self.menu = None
         hand = self.hand
         if hand is None or self.phase != "play":
@@ -280,9 +274,10 @@ class ButtonsMixin(RefereeBase):
                 moves = hand.events
             if not moves:
                 self._say(
-                    say("nothing to undo in this round")
-                    if self.spec.game == "kems"
-                    else say("nothing to undo in this hand"),
+                    self._per_deal(
+                        hand=say("nothing to undo in this hand"),
+                        round=say("nothing to undo in this round"),
+                    ),
                     "info",
                 )
                 return

@@ -21,6 +21,7 @@ import typer
 from rich.markup import escape
 
 from tablesense.games.common import message_of, say
+from tablesense.games.registry import find_game, names
 from tablesense.i18n import N_, Translator
 from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
 from tablesense.i18n.cli import PlainHelpCommand, _, activate
@@ -28,8 +29,8 @@ from tablesense.referee.console import log_events as _log_events
 from tablesense.referee.keyboard import read_keys
 from tablesense.referee.reporting import archive_record
 
-DEFAULT_VARIANT = {"dominoes": "pairs-pips", "kems": "classic"}
-
+#: The game ``--game`` names when it is not given.
+DEFAULT_GAME = names()[0]
 
 def _err(message: object, code: int = 2) -> typer.Exit:
     """Print ``error: MESSAGE`` in the command's language (a Sentence is
@@ -96,12 +97,6 @@ def default_journal() -> Path:
         return Path(env)
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "tablesense" / "journal.sqlite"
-
-
-def _variant_for(game: str, seats: int) -> str:
-    if game == "kems":
-        return "classic"
-    return {2: "pips-two-player", 3: "brazilian-points"}.get(seats, "pairs-pips")
 
 
 #: The table's language and voice, shared by ``play`` and ``demo``: the
@@ -173,7 +168,7 @@ def register(app: typer.Typer) -> None:
             help='Players in seat order, "bot" for a computer seat: "Ana,Bia,bot,Caio".',
         ),
         game: str | None = typer.Option(
-            None, "--game", metavar="GAME", help="dominoes or kems (default: the table's first game)."
+            None, "--game", metavar="GAME", help=" or ".join(names()) + " (default: the table's first game)."
         ),
         variant: str | None = typer.Option(
             None, "--variant", metavar="VARIANT", help="pairs-pips, pips-two-player, brazilian-points, classic."
@@ -268,7 +263,7 @@ def register(app: typer.Typer) -> None:
         from tablesense.journal.store import Journal, JournalError
         from tablesense.outputs.events import EventBus
         from tablesense.referee.core import MatchSpec, Referee, RefereeError
-        from tablesense.referee.session import Session, domino_bot, kems_bot
+        from tablesense.referee.session import Session
         from tablesense.table.geometry import GeometryError, TableGeometry
         from tablesense.table.tags import TagRegistry, TagRegistryError
 
@@ -282,9 +277,9 @@ def register(app: typer.Typer) -> None:
         except (GeometryError, FileNotFoundError) as exc:
             raise _err(message_of(exc)) from None
         chosen_game = game or geometry.games[0]
-        make = domino_bot if chosen_game == "dominoes" else kems_bot
         try:
-            make(player, think_ms)  # a bad --player is refused before anything is opened
+            the_game = find_game(chosen_game)
+            the_game.player(player, think_ms)  # a bad --player is refused before anything is opened
         except ValueError as exc:
             raise _err(message_of(exc)) from None
         n = len(geometry.seats)
@@ -324,7 +319,7 @@ def register(app: typer.Typer) -> None:
             options["target"] = int(target) if float(target).is_integer() else target
         spec = MatchSpec(
             game=chosen_game,
-            variant=variant or _variant_for(chosen_game, n),
+            variant=variant or the_game.variant_for_seats(n),
             options=options,
             seat_names=names,
             seat_kinds=kinds,
@@ -382,8 +377,7 @@ def register(app: typer.Typer) -> None:
             referee.boards_kind = "sim"  # an offline board is told about sim boards, never a USB cable
         elif not port_list:
             _hint_without_boards(console, geometry.name)
-        make = domino_bot if spec.game == "dominoes" else kems_bot
-        bots = {i: make(player, think_ms) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
+        bots = {i: referee.game.player(player, think_ms) for i, k in enumerate(spec.seat_kinds) if k == "bot"}
 
         from tablesense.link.manager import TableLink
 
@@ -479,10 +473,9 @@ def register(app: typer.Typer) -> None:
                 entries = jour.entries()
                 referee.replay(entries, session.clock())
                 score = "-".join(str(p) for p in referee.view()["scores"])
-                template = (
-                    N_("resuming match {id}: {match}, round {n}, score {score} ({entries} journal entries)")
-                    if spec.game == "kems"
-                    else N_("resuming match {id}: {match}, hand {n}, score {score} ({entries} journal entries)")
+                template = referee.game.per_deal(
+                    hand=N_("resuming match {id}: {match}, hand {n}, score {score} ({entries} journal entries)"),
+                    round=N_("resuming match {id}: {match}, round {n}, score {score} ({entries} journal entries)"),
                 )
                 console.print(
                     Translator(spec.lang)(
@@ -524,7 +517,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command(cls=TableCommand)
     def demo(
-        game: str = typer.Option("dominoes", "--game", metavar="GAME", help="dominoes or kems."),
+        game: str = typer.Option(DEFAULT_GAME, "--game", metavar="GAME", help=" or ".join(names()) + "."),
         variant: str | None = typer.Option(
             None,
             "--variant", metavar="VARIANT",
@@ -600,11 +593,13 @@ def register(app: typer.Typer) -> None:
         from tablesense.referee.demo import DemoConfig, run_demo
 
         console = Console(stderr=True)
-        if game not in DEFAULT_VARIANT:
-            raise _err(say("unknown game {game!r}: use dominoes or kems", game=game))
-        if variant is not None and variant not in _variants_of(game):
+        try:
+            the_game = find_game(game)
+        except ValueError as exc:
+            raise _err(message_of(exc)) from None
+        if variant is not None and variant not in the_game.variants:
             raise _err(say("unknown {game} variant {variant!r}: use {variants}", game=game, variant=variant,
-                           variants=", ".join(_variants_of(game))))
+                           variants=", ".join(the_game.variants)))
         table_lang = _table_lang(lang)
         announcer = _announcer(table_lang, speech, volume, quiet_hours)
         _ = Translator(table_lang)
@@ -640,11 +635,9 @@ def register(app: typer.Typer) -> None:
         # the options that name things (--variant above, --seats, --player) are
         # usage errors, exit 2, before anything starts
         from tablesense.referee.demo import demo_table, demo_variant
-        from tablesense.referee.session import domino_bot, kems_bot
-
         try:
             demo_table(cfg, demo_variant(cfg))
-            (domino_bot if game == "dominoes" else kems_bot)(player, think_ms)
+            the_game.player(player, think_ms)
         except ValueError as exc:
             raise _err(message_of(exc)) from None
         if sit is not None:
@@ -670,7 +663,7 @@ def register(app: typer.Typer) -> None:
             if url:
                 console.print(_(N_("display page: {url}  (Ctrl-C stops the demo)"), url=f"[bold]{url}[/]"))
                 if not cfg.sit:
-                    command = f"{_invocation()} demo --sit 1" + (" --game kems" if game == "kems" else "")
+                    command = f"{_invocation()} demo --sit 1" + ("" if game == DEFAULT_GAME else f" --game {game}")
                     console.print(
                         _(
                             N_("to play yourself: {command} (you take the first seat on a table-top page; the computer plays the others)"),
@@ -679,12 +672,13 @@ def register(app: typer.Typer) -> None:
                     )
                 elif coach is not False:
                     console.print(
-                        _(N_("the coach is on: press Suggest a move on your page, or hold your Kems! button a "
-                             "full second (a short press calls Kems; only you see the answer); --no-coach "
-                             "turns it off"))
-                        if game == "kems"
-                        else _(N_("the coach is on: on your turn press Suggest a move on your page, or hold "
-                                  "your Pass button a second (only you see the answer); --no-coach turns it off"))
+                        the_game.per_deal(
+                            hand=_(N_("the coach is on: on your turn press Suggest a move on your page, or hold "
+                                      "your Pass button a second (only you see the answer); --no-coach turns it off")),
+                            round=_(N_("the coach is on: press Suggest a move on your page, or hold your Kems! button "
+                                       "a full second (a short press calls Kems; only you see the answer); "
+                                       "--no-coach turns it off")),
+                        )
                     )
             elif web:
                 console.print(f"[yellow]{_(N_('the display page is not available (web room missing)'))}[/]")
@@ -700,7 +694,7 @@ def register(app: typer.Typer) -> None:
             if not quiet:
                 console.print(
                     _(N_("demo: {game} {variant}, seed {seed}"), game=game,
-                      variant=variant or DEFAULT_VARIANT[game], seed=seed)
+                      variant=variant or the_game.default_variant, seed=seed)
                 )
             result = run_demo(
                 cfg,
@@ -721,16 +715,14 @@ def register(app: typer.Typer) -> None:
             score = result.record
             n = result.hands_played
             if result.match_over:
-                line = (
-                    _.plural("played {n} round; the match is over", "played {n} rounds; the match is over", n)
-                    if game == "kems"
-                    else _.plural("played {n} hand; the match is over", "played {n} hands; the match is over", n)
+                line = the_game.per_deal(
+                    hand=_.plural("played {n} hand; the match is over", "played {n} hands; the match is over", n),
+                    round=_.plural("played {n} round; the match is over", "played {n} rounds; the match is over", n),
                 )
             else:
-                line = (
-                    _.plural("played {n} round; the match goes on", "played {n} rounds; the match goes on", n)
-                    if game == "kems"
-                    else _.plural("played {n} hand; the match goes on", "played {n} hands; the match goes on", n)
+                line = the_game.per_deal(
+                    hand=_.plural("played {n} hand; the match goes on", "played {n} hands; the match goes on", n),
+                    round=_.plural("played {n} round; the match goes on", "played {n} rounds; the match goes on", n),
                 )
             console.print(line)
             del score
@@ -822,16 +814,6 @@ def _again_with(option: str, value: str) -> str:
     else:
         args += [option, value]
     return " ".join([_invocation(), *(shlex.quote(a) for a in args)])
-
-
-def _variants_of(game: str) -> tuple[str, ...]:
-    """The variants ``--variant`` may name for ``game`` (a usage error, exit
-    2, like every other bad option, before anything starts)."""
-    if game == "kems":
-        return ("classic",)
-    from tablesense.games.dominoes.options import VARIANTS
-
-    return VARIANTS
 
 
 def _table_lang(option: str | None) -> str:

@@ -35,7 +35,7 @@ rules replay`` ignores (the record format lets a writer add ``x-`` fields).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, cast
 
 from tablesense.games.common import say
 from tablesense.i18n import N_
@@ -64,14 +64,7 @@ class CoachMixin(RefereeBase):
         if not on:
             self.coach = None
             return
-        if self.spec.game == "dominoes":
-            from tablesense.games.coach import DominoCoach
-
-            self.coach = DominoCoach(worlds=COACH_WORLDS)
-        else:
-            from tablesense.games.coach import KemsCoach
-
-            self.coach = KemsCoach()
+        self.coach = self.game.coach(worlds=COACH_WORLDS)
 
     # ------------------------------------------------------------ suggestion
     def _coach_press(self, seat: int, now: float) -> None:
@@ -83,9 +76,10 @@ class CoachMixin(RefereeBase):
         if self.phase != "play" or self.hand is None or self.hand.is_over:
             self._coach_refuse(
                 seat,
-                say("{seat}: the coach suggests a move while a round is played", seat=who)
-                if self.spec.game == "kems"
-                else say("{seat}: the coach suggests a move while a hand is played", seat=who),
+                self._per_deal(
+                    hand=say("{seat}: the coach suggests a move while a hand is played", seat=who),
+                    round=say("{seat}: the coach suggests a move while a round is played", seat=who),
+                ),
             )
             return
         if self.laying_out:
@@ -97,8 +91,8 @@ class CoachMixin(RefereeBase):
             return
         self._evaluate_now(now)  # a move the table already shows counts first
         hand = self.hand
-        if self.spec.game == "dominoes":
-            if hand.is_over or seat != hand.to_play:
+        if self.game.has_turns:
+            if seat != self.game.to_play(hand):
                 self._coach_refuse(
                     seat, say("{seat}: the coach suggests a move on your turn", seat=who)
                 )
@@ -147,10 +141,11 @@ class CoachMixin(RefereeBase):
         seat to play shows a moment later; only a play has one."""
         from tablesense.referee.rules import DominoRules
 
-        if type(move).__name__ != "Play" or not isinstance(self.rules, DominoRules):
+        if type(move).__name__ != "Play":
             return {}
-        end = self.rules.end_of(move) if self.hand.line else None
-        cell = self.rules.target_cell(end)
+        rules = cast("DominoRules", self.rules)  # asked by the dominoes suggestion only
+        end = rules.end_of(move) if self.hand.line else None
+        cell = rules.target_cell(end)
         return {"end": end or "center", "target": [cell] if cell else []}
 
     def _kems_suggestion(self, seat: int) -> dict[str, Any]:
@@ -161,7 +156,7 @@ class CoachMixin(RefereeBase):
         action = advice.action
         return {
             "kind": "suggestion",
-            "text": pretty_sentence(self.engine_text(advice.text), "kems"),
+            "text": pretty_sentence(self.engine_text(advice.text), self.game),
             "move": None if action is None else event_to_json(action),
             "piece": advice.give,
             "take": advice.take,
@@ -182,7 +177,7 @@ class CoachMixin(RefereeBase):
     def _review_finished(self) -> None:
         """After a dominoes hand: review it, journal the review (a resumed
         match keeps it) and show it (``view.review``)."""
-        if self.coach is None or self.spec.game != "dominoes":
+        if self.coach is None or not self.game.reviews_hands:
             return
         done = self._finished()
         if not done:

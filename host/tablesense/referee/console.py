@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tablesense.games.common import say
+from tablesense.games.registry import GAMES
 from tablesense.i18n import translate
 
 
@@ -28,7 +29,8 @@ def log_events(bus: Any, console: Any, lang: str = "en") -> None:
             last["instruction"] = d.get("instruction")
         if ev.kind == "match_started":
             # Kems calls a deal a round
-            last["word"] = "round" if d.get("game") == "kems" else "hand"
+            game = GAMES.get(str(d.get("game")))
+            last["word"] = game.deal_word if game is not None else "hand"
         kems = last.get("word", "hand") == "round"
         if ev.kind == "move_accepted":
             console.print(f"  [green]✓[/] {d.get('text')}", highlight=False)

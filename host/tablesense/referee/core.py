@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import RefereeBase, _default_names
+from tablesense.referee.base import Phase, RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
 from tablesense.referee.coaching import CoachMixin
 from tablesense.referee.journaling import JournalMixin
@@ -43,11 +43,10 @@ from tablesense.referee.layout import Layout, Sensed
 from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
-from tablesense.referee.spec import GAMES, Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
 from tablesense.referee.view import ViewMixin, _num, _result_text
 
 __all__ = [
-    "GAMES",
     "Emit",
     "MatchSpec",
     "Referee",
@@ -102,18 +101,18 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
     def tick(self, now: float) -> None:
         """Let waits run out (call a few times a second)."""
         self.now = now
-        if self.notice is not None and now >= self.notice[1]:
+        if self.notice is not None and now >= self.notice.until:
             self.notice = None
             if self.correction is None:
                 self._emit("correction_cleared", reason="notice expired")
             # the refused press is not shown for good: back to what is next
             self._restore()
             self._view()
-        if self.menu is not None and now >= self.menu[1]:
+        if self.menu is not None and now >= self.menu.until:
             self.menu = None
             self._restore()
-        if self.contre is not None and now >= self.contre[1]:
-            seat = self.contre[0]
+        if self.contre is not None and now >= self.contre.until:
+            seat = self.contre.seat
             self.contre = None
             self._notice(
                 Rejection(
@@ -124,7 +123,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
                     seat=seat,
                 )
             )
-        if self.announce is not None and now >= self.announce[1]:
+        if self.announce is not None and now >= self.announce.until:
             self.announce = None
             self._restore()
         if self.finish_at is not None and now >= self.finish_at and self.phase == "play":
@@ -279,12 +278,8 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
 
     def _after_move(self, now: float) -> None:
         hand = self.hand
-        if self.spec.game == "dominoes":
-            if hand.is_over:
-                self._finish(now)
-            return
         if hand.is_over:
-            if hand.awaiting_double:
+            if self.game.may_call_double(hand):
                 self.finish_at = now + self.timing.double_window
                 # not yet checked: a false Kems must not read as a success meanwhile
                 caller = getattr(hand.events[-1], "seat", None) if hand.events else None
@@ -327,7 +322,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
         # display before the next hand replaces it
         self._view()
         if self.match.is_over:
-            self.phase = "over"
+            self.phase = Phase.OVER
             self._emit(
                 "match_ended",
                 winner=self.match.winner,
@@ -335,9 +330,9 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
                 record=self.record(),
                 teams=self.team_names(),
             )
-            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner]), "info")
+            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner or 0]), "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
-            self.phase = "between"
+            self.phase = Phase.BETWEEN
             self.next_hand_at = now + self.timing.between_hands
         else:
             self._next_hand(now)
@@ -348,26 +343,12 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
         s = self.sensed
         if s is None or s.problems or now - self.changed_at < self.timing.error:
             return
-        racks = [[s.pieces[c] for c in seat.rack if c in s.pieces] for seat in self.geometry.seats]
+        deal = self.rules.table_deal(s, random.Random(f"stock:{self.hand_no}"))
+        if deal is None:
+            return
+        entry = {"type": "hand", **deal}
         try:
-            if self.spec.game == "dominoes":
-                assert self.geometry.line is not None
-                if any(c in s.pieces for c in self.geometry.line.cells) or not all(racks):
-                    return
-                bone = [s.pieces[c] for c in self.geometry.boneyard if c in s.pieces]
-                entry = {"type": "hand", "deal": racks, "boneyard": bone}
-                self._probe_hand(entry)
-            else:
-                slots = [s.pieces.get(c) for c in self.geometry.kems_slots]
-                if any(len(r) != 4 for r in racks) or None in slots:
-                    return
-                from tablesense.games.kems import deck
-
-                used = {p for r in racks for p in r} | {p for p in slots if p}
-                stock = [str(c) for c in deck(self.match.options.deck) if str(c) not in used]
-                random.Random(f"stock:{self.hand_no}").shuffle(stock)
-                entry = {"type": "hand", "deal": racks, "board": slots, "stock": stock}
-                self._probe_hand(entry)
+            self._probe_hand(entry)
         except (ValueError, IllegalPlayError) as exc:
             self._say(say("waiting for the deal: {reason}", reason=self.engine_text(exc)), "info")
             return
@@ -377,7 +358,7 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
 
     def _try_announce(self, s: Sensed, layout: Layout, stable: float) -> bool:
         assert self.announce is not None
-        seat = self.announce[0]
+        seat = self.announce.seat
         diff = layout.diff(s)
         lifted = [
             d for d in diff if d.at is None and d.want is not None and d.want.group is not None

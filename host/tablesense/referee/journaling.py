@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import HandResult, say
-from tablesense.referee.base import RefereeBase
+from tablesense.referee.base import Phase, RefereeBase
 from tablesense.referee.public import public_move
 from tablesense.referee.spec import RefereeError
 
@@ -40,14 +40,14 @@ class JournalMixin(RefereeBase):
             self._apply(entry)
             self.entries.append(entry)
         if self.match.is_over:
-            self.phase = "over"
+            self.phase = Phase.OVER
         elif self.hand is None:
             if self.deal_mode == "engine":
                 self._next_hand(now)
             else:
-                self.phase = "dealing"
+                self.phase = Phase.DEALING
         else:
-            self.phase = "play"
+            self.phase = Phase.PLAY
             # the table is put back as the journal says (after a power cut
             # pieces may have moved, the demo's table restarts empty): no
             # mistake is called until it has stopped moving
@@ -57,16 +57,17 @@ class JournalMixin(RefereeBase):
                 self.finish_at = now
         self.resumed = True
         self._say(
-            say(
-                "resumed from the journal: round {n}, {moves} moves so far; "
-                "the table is being checked against it",
-                n=self.hand_no, moves=self.accepted,
-            )
-            if self.spec.game == "kems"
-            else say(
-                "resumed from the journal: hand {n}, {moves} moves so far; "
-                "the table is being checked against it",
-                n=self.hand_no, moves=self.accepted,
+            self._per_deal(
+                hand=say(
+                    "resumed from the journal: hand {n}, {moves} moves so far; "
+                    "the table is being checked against it",
+                    n=self.hand_no, moves=self.accepted,
+                ),
+                round=say(
+                    "resumed from the journal: round {n}, {moves} moves so far; "
+                    "the table is being checked against it",
+                    n=self.hand_no, moves=self.accepted,
+                ),
             ),
             "info",
         )
@@ -74,42 +75,24 @@ class JournalMixin(RefereeBase):
 
     def _next_hand(self, now: float) -> None:
         if self.match.is_over:
-            self.phase = "over"
+            self.phase = Phase.OVER
             return
         if self.deal_mode == "table":
-            self.phase = "dealing"
+            self.phase = Phase.DEALING
             self._say(say("shuffle and deal: lay each player's pieces on their rack"), "info")
             return
-        rng = self._deal_rng()
-        if self.spec.game == "dominoes":
-            hand = self.match.new_hand(rng=rng)
-            entry = self._hand_entry(hand)
-            # journal first, keep the state only once it is durable
-            self.match.current = None
-            self._commit(entry)
-        else:
-            rnd = self.match.new_round(rng=rng)
-            entry = self._hand_entry(rnd)
-            self.match.current = None
-            self._commit(entry)
+        hand = self.match.new_hand(rng=self._deal_rng())
+        entry = self._hand_entry(hand)
+        # journal first, keep the state only once it is durable
+        self.match.current = None
+        self._commit(entry)
         self._after_new_hand(now)
 
     def _hand_entry(self, hand: Any) -> dict[str, Any]:
-        if self.spec.game == "dominoes":
-            return {
-                "type": "hand",
-                "deal": [[str(t) for t in h] for h in hand.deal],
-                "boneyard": [str(t) for t in hand.dealt_boneyard],
-            }
-        return {
-            "type": "hand",
-            "deal": [[str(c) for c in h] for h in hand.deal],
-            "board": [str(c) for c in hand.initial_board],
-            "stock": [str(c) for c in hand.initial_stock],
-        }
+        return {"type": "hand", **self.game.deal_to_json(hand)}
 
     def _after_new_hand(self, now: float) -> None:
-        self.phase = "play"
+        self.phase = Phase.PLAY
         self.correction = None
         # the last hand's result stays in the side panel (``result``); the
         # banner makes way for the new hand
@@ -128,12 +111,12 @@ class JournalMixin(RefereeBase):
             to_play=self._to_play(),
             private={"deal": self.entries[-1].get("deal")},
         )
-        rnd = self.hand
-        if self.spec.game == "kems" and rnd is not None and rnd.is_misdeal:
+        misdeal = self.game.misdeal_reason(self.hand) if self.hand is not None else None
+        if misdeal is not None:
             self._say(
                 say(
                     "misdeal: {reason}; the cards are dealt again",
-                    reason=self.engine_text(rnd.misdeal_reason()),
+                    reason=self.engine_text(misdeal),
                 ),
                 "warning",
             )
@@ -170,40 +153,23 @@ class JournalMixin(RefereeBase):
             self.accepted = max(0, self.accepted - 1)
             self.last_move = None
         elif kind == "void":
-            self.match.void_hand(entry.get("reason", "void"))
+            self.game.void_hand(self.match, entry.get("reason", "void"))
             self._after_finish(None)
         elif kind == "finish":
-            if self.spec.game == "dominoes":
-                result = self.match.finish_hand()
-            else:
-                result = self.match.finish_round()
-            self._after_finish(result)
+            self._after_finish(self.match.finish_hand())
         elif kind == "review":
             self._apply_review(entry)
             return
         else:
             raise RefereeError(f"unknown journal entry type {kind!r}")
-        if self.spec.game == "kems" and self.hand is not None:
-            self._shown |= {str(c) for c in self.hand.board}
+        if self.hand is not None:
+            self._shown |= self.game.face_up(self.hand)
 
     def _apply_hand(self, entry: dict[str, Any]) -> None:
         self.hand_no += 1
-        if self.spec.game == "dominoes":
-            from tablesense.games.dominoes import Tile
-
-            deal = [[Tile.parse(t) for t in h] for h in entry["deal"]]
-            bone = [Tile.parse(t) for t in entry.get("boneyard") or []]
-            # table-dealt: the boneyard is face down, a draw may take any tile
-            # and the engine records the order as drawn
-            self.match.new_hand(deal=deal, boneyard=bone, free_draw=self.deal_mode == "table")
-        else:
-            from tablesense.games.kems import Card
-
-            self.match.new_round(
-                deal=[[Card.parse(c) for c in h] for h in entry["deal"]],
-                board=[Card.parse(c) for c in entry["board"]],
-                stock=[Card.parse(c) for c in entry["stock"]],
-            )
+        # table-dealt: the boneyard is face down, a draw may take any tile
+        # and the engine records the order as drawn
+        self.game.start_hand(self.match, entry, free_draw=self.deal_mode == "table")
 
     def _apply_reorder(self, entry: dict[str, Any]) -> None:
         hand = self.hand
@@ -246,19 +212,7 @@ class JournalMixin(RefereeBase):
             self.hand_no = hand_no
 
     def _move_from_json(self, obj: dict[str, Any]) -> Any:
-        if self.spec.game == "dominoes":
-            from tablesense.games.dominoes import move_from_json
-
-            return move_from_json(obj)
-        from tablesense.games.kems import event_from_json
-
-        return event_from_json(obj)
+        return self.game.move_from_json(obj)
 
     def _move_to_json(self, move: Any) -> dict[str, Any]:
-        if self.spec.game == "dominoes":
-            from tablesense.games.dominoes import move_to_json
-
-            return move_to_json(move)
-        from tablesense.games.kems import event_to_json
-
-        return event_to_json(move)
+        return self.game.move_to_json(move)

@@ -22,11 +22,13 @@ what to tell the players (:meth:`TableRules.explain`). These classes only
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
+from tablesense.games.game import Game
 from tablesense.referee.layout import (
     CellId,
     Group,
@@ -114,6 +116,24 @@ class TableRules:
             s.index: Group(f"rack:{s.index}", say("{seat}'s rack", seat=self.seat_label(s.index)), tuple(s.rack))
             for s in geometry.seats
         }
+
+    def set_table_dealt(self, on: bool) -> None:
+        """``on``: each deal is read from the table, so the face-down pieces'
+        order is learnt as they show (the host did not deal them)."""
+        raise NotImplementedError
+
+    def table_deal(self, sensed: Sensed, rng: random.Random) -> dict[str, Any] | None:
+        """The deal the table shows (a journal ``hand`` entry's fields), or
+        None while it shows none yet; ``rng`` orders pieces nobody sees."""
+        raise NotImplementedError
+
+    def target_of(self, move: Any) -> CellId | None:
+        """The cell a move puts its piece on, when the game has one (a tile's
+        place on the line)."""
+        return None
+
+    def _racks_shown(self, sensed: Sensed) -> list[list[str]]:
+        return [[sensed.pieces[c] for c in seat.rack if c in sensed.pieces] for seat in self.geometry.seats]
 
     def seat_label(self, seat: int) -> str:
         if 0 <= seat < len(self.seat_names) and self.seat_names[seat]:
@@ -280,9 +300,7 @@ class DominoRules(TableRules):
     def __init__(self, geometry: TableGeometry, seat_names: Sequence[str], match: Any) -> None:
         super().__init__(geometry, seat_names)
         if geometry.line is None:
-            raise ValueError(
-                f"table {geometry.name!r} has no line of play: it cannot host dominoes"
-            )
+            raise ValueError(say("table {table!r} has no line of play: it cannot host dominoes", table=geometry.name))
         self.match = match
         self.line = geometry.line
         self._boneyard = Group("boneyard", say("the boneyard"), tuple(geometry.boneyard))
@@ -293,6 +311,19 @@ class DominoRules(TableRules):
     @property
     def hand(self) -> Any:
         return self.match.current
+
+    def set_table_dealt(self, on: bool) -> None:
+        self.free_draw = on
+
+    def target_of(self, move: Any) -> CellId | None:
+        return self.target_cell(self.end_of(move))
+
+    def table_deal(self, sensed: Sensed, rng: random.Random) -> dict[str, Any] | None:
+        racks = self._racks_shown(sensed)
+        if any(c in sensed.pieces for c in self.line.cells) or not all(racks):
+            return None
+        bone = [sensed.pieces[c] for c in self.geometry.boneyard if c in sensed.pieces]
+        return {"deal": racks, "boneyard": bone}
 
     def arm_cells(self, end: str) -> list[CellId]:
         """The cells a play on ``end`` uses, in order: the arm's own cells,
@@ -619,7 +650,8 @@ class KemsRules(TableRules):
     def __init__(self, geometry: TableGeometry, seat_names: Sequence[str], match: Any) -> None:
         super().__init__(geometry, seat_names)
         if len(geometry.kems_slots) != 4:
-            raise ValueError(f"table {geometry.name!r} has no four Kems board slots")
+            raise ValueError(say("table {table!r} needs four Kems board slots, it has {n}", table=geometry.name,
+                                 n=len(geometry.kems_slots)))
         self.match = match
         self.slots = list(geometry.kems_slots)
         self.free_stock = False
@@ -629,6 +661,21 @@ class KemsRules(TableRules):
     @property
     def round(self) -> Any:
         return self.match.current
+
+    def set_table_dealt(self, on: bool) -> None:
+        self.free_stock = on
+
+    def table_deal(self, sensed: Sensed, rng: random.Random) -> dict[str, Any] | None:
+        racks = self._racks_shown(sensed)
+        slots = [sensed.pieces.get(c) for c in self.slots]
+        if any(len(r) != 4 for r in racks) or None in slots:
+            return None
+        from tablesense.games.kems import deck
+
+        used = {p for r in racks for p in r} | {p for p in slots if p}
+        stock = [str(c) for c in deck(self.match.options.deck) if str(c) not in used]
+        rng.shuffle(stock)
+        return {"deal": racks, "board": slots, "stock": stock}
 
     def layout(self) -> Layout:
         rnd = self.round
@@ -810,3 +857,16 @@ class KemsRules(TableRules):
                 piece=item.piece,
             )
         return self.generic(sensed, item)
+
+
+#: How each game's pieces lie on a table, by the game's name.
+_RULES: dict[str, Callable[[TableGeometry, Sequence[str], Any], TableRules]] = {cls.game: cls for cls in (DominoRules, KemsRules)}
+
+
+def rules_for(game: Game) -> Callable[[TableGeometry, Sequence[str], Any], TableRules]:
+    """The table rules of ``game`` (a game the table cannot read yet is a
+    :class:`ValueError` that says so)."""
+    try:
+        return _RULES[game.name]
+    except KeyError:
+        raise ValueError(say("the referee cannot read {game} on a table yet", game=game.name)) from None

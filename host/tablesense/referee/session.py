@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tablesense.games.common import say
 from tablesense.referee.core import Referee, RefereeError
 from tablesense.referee.layout import Sensed
 
@@ -37,34 +36,6 @@ RED: RGB = (90, 0, 0)
 BLUE: RGB = (0, 0, 90)
 GREEN: RGB = (0, 60, 0)
 WHITE: RGB = (20, 20, 20)
-
-
-def domino_bot(name: str | None = "greedy", think_ms: float | None = None) -> Any:
-    """A dominoes computer player (games/dominoes_players.py); ``think_ms``
-    is the ``search`` player's time budget per decision (``None``: its
-    default; the other players take a few milliseconds and have none)."""
-    from tablesense.games import dominoes_players
-
-    classes = {
-        "random": "RandomPlayer",
-        "greedy": "GreedyPlayer",
-        "montecarlo": "MonteCarloPlayer",
-        "search": "SearchPlayer",
-    }
-    name = name or "greedy"
-    if name not in classes:
-        raise ValueError(say("unknown dominoes player {name!r}; players: {players}", name=name, players=", ".join(classes)))
-    if name == "search" and think_ms is not None:
-        return dominoes_players.SearchPlayer(budget_ms=think_ms)
-    return getattr(dominoes_players, classes[name])()
-
-
-def kems_bot(name: str | None = "tracking", think_ms: float | None = None) -> Any:
-    """A Kems computer player (games/kems_players); ``think_ms`` is unused:
-    every Kems player decides within a few milliseconds."""
-    from tablesense.games.kems_players import make_player
-
-    return make_player(name or "tracking")
 
 
 class Session:
@@ -217,17 +188,15 @@ class Session:
         self._maybe_setup()
         if self.hold is not None and self.hold():
             return
-        if self.bots and ref.spec.game == "kems" and ref.finish_at is not None:
+        if self.bots and ref.finish_at is not None:
             self._maybe_double()
             return
         if not self.bots or not self._quiet():
             return
         if self._expect is not None and ref.accepted < self._expect:
             return
-        if ref.spec.game == "dominoes":
-            self._drive_dominoes()
-        else:
-            self._drive_kems()
+        drive = self._drive_dominoes if ref.game.has_turns else self._drive_kems
+        drive()
 
     def _maybe_setup(self) -> None:
         """Engine-dealt hands: ask for the deal to be laid out (the demo's hands
@@ -321,7 +290,7 @@ class Session:
         """Right after a Kems call the caller's partner may say double."""
         ref = self.referee
         rnd = ref.hand
-        if rnd is None or not rnd.awaiting_double:
+        if rnd is None or not ref.game.may_call_double(rnd):
             return
         partner = rnd.partner_of(rnd.events[-1].seat)
         key = (ref.hand_no, ref.accepted, "double")
@@ -361,7 +330,7 @@ class Session:
             if stalled:
                 # nobody has wanted a card for several boards: a seat shakes
                 # the game up with a swap of its choice, as players do
-                bot = kems_bot("random")
+                bot = ref.game.player("random")
             action = bot.choose(scratch, seat, rng)
             if action is None:
                 continue
@@ -415,14 +384,14 @@ class Session:
     def _paint(self) -> None:
         ref = self.referee
         colors: dict[str, RGB] = {}
-        if ref.spec.game == "dominoes" and ref.hand is not None and not ref.hand.is_over:
-            seat = ref.hand.to_play
+        seat = ref.game.to_play(ref.hand) if ref.hand is not None else None
+        if seat is not None:
             for c in ref.geometry.seats[seat].rack:
                 colors[c] = WHITE
         if self._expect is None or ref.accepted < self._expect:
             for c in self._suggest_cells:
                 colors[c] = BLUE
-        problem = ref.correction or (ref.notice[0] if ref.notice else None)
+        problem = ref.correction or (ref.notice.rejection if ref.notice else None)
         if problem is not None:
             for c in problem.cells:
                 if c in ref.geometry.cells:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import say
+from tablesense.games.registry import find_game
 from tablesense.outputs.coach_hints import CoachHints
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.outputs.gpio import (
@@ -44,7 +45,7 @@ from tablesense.outputs.gpio import (
     ThreadScheduler,
     forward_buttons,
 )
-from tablesense.referee.demo import HandsStopped, VirtualHands
+from tablesense.referee.hands import HandsStopped, VirtualHands
 from tablesense.referee.words import in_a_row, seat_word
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
@@ -290,7 +291,7 @@ class SitDown:
             world,
             geometry,
             registry,
-            pieces=game_pieces(geometry, game),
+            pieces=game_pieces(geometry, find_game(game).piece_word),
             header=self.backend,
             banner=self.banner,
             open_hands=open_hands,
@@ -298,7 +299,8 @@ class SitDown:
             seed=seed,
         )
         self.top.dealer = "computer"
-        if game == "kems":
+        if not find_game(game).has_turns:
+            # people act whenever they like: the computer seats wait longer for them
             session.idle_polls = max(session.idle_polls, KEMS_IDLE_POLLS_WITH_PEOPLE)
         self.game = game
         self._pages: dict[int, int] = {}
@@ -357,11 +359,12 @@ class SitDown:
         if left <= 0:
             return None
         seconds = max(1, math.ceil(left))
-        if self.game == "kems":
-            return _.plural("round {round} starts in {n} second", "round {round} starts in {n} seconds", seconds,
-                            round=hand_no)
-        return _.plural("hand {hand} starts in {n} second", "hand {hand} starts in {n} seconds", seconds,
-                        hand=hand_no)
+        return find_game(self.game).per_deal(
+            hand=_.plural("hand {hand} starts in {n} second", "hand {hand} starts in {n} seconds", seconds,
+                          hand=hand_no),
+            round=_.plural("round {round} starts in {n} second", "round {round} starts in {n} seconds", seconds,
+                           round=hand_no),
+        )
 
     def banner(self) -> dict[str, str] | None:
         """The referee's message as the display shows it (public); before a

@@ -13,8 +13,6 @@ from typing import Any, Protocol
 
 from tablesense.referee.rules import DELAY_ERROR, DELAY_MISSING, DELAY_NOW, DELAY_PROBLEM
 
-GAMES = ("dominoes", "kems")
-
 
 class RefereeError(RuntimeError):
     """A referee that cannot go on (a journal that refuses a write, a match

@@ -80,16 +80,10 @@ class ViewMixin(RefereeBase):
         """Dominoes: the pips left on each rack of the hand just finished (the
         count the score comes from); None for Kems."""
         done = self._finished()
-        if self.spec.game != "dominoes" or not done:
-            return None
-        hand = done[-1]
-        return [hand.pips_in_hand(s) for s in range(hand.seats)]
+        return self.game.rack_pips(done[-1]) if done else None
 
     def team_of_seat(self, seat: int) -> int:
-        n = len(self.spec.seat_names)
-        if self.spec.game == "dominoes":
-            return self.match.team_of(seat)
-        return seat % (n // 2)
+        return self.match.team_of(seat)
 
     def team_names(self) -> list[str]:
         """``"South & North"`` per team (a seat's name when it plays alone)."""
@@ -135,7 +129,7 @@ class ViewMixin(RefereeBase):
             ],
             "last_move": self.last_move,
             "result": self._result_view(),
-            "phase": self.phase,
+            "phase": self.phase.value,
             "paused": self.paused,
             "correction": self._public_correction(),
             "match_over": self.match.is_over,
@@ -143,17 +137,9 @@ class ViewMixin(RefereeBase):
             "moves": self.accepted,
             "review": self._review_view(),
         }
-        if spec.game == "dominoes":
-            out["line"] = self._line_view()
-            out["last_line"] = self._last_line_view()
-            if hand is not None and hand.line:
-                out["ends"] = {"left": hand.left_end, "right": hand.right_end}
-            if hand is not None and self.geometry.boneyard:
-                out["stock"] = len(hand.boneyard)
-        else:
-            out["board"] = [str(c) for c in hand.board] if hand is not None else []
-            if hand is not None:
-                out["stock"] = len(hand.stock)
+        done = self._finished()
+        out.update(self.game.pieces_view(hand, done[-1] if done else None, self.last_hand_no,
+                                         boneyard=bool(self.geometry.boneyard)))
         return out
 
     def _result_view(self) -> dict[str, Any] | None:
@@ -177,37 +163,6 @@ class ViewMixin(RefereeBase):
             return None
         done = self._finished()
         return done[-1] if done else None
-
-    def _last_line_view(self) -> dict[str, Any] | None:
-        """The final line of the last finished hand (``match.hands[-1]``),
-        winning tile included, in the ``line`` format + ``hand_no`` and
-        ``ends``: the display shows it while the next hand's line is empty."""
-        done = self._finished()
-        if not done or not done[-1].line:
-            return None
-        hand = done[-1]
-        return {
-            **self._line_of(hand),
-            "hand_no": self.last_hand_no,
-            "ends": {"left": hand.left_end, "right": hand.right_end},
-        }
-
-    def _line_view(self) -> dict[str, Any]:
-        return self._line_of(self.hand if self.hand is not None else self._last_finished())
-
-    @staticmethod
-    def _line_of(hand: Any) -> dict[str, Any]:
-        if hand is None or not hand.line:
-            return {"center": None, "left": [], "right": []}
-        first = hand.line[0]
-        tile = first.tile
-        center = {"tile": str(tile), "seat": first.seat}
-        arms: dict[str, list[dict[str, Any]]] = {}
-        for end in ("left", "right"):
-            arms[end] = [
-                {"tile": str(lp.tile), "outer": lp.outer, "seat": lp.seat} for lp in hand.arm(end)
-            ]
-        return {"center": center, **arms}
 
     def _view(self) -> None:
         self._emit("view", **self.view())

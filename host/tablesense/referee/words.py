@@ -26,8 +26,9 @@ from typing import Any
 
 from tablesense.games.common import Sentence, say
 from tablesense.games.common import engine_sentence as engine_sentence
+from tablesense.games.game import Game
 from tablesense.i18n import N_, translate
-from tablesense.referee.public import pretty_cards, redact
+from tablesense.referee.public import redact
 
 #: Seat names of a four-seat table as players say them; the catalogs hold
 #: them (pt-BR Norte/Leste/Sul/Oeste, ms Utara/Timur/Selatan/Barat).
@@ -95,16 +96,11 @@ def in_a_row(items: Sequence[str]) -> str:
     return out
 
 
-def _piece_word(game: str) -> Sentence:
-    return say("the tile") if game == "dominoes" else say("the card")
-
-
-def redact_sentence(text: str, public: Collection[str] | None, game: str) -> str:
+def redact_sentence(text: str, public: Collection[str] | None, game: Game) -> str:
     """:func:`~tablesense.referee.public.redact` for a Sentence: hidden pieces
     in its parameters become "the tile" / "the card" (translated later)."""
     if not isinstance(text, Sentence):
-        out = redact(text, public, game)
-        return pretty_cards(out) if game == "kems" else out
+        return game.pretty(redact(text, public, game))
     params: dict[str, Any] = {}
     for key, value in text.params.items():
         if isinstance(value, Sentence):
@@ -115,19 +111,17 @@ def redact_sentence(text: str, public: Collection[str] | None, game: str) -> str
             continue
         plain = str(value)
         hidden = redact(plain, public, game)
-        if hidden != plain and hidden.strip() in ("the tile", "the card"):
-            params[key] = _piece_word(game)
+        if hidden != plain and hidden.strip() == str(game.the_piece):
+            params[key] = game.the_piece
         else:
-            params[key] = pretty_cards(hidden) if game == "kems" else hidden
+            params[key] = game.pretty(hidden)
     return Sentence(text.template, params)
 
 
-def pretty_sentence(text: str, game: str) -> str:
-    """Cards written as people write them (``10♥``), in a Sentence's parameters too."""
-    if game != "kems":
-        return text
+def pretty_sentence(text: str, game: Game) -> str:
+    """Pieces written as people write them (cards ``10♥``), in a Sentence's parameters too."""
     if not isinstance(text, Sentence):
-        return pretty_cards(text)
+        return game.pretty(text)
     params = {
         k: pretty_sentence(v, game) if isinstance(v, str) else v for k, v in text.params.items()
     }

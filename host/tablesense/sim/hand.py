@@ -89,12 +89,13 @@ def hand_of(seat: int | None, open_hands: bool = False) -> str:
     return f"seat:{seat}"
 
 
-def game_pieces(geometry: TableGeometry, game: str | None = None) -> list[str]:
-    """The pieces of the set this table plays with: 28 tiles, or a 32-card
-    deck (Kems for 4 or 6, as the record format's default deck) or a 52-card
-    deck (8 seats)."""
-    chosen = game or (geometry.games[0] if geometry.games else "dominoes")
-    if chosen == "dominoes":
+def game_pieces(geometry: TableGeometry, piece: str | None = None) -> list[str]:
+    """The pieces of the set this table plays with, by the kind of piece
+    (``tile`` or ``card``: the game's ``piece_word``; by default a table with a
+    line of play plays tiles): 28 tiles, or a 32-card deck (4 or 6 seats, the
+    record format's default deck) or a 52-card deck (8 seats)."""
+    kind = piece or ("tile" if geometry.line is not None else "card")
+    if kind == "tile":
         return all_tiles()
     return all_cards(32 if len(geometry.seats) <= 6 else 52)
 
@@ -393,7 +394,7 @@ class TableTop:
         g = self.geometry
         return {
             "name": g.name,
-            "game": g.games[0] if g.games else "dominoes",
+            "game": g.games[0],
             "cells": [
                 {"id": c.id, "x": c.x, "y": c.y, "zone": c.zone, "seat": c.seat}
                 for c in g.cells.values()

@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from tablesense.games.common import say
+from tablesense.games.registry import find_game
 
 from .db import AuditEntry, Event
 
@@ -34,11 +35,7 @@ def _clip(text: str, limit: int = 200) -> str:
 
 def team_size(game: str, variant: str, seats: int) -> int:
     """Players per entrant: pairs for 4-seat partnership games, else individuals."""
-    if game == "kems":
-        return 2
-    if variant == "pips-two-player":
-        return 1
-    return 2 if seats == 4 else 1
+    return find_game(game).players_per_team(variant, seats)
 
 
 def _check_badge(badge: str) -> str:

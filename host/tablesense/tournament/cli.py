@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from tablesense.games.common import message_of, say
+from tablesense.games.registry import GAMES
 from tablesense.i18n.cli import LANG_OPTION, _
 from tablesense.tournament.db import DEFAULT_DB
 
@@ -505,8 +506,8 @@ def simulate(
     seed: int = typer.Option(0, "--seed"),
     db: str = DbOpt,
     broker: str = typer.Option("spawn", "--broker", help="spawn (own Mosquitto with generated users/ACL) or mqtt://HOST:PORT"),
-    game: str = typer.Option("dominoes", "--game", help="dominoes or kems."),
-    variant: str = typer.Option("pairs-pips", "--variant", help="pairs-pips, pips-two-player, brazilian-points (kems: classic)."),
+    game: str = typer.Option("dominoes", "--game", help=" or ".join(GAMES) + "."),
+    variant: str = typer.Option("pairs-pips", "--variant", help="; ".join(f"{g.name}: {', '.join(g.variants)}" for g in GAMES.values()) + "."),
     target: float | None = typer.Option(None, "--target", help="Match target (default: the variant's)."),
     best_of: int = typer.Option(1, "--best-of"),
     drop_tables: int = typer.Option(0, "--drop-tables", help="Tables that crash mid-match in round 2."),

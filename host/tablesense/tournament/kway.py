@@ -34,6 +34,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from tablesense.games.registry import find_game
+
 from .db import Entrant, Match, Round, Table
 from .db import match_entrants as match_entrants
 from .db import match_scores as match_scores
@@ -49,11 +51,7 @@ class KwayError(ValueError):
 
 def entrants_per_table(game: str, variant: str, seats: int) -> int:
     """How many entrants sit at one table: teams of two in Kems, individuals at 3 seats."""
-    if game == "kems":
-        return max(2, int(seats) // 2)
-    if variant == "pips-two-player" or int(seats) == 4:
-        return 2
-    return int(seats)
+    return find_game(game).teams_at_table(variant, int(seats))
 
 
 def prepare_options(game: str, variant: str, fmt: str, opts: dict[str, Any], given: Iterable[str]) -> int:
@@ -79,16 +77,18 @@ def prepare_options(game: str, variant: str, fmt: str, opts: dict[str, Any], giv
 
 
 def seat_plan(game: str, members: Sequence[Sequence[str]], seats: int) -> list[dict[str, Any]]:
-    """Who sits where. Kems: entrant t holds seats t and t + seats/2 (partners face each
-    other, teams alternate); dominoes individuals: entrant i holds seat i."""
-    if game == "kems":
-        half = seats // 2
-        plan = []
-        for seat in range(seats):
-            t = seat % half
-            plan.append({"seat": seat, "entrant": t, "player": members[t][seat // half]})
-        return plan
-    return [{"seat": i, "entrant": i, "player": ms[0]} for i, ms in enumerate(members)]
+    """Who sits where: each seat's entrant is the team the game seats there, and
+    an entrant's players take its seats in order. Kems: entrant t holds seats t
+    and t + seats/2 (partners face each other, teams alternate); dominoes
+    individuals: entrant i holds seat i."""
+    the_game = find_game(game)
+    plan = []
+    taken = [0] * len(members)
+    for seat in range(seats):
+        t = the_game.team_of_seat(seats, seat)
+        plan.append({"seat": seat, "entrant": t, "player": members[t][taken[t]]})
+        taken[t] += 1
+    return plan
 
 
 def placement_points(scores: Sequence[float]) -> list[float]:

@@ -42,12 +42,14 @@ from openskill.models import PlackettLuce
 from sqlalchemy import Float, ForeignKey, Index, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from tablesense.games.registry import GAMES, find_game
+
 from .audit import team_size
 from .db import Base, Database, Entrant, Event, Match, match_entrants, match_scores
 from .players import entrant_players
 
-FAMILIES = ("dominoes-pairs", "dominoes-individual", "kems")
-FAMILY_LABELS = {"dominoes-pairs": "Dominoes, pairs", "dominoes-individual": "Dominoes, individual", "kems": "Kems"}
+FAMILY_LABELS: dict[str, str] = {f: str(title) for g in GAMES.values() for f, title in g.rating_families.items()}
+FAMILIES = tuple(FAMILY_LABELS)
 #: A player is provisional with fewer rated matches than this in a family...
 PROVISIONAL_GAMES = 8
 #: ... or while their uncertainty is above this (the start is 25/3 = 8.33).
@@ -61,11 +63,7 @@ _UPDATE_LOCK = threading.Lock()
 
 def family_of(game: str, variant: str, seats: int) -> str:
     """The rating family of an event's game."""
-    if game == "kems":
-        return "kems"
-    if variant == "pips-two-player" or seats == 3:
-        return "dominoes-individual"
-    return "dominoes-pairs"
+    return find_game(game).rating_family(variant, seats)
 
 
 class RatingChange(Base):

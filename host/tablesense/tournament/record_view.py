@@ -36,6 +36,7 @@ from tablesense.games.kems import (
     event_from_json,
     replay_record,
 )
+from tablesense.games.registry import GAMES
 from tablesense.i18n import N_
 
 from .db import Database, Match, Result
@@ -68,10 +69,11 @@ def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[
 
     A step's ``text`` is a sentence for people, seats counted from 1, in ``tr``'s
     language (the templates are the table display's own, so they read alike)."""
-    if record.get("game") == "kems":
+    game = GAMES.get(str(record.get("game")))
+    if game is None:
+        raise RecordViewError(f"only {' and '.join(GAMES)} records can be stepped through, not {record.get('game')!r}")
+    if game.play_area == "board":
         return kems_steps(record, tr)
-    if record.get("game") != "dominoes":
-        raise RecordViewError(f"only dominoes and Kems records can be stepped through, not {record.get('game')!r}")
     try:
         opts = DominoOptions.from_dict(str(record.get("variant")), record.get("options", {}))
         hands = record["hands"]
@@ -163,7 +165,7 @@ def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> 
         match = KemsMatch(KemsOptions.from_dict(record.get("options", {}), seats), seats)
         out = []
         for r in hands:
-            rnd = match.new_round(deal=[[Card.parse(c) for c in h] for h in r["deal"]],
+            rnd = match.new_hand(deal=[[Card.parse(c) for c in h] for h in r["deal"]],
                                   board=[Card.parse(c) for c in r["board"]],
                                   stock=[Card.parse(c) for c in r["stock"]])
             before = [float(x) for x in match.score]
@@ -184,7 +186,7 @@ def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> 
                                        if a != b]
                 seat = ev.seat if isinstance(ev, Swap | Call) else None
                 st.append({"text": tr(_kems_text(ev)), "kind": kind, "seat": seat, "changed": changed, **now})
-            res = match.finish_round()
+            res = match.finish_hand()
             out.append({"score_before": before, "score_after": [float(x) for x in match.score],
                         "outcome": tr(say(_OUTCOMES.get(res.label or res.outcome, res.label or res.outcome))), "steps": st})
     except (KeyError, IndexError, TypeError, ValueError) as exc:

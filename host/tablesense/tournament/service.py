@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from tablesense.games.common import say
+from tablesense.games.registry import GAMES, find_game
 from tablesense.i18n import N_
 
 from . import kway
@@ -59,7 +60,6 @@ from .standings import (
 )
 
 FORMATS = ("swiss", "round-robin", "knockout", "groups")
-GAMES = {"dominoes": ("pairs-pips", "pips-two-player", "brazilian-points"), "kems": ("classic",)}
 
 
 _T = TypeVar("_T")
@@ -104,13 +104,19 @@ FULL_CHECK_S = 600.0
 
 
 
+#: A club match's target where it differs from the rules' own (a club
+#: evening plays longer pips matches and shorter Kems ones).
+CLUB_TARGETS = {"pairs-pips": 100, "pips-two-player": 100, "classic": 5}
+
+
 def default_options(game: str, variant: str) -> dict[str, Any]:
-    target = {"pairs-pips": 100, "pips-two-player": 100, "brazilian-points": 4, "classic": 5}[variant]
+    the_game = find_game(game)
+    target = CLUB_TARGETS.get(variant) or the_game.new_match(variant).target
     return {
         "target": target,
         "time_limit_s": None,
         "rounds": 5,
-        "seats": 2 if variant == "pips-two-player" else 4,
+        "seats": the_game.default_seats(variant),
         "best_of": 1,
         "tiebreaks": list(DEFAULT_TIEBREAKS),
         "first_round": "drawn",
@@ -173,8 +179,8 @@ class Director:
     ) -> Director:
         if game not in GAMES:
             raise DirectorError(f"unknown game {game!r}; choose from {', '.join(GAMES)}")
-        if variant not in GAMES[game]:
-            raise DirectorError(f"{game} has no variant {variant!r}; choose from {', '.join(GAMES[game])}")
+        if variant not in GAMES[game].variants:
+            raise DirectorError(f"{game} has no variant {variant!r}; choose from {', '.join(GAMES[game].variants)}")
         if format not in FORMATS:
             raise DirectorError(f"unknown format {format!r}; choose from {', '.join(FORMATS)}")
         opts = default_options(game, variant)
@@ -1054,14 +1060,7 @@ def _check_engine_options(game: str, variant: str, opts: dict[str, Any]) -> None
     from tablesense.games.common import OptionError
 
     try:
-        if game == "dominoes":
-            from tablesense.games.dominoes import DominoMatch
-
-            DominoMatch(variant, {"target": opts["target"]}, seats=int(opts["seats"]))
-        else:
-            from tablesense.games.kems import KemsMatch
-
-            KemsMatch({"target": opts["target"]}, seats=int(opts["seats"]))
+        find_game(game).new_match(variant, {"target": opts["target"]}, seats=int(opts["seats"]))
     except OptionError as exc:
         raise DirectorError(f"{variant}: {exc}") from exc
 

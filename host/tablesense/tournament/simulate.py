@@ -24,6 +24,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from tablesense.games.common import message_of, say
+from tablesense.games.registry import GAMES
 
 from . import protocol as proto
 from .bridge import BrokerURL, DirectorBridge, make_client, wait_until
@@ -152,8 +153,9 @@ def simulate(
         opts["target"] = target
     if time_limit_s is not None:
         opts["time_limit_s"] = time_limit_s
-    if game == "kems" and variant == "pairs-pips":
-        variant = "classic"
+    the_game = GAMES.get(game)
+    if the_game is not None and variant not in the_game.variants and any(variant in g.variants for g in GAMES.values()):
+        variant = the_game.default_variant  # another game's variant (--variant's default with --game kems): this game's own
     director = Director.create_event(db, name or f"Simulated {format} (seed {seed})", game=game, variant=variant,
                                      format=format, options=opts)
     with db.session() as s:

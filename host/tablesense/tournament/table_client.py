@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import paho.mqtt.client as mqtt
 
 from tablesense.games.common import Sentence, say
+from tablesense.games.registry import find_game, names
 
 from . import protocol as proto
 from .bridge import BrokerURL, make_client
@@ -501,7 +502,7 @@ class HeadlessTable:
             if not games:
                 games.append({"x-complete": False})
             gi = len(games) - 1
-            if m.get("game", "dominoes") == "kems":
+            if not find_game(m.get("game") or names()[0]).has_turns:  # simultaneous play: Kems' loop
                 games[gi] = self._play_kems(m, games, gi, mid)
                 if limit and time.monotonic() - started >= float(limit):
                     return games
@@ -548,27 +549,27 @@ class HeadlessTable:
         seats = len(m["seats"])
         match = KemsMatch({"target": m["options"]["target"]}, seats=seats)
         for r in games[gi].get("hands", []):
-            rnd = match.new_round(deal=[[KCard.parse(c) for c in h] for h in r["deal"]],
+            rnd = match.new_hand(deal=[[KCard.parse(c) for c in h] for h in r["deal"]],
                                   board=[KCard.parse(c) for c in r["board"]], stock=[KCard.parse(c) for c in r["stock"]])
             for ev in r["events"]:
                 rnd.play(event_from_json(ev))
-            match.finish_round()
-        rng = random.Random(f"{self.seed}:{mid}:{gi}:{len(match.rounds)}:{self._starts}")
+            match.finish_hand()
+        rng = random.Random(f"{self.seed}:{mid}:{gi}:{len(match.hands)}:{self._starts}")
         players = [make_player("greedy") for _ in range(seats)]
         while not match.is_over:
             if self._stop.is_set():
                 raise Crashed()
-            rnd = match.new_round(rng)
+            rnd = match.new_hand(rng)
             if play_round(rnd, players, rng):
-                match.finish_round()
-                self._publish_live(len(match.rounds), match.score, None, force=True,
+                match.finish_hand()
+                self._publish_live(len(match.hands), match.score, None, force=True,
                                    state="finished" if match.is_over else "playing")
                 rec = match.to_record()
                 rec["x-complete"] = bool(match.is_over)
                 games[gi] = rec
                 self.journal.save_match(mid, "playing", games)
             else:
-                match.abandon_round()
+                match.abandon_hand()
             if self.on_move is not None:
                 self.on_move(self)
             if self.move_delay:

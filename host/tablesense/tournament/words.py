@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tablesense.games.registry import GAMES as ALL_GAMES
 from tablesense.i18n import N_, NC_, Translator
 
 #: What a director's form action answers: a Sentence (or a marked string), or a
@@ -38,15 +39,10 @@ STATUS: dict[str, str] = {
     "draw": NC_("status", "draw"),
 }
 
-GAMES: dict[str, str] = {"dominoes": N_("Dominoes"), "kems": N_("Kems")}
+GAMES: dict[str, str] = {g.name: g.title for g in ALL_GAMES.values()}
 
 #: The variants as people name them (the record format's names stay in exports).
-VARIANTS: dict[str, str] = {
-    "pairs-pips": N_("pairs, scored in pips"),
-    "pips-two-player": N_("two players, scored in pips"),
-    "brazilian-points": N_("Brazilian club rules, match points"),
-    "classic": N_("classic"),
-}
+VARIANTS: dict[str, str] = {v: g.variant_title(v) for g in ALL_GAMES.values() for v in g.variants}
 
 FORMATS: dict[str, str] = {
     "swiss": N_("Swiss"),
@@ -63,11 +59,7 @@ CONFIRM: dict[str, str] = {
 }
 
 #: The ratings' game families (``ratings.FAMILY_LABELS`` keeps the English for the CLI).
-FAMILIES: dict[str, str] = {
-    "dominoes-pairs": N_("Dominoes, pairs"),
-    "dominoes-individual": N_("Dominoes, individual"),
-    "kems": N_("Kems"),
-}
+FAMILIES: dict[str, str] = {f: title for g in ALL_GAMES.values() for f, title in g.rating_families.items()}
 
 #: What an audit entry records (its ``action``), as the audit page says it.
 ACTIONS: dict[str, str] = {

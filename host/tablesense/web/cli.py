@@ -42,8 +42,10 @@ def register(app: typer.Typer) -> None:
         from tablesense.web.server import WebServerError, serve_display
 
         console = Console(stderr=True)
-        if game not in ("dominoes", "kems"):
-            console.print(f"[red]unknown game {game!r}: use dominoes or kems[/red]")
+        from tablesense.games.registry import GAMES
+
+        if game not in GAMES:
+            console.print(f"[red]unknown game {game!r}: use {' or '.join(GAMES)}[/red]")
             raise typer.Exit(2)
         from tablesense.i18n import UnknownLanguageError, resolve
 
@@ -79,6 +81,7 @@ def _play_samples(
     """Publish views of engine-played games until ``limit`` moves (0 = forever)."""
     import random
 
+    from tablesense.games.registry import find_game
     from tablesense.web.preview import dominoes_view, kems_view
 
     rng = random.Random(seed)
@@ -88,7 +91,7 @@ def _play_samples(
         return stop.wait(pace)
 
     while not stop.is_set():
-        if game == "dominoes":
+        if find_game(game).play_area == "line":  # the preview's sample dominoes, else its Kems
             from tablesense.games.dominoes import DominoMatch, move_to_json
 
             match = DominoMatch("pairs-pips")
@@ -114,10 +117,10 @@ def _play_samples(
             from tablesense.games.kems import KemsMatch, event_to_json
 
             match = KemsMatch()
-            rnd = match.new_round(rng=rng)
+            rnd = match.new_hand(rng=rng)
             while rnd.is_misdeal:
-                match.finish_round()
-                rnd = match.new_round(rng=rng)
+                match.finish_hand()
+                rnd = match.new_hand(rng=rng)
             for _ in range(40):
                 seat = rng.randrange(rnd.seats)
                 swap = rng.choice(rnd.legal_swaps(seat))

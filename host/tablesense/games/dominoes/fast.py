@@ -19,7 +19,8 @@ from tablesense.games.common import HandResult
 from tablesense.games.dominoes.deal import deal_tiles
 from tablesense.games.dominoes.hand import DominoHand
 from tablesense.games.dominoes.options import _SEATS, DominoOptions
-from tablesense.games.dominoes.scoring import _BLOCKED, _DOMINO, _score_pips
+from tablesense.games.dominoes.scoring import _score_pips
+from tablesense.games.dominoes.state import _BLOCKED, _DOMINO
 from tablesense.games.dominoes.tiles import (
     _KTH7,
     _PASSES,

@@ -24,6 +24,13 @@ from tablesense.games.dominoes.tiles import DOUBLE_BLANK, DOUBLE_SIX, Tile
 VARIANTS: tuple[str, ...] = ("pairs-pips", "pips-two-player", "brazilian-points")
 """The dominoes variants of the record format."""
 
+VARIANT_TITLES: dict[str, str] = {
+    "pairs-pips": say("pairs, scored in pips"),
+    "pips-two-player": say("two players, scored in pips"),
+    "brazilian-points": say("Brazilian club rules, match points"),
+}
+"""The variants as people name them (the record format's names stay in exports)."""
+
 RECORD_FORMAT = "tablesense.record/1"
 
 

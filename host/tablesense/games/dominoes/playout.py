@@ -9,16 +9,10 @@ plainly; they reach into the hand's state on purpose.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
 
 from tablesense.games.common import HandResult
-from tablesense.games.dominoes.scoring import (
-    _BLOCKED,
-    _DOMINO,
-    _IN_PLAY,
-    brazilian_result,
-    pips_result,
-)
+from tablesense.games.dominoes.scoring import brazilian_result, hand_result, pips_result
+from tablesense.games.dominoes.state import _BLOCKED, _DOMINO, _IN_PLAY, HandState
 from tablesense.games.dominoes.tiles import (
     _BITS7,
     _DOUBLED_PIPS,
@@ -41,11 +35,8 @@ from tablesense.games.dominoes.tiles import (
     _tile_index,
 )
 
-if TYPE_CHECKING:
-    from tablesense.games.dominoes.hand import DominoHand
 
-
-def playout(hand: DominoHand, rng: random.Random) -> None:
+def playout(hand: HandState, rng: random.Random) -> None:
     """Play uniformly random legal moves until the hand is over.
 
     The same moves :meth:`legal_moves` offers (announcements aside), applied
@@ -140,7 +131,7 @@ def playout(hand: DominoHand, rng: random.Random) -> None:
     hand.to_play = s
 
 
-def simulate(hand: DominoHand, rng: random.Random) -> HandResult:
+def simulate(hand: HandState, rng: random.Random) -> HandResult:
     """The result of one uniformly random playout from here, leaving this
     hand untouched: what :meth:`playout` then :meth:`result` give on a
     clone (the same random draws, the same moves), without recording the
@@ -154,8 +145,8 @@ def simulate(hand: DominoHand, rng: random.Random) -> HandResult:
     """
     if hand._state or hand._announced:
         other = hand.clone()
-        other.playout(rng)
-        return other.result()
+        playout(other, rng)
+        return hand_result(other)
     rand = rng.random
     n = hand.seats
     held = hand._held

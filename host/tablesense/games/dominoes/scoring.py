@@ -3,27 +3,21 @@
 ``pairs-pips`` and ``pips-two-player`` count pips (:func:`score_pips`, shared
 with the fast playout); ``brazilian-points`` scores match points by how the
 hand was won (:func:`brazilian_result`). The functions read a finished
-:class:`~tablesense.games.dominoes.hand.DominoHand`; they never change it.
+:class:`~tablesense.games.dominoes.state.HandState`; they never change it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tablesense.games.common import HandResult, Points, say
 from tablesense.games.dominoes.options import DominoOptions, Opening
-from tablesense.games.dominoes.tiles import DOUBLE_SIX, Tile
-
-if TYPE_CHECKING:
-    from tablesense.games.dominoes.hand import DominoHand
-
-_IN_PLAY, _DOMINO, _BLOCKED, _LOCOMOTIVA, _SEVEN_DOUBLES = 0, 1, 2, 3, 4
-_OUTCOME_NAMES = {
-    _DOMINO: "domino",
-    _BLOCKED: "blocked",
-    _LOCOMOTIVA: "locomotiva",
-    _SEVEN_DOUBLES: "seven-doubles",
-}
+from tablesense.games.dominoes.state import (
+    _BLOCKED,
+    _DOMINO,
+    _LOCOMOTIVA,
+    _SEVEN_DOUBLES,
+    HandState,
+)
+from tablesense.games.dominoes.tiles import DOUBLE_BLANK, DOUBLE_SIX, LEFT, RIGHT, Tile, _mask_pips
 
 
 def _score_pips(opts: DominoOptions, p0: int, p1: int, state: int, locker: int) -> HandResult:
@@ -48,7 +42,7 @@ def _score_pips(opts: DominoOptions, p0: int, p1: int, state: int, locker: int) 
     return HandResult("blocked", None, (0, 0), "tie: hand replayed")
 
 
-def pips_result(hand: DominoHand, seat_pips: list[int], state: int, last_seat: int) -> HandResult:
+def pips_result(hand: HandState, seat_pips: list[int], state: int, last_seat: int) -> HandResult:
     """Score a finished pips hand (two sides: pairs of 4 seats, or 2 seats)."""
     if hand.seats == 4:
         p0, p1 = seat_pips[0] + seat_pips[2], seat_pips[1] + seat_pips[3]
@@ -60,7 +54,7 @@ def pips_result(hand: DominoHand, seat_pips: list[int], state: int, last_seat: i
 
 
 def brazilian_result(
-    hand: DominoHand,
+    hand: HandState,
     seat_pips: list[int],
     state: int,
     seat: int,
@@ -119,7 +113,26 @@ def brazilian_result(
     return HandResult("blocked", None, tuple(points), "empate")
 
 
-def next_opening_after(hand: DominoHand, result: HandResult) -> Opening:
+def hand_result(hand: HandState) -> HandResult:
+    """How a finished hand ended and what each team earned (raises if in play)."""
+    if not hand._state:
+        raise ValueError("the hand is still in play")
+    last = hand._line[-1] if hand._line else None
+    seat_pips = [_mask_pips(m) for m in hand._held]
+    if hand.options.variant == "brazilian-points":
+        if last is None:
+            return brazilian_result(hand, seat_pips, hand._state, -1, DOUBLE_BLANK, 0, 0)
+        if last.end == LEFT:
+            before_l, before_r = last.inner, hand._right
+        elif last.end == RIGHT:
+            before_l, before_r = hand._left, last.inner
+        else:
+            before_l = before_r = -1
+        return brazilian_result(hand, seat_pips, hand._state, last.seat, last.tile, before_l, before_r)
+    return pips_result(hand, seat_pips, hand._state, last.seat if last else -1)
+
+
+def next_opening_after(hand: HandState, result: HandResult) -> Opening:
     """Who opens the next hand of the match, after this one ended with ``result``."""
     opts = hand.options
     variant = opts.variant

@@ -64,11 +64,11 @@ def play_match(
     for _ in range(max_rounds):
         if match.is_over:
             break
-        rnd = match.new_round(rng)
+        rnd = match.new_hand(rng)
         if play_round(rnd, players, rng, max_ticks):
-            match.finish_round()
+            match.finish_hand()
         else:
-            match.abandon_round()
+            match.abandon_hand()
     return match
 
 
@@ -105,7 +105,7 @@ def arena(
             make_player(a) if team_of(s, seats) == a_team else make_player(b) for s in range(seats)
         ]
         match = play_match(players, rng, options)
-        rounds += len(match.rounds)
+        rounds += len(match.hands)
         for r in match.results:
             outcomes[r.label or r.outcome] += 1
         if match.winner is None:

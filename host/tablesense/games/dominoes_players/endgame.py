@@ -1,7 +1,7 @@
 """The search player's tile tables, playout scorer and endgame solvers.
 
 Once the boneyard is empty and few tiles are left, :class:`SearchPlayer
-<tablesense.games.dominoes_search.SearchPlayer>` solves each sampled world
+<tablesense.games.dominoes_players.search.SearchPlayer>` solves each sampled world
 exactly instead of playing it out: :func:`solve_fast` (alpha-beta on tile
 masks, scored by the engine's own scoring functions through
 :class:`_Scorer`) and :func:`solve` (the same on the engine's
@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tablesense.games.dominoes import ALL_TILES, DominoHand, Draw, Pass, Play
-from tablesense.games.dominoes.scoring import _BLOCKED, _DOMINO, brazilian_result, pips_result
-from tablesense.games.dominoes_inference import HAS
+from tablesense.games.dominoes.scoring import brazilian_result, pips_result
+from tablesense.games.dominoes.state import _BLOCKED, _DOMINO
+from tablesense.games.dominoes_players.inference import HAS
 
 __all__ = ["solve", "solve_fast"]
 

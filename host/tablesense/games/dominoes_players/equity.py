@@ -5,7 +5,7 @@ worth a lot at 0-0 and nothing more than 2 once 2 reach the target; a
 blocked half point that lets the other pair reach 4 in ``brazilian-points``
 loses the match. :class:`MatchEquity` says how much, :func:`hand_value`
 turns it into the value of a finished playout for
-:class:`~tablesense.games.dominoes_search.SearchPlayer`.
+:class:`~tablesense.games.dominoes_players.search.SearchPlayer`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from tablesense.games.dominoes import DominoHand
 from tablesense.games.dominoes.deal import deal_tiles
 from tablesense.games.dominoes.options import DominoOptions
-from tablesense.games.dominoes_equity_data import STORED
+from tablesense.games.dominoes_players.equity_data import STORED
 
 __all__ = ["MatchEquity", "hand_value"]
 
@@ -85,7 +85,7 @@ class MatchEquity:
     The table is built on a seat's first decision of a match in the
     variant, so it must be cheap (the issue's 400 ms worst decision): the
     distribution for a variant's default options is stored
-    (:mod:`~tablesense.games.dominoes_equity_data`, the same seeded hands;
+    (:mod:`~tablesense.games.dominoes_players.equity_data`, the same seeded hands;
     sampling them takes 0.1-0.2 s), and :meth:`_fill` solves the table in a
     few milliseconds.
     """

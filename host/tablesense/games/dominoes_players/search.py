@@ -3,7 +3,7 @@
 For one decision it
 
 1. infers what the table showed about the hidden hands
-   (:func:`~tablesense.games.dominoes_inference.infer`: passes, draws, the
+   (:func:`~tablesense.games.dominoes_players.inference.infer`: passes, draws, the
    opening rule, announced doubles, counts);
 2. deals the unseen tiles into worlds that fit all of it (never one the
    table has ruled out), as many as its budget allows;
@@ -24,9 +24,9 @@ For one decision it
 It is partner-aware through the scoring (playouts play the partner's tiles
 too) and variant-aware through the engine's result. With two sides a
 playout's points are valued by what they do to the match
-(:mod:`~tablesense.games.dominoes_equity`); once the boneyard is empty and
+(:mod:`~tablesense.games.dominoes_players.equity`); once the boneyard is empty and
 few tiles are left a world is solved exactly instead of played out
-(:mod:`~tablesense.games.dominoes_endgame`). ``budget_ms`` bounds the
+(:mod:`~tablesense.games.dominoes_players.endgame`). ``budget_ms`` bounds the
 wall time of a decision (the table sets it; ``None`` plays exactly
 ``worlds`` worlds, which makes a match reproducible for a seed — what the
 league in ``benchmarks/players.py`` uses). It never announces a double.
@@ -48,8 +48,8 @@ from tablesense.games.dominoes import (
     Draw,
     Play,
 )
-from tablesense.games.dominoes.scoring import _BLOCKED, _DOMINO
-from tablesense.games.dominoes_endgame import (
+from tablesense.games.dominoes.state import _BLOCKED, _DOMINO
+from tablesense.games.dominoes_players.endgame import (
     _DOUBLE,
     _DRAWS,
     _PASSES,
@@ -59,8 +59,8 @@ from tablesense.games.dominoes_endgame import (
     solve,
     solve_fast,
 )
-from tablesense.games.dominoes_equity import hand_value
-from tablesense.games.dominoes_inference import HAS, infer, mask_tiles, tile_mask
+from tablesense.games.dominoes_players.equity import hand_value
+from tablesense.games.dominoes_players.inference import HAS, infer, mask_tiles, tile_mask
 
 __all__ = ["SearchPlayer", "policy_playout", "solve", "solve_fast"]
 

@@ -15,7 +15,7 @@ when the hidden tiles do.
 - :class:`MonteCarloPlayer` — for each legal move, plays many random hands out
   from deals consistent with what it has seen and picks the move with the
   best average result for its team.
-- :class:`~tablesense.games.dominoes_search.SearchPlayer` (``search``) —
+- :class:`~tablesense.games.dominoes_players.search.SearchPlayer` (``search``) —
   infers the hidden hands from passes, draws, the opening rule and
   announcements, samples worlds that fit, plays policy playouts (exact
   alpha-beta in the endgame) and scores them with the variant's rules.
@@ -43,7 +43,7 @@ from tablesense.games.dominoes import (
     Play,
     Tile,
 )
-from tablesense.games.dominoes_search import SearchPlayer
+from tablesense.games.dominoes_players.search import SearchPlayer
 
 __all__ = [
     "DominoPlayer",

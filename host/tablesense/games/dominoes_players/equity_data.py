@@ -1,6 +1,6 @@
 """Stored hand-score distributions for the match equity (generated).
 
-:func:`tablesense.games.dominoes_equity.sample_counts` for each variant's
+:func:`tablesense.games.dominoes_players.equity.sample_counts` for each variant's
 default options and its two-sided seat count, 3 000 hands: what a first decision would
 otherwise sample (0.1-0.2 s). ``tests/games/test_dominoes_search.py``
 checks every entry against a fresh sample; to regenerate, print
