@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, message_of, say
-from tablesense.games.dominoes import DominoMatch, Draw, move_from_json, move_to_json
+from tablesense.games.dominoes import DominoMatch, Draw, Play, move_from_json, move_to_json
 from tablesense.games.kems import Call, KemsMatch, event_from_json, event_to_json
 
 #: One full-information step of the match (a JSON object with ``kind``).
@@ -188,6 +188,8 @@ class Authority:
                 m = self._domino_move(cur, move)
                 cur.play(m)
                 applied = move_to_json(m)
+                if isinstance(m, Play) and cur.line[-1].end is not None:
+                    applied["end"] = cur.line[-1].end  # the arm it went to, for every table's line
             else:
                 e = event_from_json(dict(move), seats=self.seating.seats)
                 cur.play(e)
