@@ -1,6 +1,6 @@
 """Two `play --remote` processes, each on its own virtual table (virtual
-boards running the real firmware, computer seats and virtual hands), over a
-real Mosquitto with TLS and the remote ACL: a pairs-pips match is played to
+boards running the real firmware, computer seats and virtual hands), each
+on its own club's Mosquitto (TLS, the remote ACL), the two brokers bridged: a pairs-pips match is played to
 its end, every remote play lights its stock piece and target cell at the
 other table before a hand moves it, and both tables print the same record,
 which replays as a legal match."""
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tablesense.games.dominoes import replay_record
-from tablesense.remote.wire import ROOT, write_remote_broker
+from tablesense.remote.wire import ROOT, bridge_brokers, write_remote_broker
 from tablesense.tournament.broker_client import BrokerURL, make_client
 from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, mosquitto_binary
 from testsupport import free_port, need
@@ -45,6 +45,23 @@ def remote_broker(tmp_path: Path) -> Iterator[Broker]:
         yield Broker(files, port)
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
+    """Two clubs' brokers (TLS, the remote ACL), club B's bridged to club A's."""
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    port_a, port_b = free_port(), free_port()
+    a = write_remote_broker(tmp_path / "club-a", tables=2, port=port_a, tls=True, run_as=getpass.getuser())
+    b = write_remote_broker(tmp_path / "club-b", tables=2, port=port_b, tls=True, run_as=getpass.getuser())
+    bridge_brokers(b, a, "127.0.0.1", port_a, "bridge-club-b")
+    proc_a = Mosquitto(a.conf, port_a).start()
+    proc_b = Mosquitto(b.conf, port_b).start()
+    try:
+        yield Broker(a, port_a), Broker(b, port_b)
+    finally:
+        proc_b.stop()
+        proc_a.stop()
 
 
 class Play:
@@ -87,14 +104,15 @@ class Play:
             self.proc.communicate()
 
 
-def test_two_tables_play_a_pairs_pips_match_over_a_tls_broker(remote_broker: Broker) -> None:
-    host = Play("--remote", "host", "--broker", remote_broker.url("table-1"), "--seed", "11",
+def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_brokers(bridged: tuple[Broker, Broker]) -> None:
+    club_a, club_b = bridged
+    host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "11",
                 "--target", "20", "--remote-timeout", "400")
     join: Play | None = None
     try:
         line = host.wait_for("remote match code:", 60)
         code = line.split("remote match code:")[1].split()[0]
-        join = Play("--remote", "join", code.lower(), "--broker", remote_broker.url("table-2"), "--seed", "12",
+        join = Play("--remote", "join", code.lower(), "--broker", club_b.url("table-2"), "--seed", "12",
                     "--remote-timeout", "400")
         rc_host, out_host = host.finish(420)
         rc_join, out_join = join.finish(60)

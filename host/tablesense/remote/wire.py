@@ -22,7 +22,7 @@ from typing import Any
 
 from tablesense.games.common import say
 from tablesense.tournament.broker_client import BrokerURL, make_client
-from tablesense.tournament.mosquitto import BrokerFiles, write_broker_config
+from tablesense.tournament.mosquitto import BrokerFiles, password_hash, write_broker_config
 from tablesense.tournament.security import SignatureError, TableKey, verify
 
 ROOT = "tablesense/remote"
@@ -78,6 +78,52 @@ def write_remote_broker(directory: Path, *, tables: int, port: int, tls: bool = 
     with files.acl.open("a") as acl:
         acl.write("\n".join(remote_acl_lines()))
     return files
+
+
+def add_bridge_user(files: BrokerFiles, user: str) -> str:
+    """An account at this broker for another club's bridge: it may carry any
+    table's remote topics (the other club's own ACL confines its tables, and
+    every message is signed). Returns its password; the broker reads it at
+    its next start."""
+    password = secrets.token_urlsafe(12)
+    with files.passwd.open("a") as f:
+        f.write(f"{user}:{password_hash(password)}\n")
+    with files.acl.open("a") as f:
+        f.write(f"\n# the bridge of another club: remote play's topics both ways\nuser {user}\ntopic readwrite {ROOT}/#\n")
+    return password
+
+
+def bridge_lines(name: str, host: str, port: int, user: str, password: str, cafile: Path | None) -> list[str]:
+    """The ``connection`` section that bridges this club's broker to the
+    other's: remote play's topics both ways, QoS 1, a persistent session (what
+    a table sends while the link is cut waits and crosses when it is back),
+    and mosquitto's private bridge flag so nothing loops between the two."""
+    lines = [
+        "",
+        f"# bridge to the other club's broker (remote play, {name})",
+        f"connection {name}",
+        f"address {host}:{port}",
+        f"remote_clientid {user}",
+        f"remote_username {user}",
+        f"remote_password {password}",
+        "cleansession false",
+        "try_private true",
+        "notifications false",
+        "restart_timeout 1 2",
+        "keepalive_interval 5",
+        f"topic {ROOT}/# both 1",
+    ]
+    if cafile is not None:
+        lines += [f"bridge_cafile {cafile}", "bridge_insecure false"]
+    return lines
+
+
+def bridge_brokers(here: BrokerFiles, there: BrokerFiles, there_host: str, there_port: int, name: str) -> None:
+    """Bridge broker ``here`` to broker ``there`` (an account at ``there``,
+    the connection in ``here``'s config; restart both)."""
+    password = add_bridge_user(there, name)
+    with here.conf.open("a") as f:
+        f.write("\n".join(bridge_lines(name, there_host, there_port, name, password, there.ca)) + "\n")
 
 
 class Wire:
