@@ -80,6 +80,8 @@ class VirtualHands:
     and its target light on the virtual boards (a person follows the lights)."""
 
     def __init__(self, vt: Any, link: Any, trace: Callable[[str], None]) -> None:
+        self.sent_at: Callable[[], float | None] = lambda: None
+        """When the authority sent the move being placed (to say how long the lights took)."""
         self.vt = vt
         self.link = link
         self.trace = trace
@@ -92,7 +94,9 @@ class VirtualHands:
             while time.monotonic() < deadline and not (self._lit(from_cell, PLACE) and self._lit(to_cell, TARGET)):
                 time.sleep(0.005)
             lit = self._lit(from_cell, PLACE) and self._lit(to_cell, TARGET)
-            self.trace(f"remote piece: {from_cell} -> {to_cell} ({'lit' if lit else 'NOT lit'})")
+            sent = self.sent_at()
+            after = "" if sent is None else f", {1000 * (time.time() - sent):.0f} ms after the authority sent the move"
+            self.trace(f"remote piece: {from_cell} -> {to_cell} ({'lit' if lit else 'NOT lit'}{after})")
         uid = self.vt.tags()[from_cell]
         self.vt.move(from_cell, to_cell)
         self.link.wait_until(
@@ -180,6 +184,8 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         found = wire.find(joined_code, timeout=10.0) if joined_code is not None else None  # before the boards: fail fast
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
         side = TableSide(geometry, local, pieces, bots=bots, hands=hands, set_leds=link.set_leds)
+        if isinstance(hands, VirtualHands):
+            hands.sent_at = lambda: side.frame_sent_at
         if mode == "host":
             options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
             record = _host(wire, side, link, registry, stop, deadline, seed, options, console)

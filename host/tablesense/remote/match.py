@@ -119,6 +119,8 @@ class TableSide:
         self._acted: int | None = None
         """The frame after which a computer seat moved (one move per frame)."""
         self._lit: dict[CellId, RGB] | None = None
+        self.frame_sent_at: float | None = None
+        """When the authority sent the last frame (its clock; None in its own process)."""
         self.rejections: list[str] = []
         self.lights_log: list[tuple[int, dict[CellId, RGB]]] = []
         """(frame number, lights) each time the lights changed (for tests and the benchmark)."""
@@ -130,6 +132,7 @@ class TableSide:
             if frame["no"] <= self.view.last:
                 return  # a frame sent again after a resume: had it
             self.view.apply(frame)
+            self.frame_sent_at = msg.get("t")
             self.legal = []
         elif kind == "legal":
             if msg["after"] >= self.view.last:
