@@ -34,18 +34,27 @@ class DictTable:
 
 
 def run(seating: dict[str, frozenset[int]], seed: int, max_rounds: int = 20_000,
-        drop: tuple[str, int] | None = None) -> tuple[HostSide, dict[str, TableSide], dict[str, DictTable]]:
+        drop: tuple[str, int] | None = None, loss: float = 0.0) -> tuple[HostSide, dict[str, TableSide], dict[str, DictTable]]:
+    """Play until the match is over. ``drop``: that table's link is down for 50
+    rounds from round N; ``loss``: that share of the messages, both ways, is
+    lost (a table says ``alive`` every 10 rounds, a round is 0.1 s)."""
     g = TableGeometry.load("dominoes-4-remote")
     host = HostSide(Authority("dominoes", "pairs-pips", Seating(seating), seed=seed))
     worlds = {t: DictTable(g, seed + k) for k, t in enumerate(seating)}
-    sides = {t: TableSide(g, s, PIECES, bots=s, hands=worlds[t]) for t, s in seating.items()}
+    now = [0.0]
+    sides = {t: TableSide(g, s, PIECES, bots=s, hands=worlds[t], clock=lambda: now[0]) for t, s in seating.items()}
     inbox: list[tuple[str, Message]] = host.start()
     dropped: str | None = None
+    lose = random.Random(seed).random
     for n in range(max_rounds):
+        now[0] += 0.1
         for table, msg in inbox:
-            if table != dropped:
+            if table != dropped and not lose() < loss:
                 sides[table].receive(msg)
         inbox = []
+        if loss and n % 10 == 0:
+            for table, side in sides.items():
+                inbox += host.handle(table, side.alive())
         if drop is not None and n == drop[1]:
             dropped = drop[0]
             inbox += host.drop(dropped)
@@ -56,7 +65,8 @@ def run(seating: dict[str, frozenset[int]], seed: int, max_rounds: int = 20_000,
             if table == dropped:
                 continue
             for msg in side.step(worlds[table].pieces):
-                inbox += host.handle(table, msg)
+                if not lose() < loss:
+                    inbox += host.handle(table, msg)
         if host.authority.match.is_over and all(s.view.record is not None for s in sides.values()):
             break
     return host, sides, worlds
@@ -101,3 +111,12 @@ def test_a_dropped_table_pauses_everyone_and_resumes_exactly() -> None:
     assert "pause" in kinds and "resume" in kinds
     assert host.authority.match.is_over
     assert sides["ew"].view.record == sides["ns"].view.record == host.authority.record()
+
+
+def test_lost_messages_are_sent_again_and_the_match_ends_the_same() -> None:
+    """A tenth of the frames, claims, ``dealt`` and legal-move messages lost:
+    the tables' ``alive`` and their resent claims recover every one."""
+    lossy = run({"ns": frozenset({0, 2}), "ew": frozenset({1, 3})}, 6, loss=0.1, max_rounds=60_000)[0]
+    clean = run({"ns": frozenset({0, 2}), "ew": frozenset({1, 3})}, 6)[0]
+    assert lossy.authority.match.is_over
+    assert lossy.authority.record() == clean.authority.record()

@@ -258,9 +258,8 @@ def _host(wire: Wire, side: TableSide, link: Any, registry: TagRegistry, stop: t
         if got is not None and got[1].get("type") == "join" and got[1].get("code") == code:
             joiner = got[0]
             wire.trusted[joiner] = str(got[1]["key"])
-    wire.withdraw(code)
-    wire.send(joiner, {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": "dominoes",
-                       "variant": "pairs-pips"})
+    welcome = {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": "dominoes", "variant": "pairs-pips"}
+    wire.send(joiner, welcome)
     console.print(f"{joiner} joined: seats {', '.join(side.geometry.seats[s].name for s in sorted(JOIN_SEATS))}")
     me = wire.user
     host = HostSide(Authority("dominoes", "pairs-pips", Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
@@ -278,8 +277,20 @@ def _host(wire: Wire, side: TableSide, link: Any, registry: TagRegistry, stop: t
     while not _over(stop, deadline):
         while (got := wire.receive(0.005)) is not None:
             sender, body = got
+            if body.get("type") == "join" and body.get("code") == code:
+                if sender != joiner:  # the match is full
+                    wire.send(sender, {"type": "reject", "reason": f"match {code} is full"})
+                    continue
+                wire.trusted[joiner] = str(body["key"])  # the joining table started again: a new key
+                console.print(f"{joiner} started again: it gets the match from its first frame")
+                wire.send(joiner, welcome)
+                seen = time.monotonic()
+                deliver(host.rejoin(joiner))
+                continue
             if sender != joiner:
                 continue
+            if joiner in host.authority.paused:
+                console.print(f"{joiner} is back: the match resumes")
             seen = time.monotonic()
             deliver(host.handle(sender, body))
         if time.monotonic() - seen > AWAY_AFTER_S and joiner not in host.authority.paused:
@@ -291,6 +302,7 @@ def _host(wire: Wire, side: TableSide, link: Any, registry: TagRegistry, stop: t
                 deliver(host.handle(me, msg))
         if side.view.record is not None:
             _wait_acked(host, joiner, wire, stop, deadline)
+            wire.withdraw(code)
             console.print("match over: " + "-".join(str(p) for p in host.authority.match.score))
             return side.view.record
     return None
@@ -324,13 +336,13 @@ def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableS
         now = time.monotonic()
         if now - alive >= ALIVE_EVERY_S or side.view.record is not None:
             alive = now
-            wire.send(host_user, {"type": "alive", "last": side.view.last})
+            wire.send(host_user, side.alive())
         sensed = _sense(link, registry)
         if sensed is not None:
             for msg in side.step(sensed):
                 wire.send(host_user, msg)
         if side.view.record is not None:
-            wire.send(host_user, {"type": "alive", "last": side.view.last})
+            wire.send(host_user, side.alive())
             time.sleep(0.5)  # let the last acknowledgement leave
             console.print("match over: " + "-".join(str(p) for p in side.view.score))
             return side.view.record

@@ -14,6 +14,7 @@ the tests drive them directly too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -25,6 +26,8 @@ from tablesense.table.geometry import CellId, TableGeometry
 
 #: A message between a table and the authority (a JSON object with ``type``).
 Message = dict[str, Any]
+#: A claim with no answer (no frame, no rejection) for this long is sent again.
+RESEND_AFTER_S = 2.0
 
 
 class HostSide:
@@ -35,6 +38,8 @@ class HostSide:
         self.dealt: dict[str, int] = dict.fromkeys(authority.seating.tables, 0)
         self.acked: dict[str, int] = dict.fromkeys(authority.seating.tables, -1)
         """Per table: the last frame it said it applied (``alive``)."""
+        self._behind: dict[str, int] = {}
+        """Per table: the frame it was stuck after at its last ``alive``."""
 
     def start(self) -> list[tuple[str, Message]]:
         return self._publish(self.authority.start())
@@ -68,17 +73,47 @@ class HostSide:
             self.dealt[table] = max(self.dealt.get(table, 0), int(msg.get("hand", 0)))
             return self._legal()
         if kind == "alive":
-            last = int(msg.get("last", -1))
-            self.acked[table] = last
-            out: list[tuple[str, Message]] = []
-            if table in self.authority.paused:  # back: the frames it missed, the same ones
-                seats = self.authority.seating.tables[table]
-                out += [(table, {"type": "frame", "frame": frame_for(f, seats)}) for f in self.authority.facts[last + 1:]]
-                out += self._publish([self.authority.resume(table)])
-            return out
+            return self._alive(table, int(msg.get("last", -1)), msg.get("dealt"), msg.get("moves"))
         if kind == "placed":
             return []
         return [(table, {"type": "reject", "reason": f"unknown message type {kind!r}"})]
+
+    def _alive(self, table: str, last: int, dealt: Any, moves: Any) -> list[tuple[str, Message]]:
+        """A table says it is there and which frame it applied last. A table
+        that was away gets the frames it missed (the facts filtered again: the
+        same frames) and the match resumes; one still behind at the same frame
+        one ``alive`` later lost frames on the way and gets them again."""
+        self.acked[table] = last
+        out: list[tuple[str, Message]] = []
+        if isinstance(dealt, int) and dealt > self.dealt.get(table, 0):
+            self.dealt[table] = dealt  # a ``dealt`` lost on the way
+            out += self._legal()
+        newest = len(self.authority.facts) - 1
+        if table in self.authority.paused:
+            out += self.frames_since(table, last)
+            return out + self._publish([self.authority.resume(table)])
+        if last < newest and self._behind.get(table) == last:
+            out += self.frames_since(table, last) + self._legal()
+        elif last == newest and not out:
+            mine = [m for m in self._legal() if m[0] == table]
+            if mine and mine[0][1]["moves"] and moves != len(mine[0][1]["moves"]):
+                out += mine  # its legal moves were lost on the way
+        self._behind[table] = last
+        return out
+
+    def frames_since(self, table: str, last: int) -> list[tuple[str, Message]]:
+        """The frames of ``table`` after number ``last`` (all of them for -1: a table that starts again)."""
+        seats = self.authority.seating.tables[table]
+        return [(table, {"type": "frame", "frame": frame_for(f, seats)}) for f in self.authority.facts[last + 1:]]
+
+    def rejoin(self, table: str) -> list[tuple[str, Message]]:
+        """``table`` started again (its process was restarted): every frame from
+        the first, and the match resumes if it was paused for it."""
+        self.dealt[table] = 0
+        out = self.frames_since(table, -1)
+        if table in self.authority.paused:
+            return out + self._publish([self.authority.resume(table)])
+        return out + self._legal()
 
     def drop(self, table: str) -> list[tuple[str, Message]]:
         """``table``'s link is down: everyone pauses."""
@@ -105,6 +140,7 @@ class TableSide:
         bots: frozenset[int] = frozenset(),
         hands: Hands | None = None,
         set_leds: Callable[[dict[CellId, RGB]], Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.view = TableView(seats)
         self.judge = TableJudge(geometry, self.view, pieces)
@@ -112,6 +148,9 @@ class TableSide:
         self.bots = bots
         self.hands = hands
         self.set_leds = set_leds
+        self.clock = clock
+        self._pending: tuple[dict[str, Any], float] | None = None
+        """The claim sent and not answered yet (a frame or a rejection answers it), and when."""
         self.legal: list[dict[str, Any]] = []
         self._legal_after = -1
         self._claimed: int | None = None
@@ -129,10 +168,11 @@ class TableSide:
         kind = msg.get("type")
         if kind == "frame":
             frame = msg["frame"]
-            if frame["no"] <= self.view.last:
-                return  # a frame sent again after a resume: had it
+            if frame["no"] != self.view.last + 1:
+                return  # had it (sent again after a resume), or one before it was lost: ``alive`` brings it again
             self.view.apply(frame)
             self.frame_sent_at = msg.get("t")
+            self._pending = None
             self.legal = []
         elif kind == "legal":
             if msg["after"] >= self.view.last:
@@ -140,15 +180,18 @@ class TableSide:
         elif kind == "reject":
             self.rejections.append(str(msg.get("reason")))
             self._claimed = self._acted = None
+            self._pending = None
 
     def step(self, sensed: Mapping[CellId, str]) -> list[Message]:
         """Judge the sensors, light the cells, let computer seats and hands act;
         the messages for the authority."""
         out: list[Message] = []
-        legal = self.legal if self._legal_after >= self.view.last else []
+        legal = self.legal if self._legal_after >= self.view.last and not self.view.paused else []
         verdict = self.judge.judge(sensed, legal)
         self._light(verdict)
-        if verdict.kind == "dealt":
+        if self._pending is not None and self.clock() - self._pending[1] > RESEND_AFTER_S:
+            out.append(self._claim(self._pending[0]))  # no answer: lost on the way, or the link was cut
+        elif verdict.kind == "dealt":
             self.judge.dealt_hand = self.view.hand
             out.append({"type": "dealt", "hand": self.view.hand})
         elif verdict.kind == "placed":
@@ -156,12 +199,21 @@ class TableSide:
             out.append({"type": "placed", "no": self.view.last})
         elif verdict.kind == "claim" and verdict.move is not None and self._claimed != self.view.last:
             self._claimed = self.view.last
-            out.append({"type": "claim", "move": verdict.move})
+            out.append(self._claim(verdict.move))
         elif verdict.kind == "waiting" and self.hands is not None:
             self._tidy(verdict, sensed)
         elif verdict.kind == "steady" and self._acted != self.view.last and legal:
             out += self._bot_turn(legal, sensed)
         return out
+
+    def _claim(self, move: dict[str, Any]) -> Message:
+        self._pending = (move, self.clock())
+        return {"type": "claim", "move": move}
+
+    def alive(self) -> Message:
+        """What the table says every second: the last frame it applied, the last hand laid out."""
+        legal = self.legal if self._legal_after >= self.view.last else []
+        return {"type": "alive", "last": self.view.last, "dealt": self.judge.dealt_hand, "moves": len(legal)}
 
     def _light(self, verdict: Verdict) -> None:
         if verdict.lights != self._lit:
@@ -201,5 +253,5 @@ class TableSide:
                 self.hands.move(*route)  # the sensors will see it, and the judge claims it
                 return []
             self._claimed = self.view.last
-            return [{"type": "claim", "move": move}]  # a pass or a draw: the seat's button
+            return [self._claim(move)]  # a pass or a draw: the seat's button
         return []

@@ -180,7 +180,7 @@ class Wire:
             self._lobby.put((sender, signed))
             return
         key = self.trusted.get(sender)
-        if key is None and signed.get("type") == "join" and isinstance(signed.get("key"), str):
+        if signed.get("type") == "join" and isinstance(signed.get("key"), str):
             key = signed["key"]  # a joining table presents its key, self-signed (the ACL binds the user)
         if key is None:
             self.refused.append(f"{sender}: not a table of this match")
