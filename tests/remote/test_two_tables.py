@@ -28,8 +28,8 @@ from testsupport import free_port, need
 
 
 class Broker:
-    def __init__(self, files: BrokerFiles, port: int) -> None:
-        self.files, self.port = files, port
+    def __init__(self, files: BrokerFiles, port: int, proc: Mosquitto | None = None) -> None:
+        self.files, self.port, self.proc = files, port, proc
 
     def url(self, user: str) -> str:
         return self.files.url(user, "127.0.0.1", self.port)
@@ -58,7 +58,7 @@ def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
     proc_a = Mosquitto(a.conf, port_a).start()
     proc_b = Mosquitto(b.conf, port_b).start()
     try:
-        yield Broker(a, port_a), Broker(b, port_b)
+        yield Broker(a, port_a, proc_a), Broker(b, port_b, proc_b)
     finally:
         proc_b.stop()
         proc_a.stop()
@@ -133,6 +133,44 @@ def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_broker
         assert placed and all("(lit" in x for x in placed), placed
     assert all("ms after the authority sent the move" in x for x in join.lines if x.startswith("remote piece:"))
     assert "table-2 joined: seats East, West" in "".join(host.lines)
+
+
+def test_a_cut_link_and_a_killed_table_pause_the_match_which_resumes_exactly(bridged: tuple[Broker, Broker]) -> None:
+    """Club B's broker (and with it the bridge) goes down for 5 s mid-match,
+    later the joining table's process is killed and started again with the
+    code: both times the host pauses the match and resumes it where it was,
+    and the restarted table ends with the same record as the host."""
+    club_a, club_b = bridged
+    assert club_b.proc is not None
+    host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "31",
+                "--target", "25", "--remote-timeout", "500")
+    join: Play | None = None
+    again: Play | None = None
+    try:
+        code = host.wait_for("remote match code:", 60).split("remote match code:")[1].split()[0]
+        join = Play("--remote", "join", code, "--broker", club_b.url("table-2"), "--seed", "32", "--remote-timeout", "500")
+        join.wait_for("remote piece:", 120)
+        club_b.proc.restart(down_for=5.0)
+        host.wait_for("is away: the match pauses", 30)
+        host.wait_for("is back: the match resumes", 90)
+        seen = len([x for x in join.lines if x.startswith("remote piece:")])
+        deadline = time.monotonic() + 120
+        while len([x for x in join.lines if x.startswith("remote piece:")]) < seen + 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        join.kill()
+        again = Play("--remote", "join", code, "--broker", club_b.url("table-2"), "--seed", "33", "--remote-timeout", "500")
+        host.wait_for("started again: it gets the match from its first frame", 90)
+        rc_host, out_host = host.finish(500)
+        rc_again, out_again = again.finish(60)
+    finally:
+        for proc in (host, join, again):
+            if proc is not None:
+                proc.kill()
+    assert again is not None
+    assert rc_host == 0, "".join(host.lines)[-3000:]
+    assert rc_again == 0, "".join(again.lines)[-3000:]
+    assert json.loads(out_host) == json.loads(out_again)
+    assert replay_record(json.loads(out_host)).winner is not None
 
 
 def test_the_remote_acl_keeps_each_table_to_its_own_inbox(remote_broker: Broker) -> None:
