@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -348,3 +349,45 @@ def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableS
             return side.view.record
     return None
 
+
+
+def register(app: Any) -> None:
+    """``tablesense remote broker-config``: a club's broker for remote play."""
+    import typer
+
+    remote_app = typer.Typer(name="remote", help="Remote seats: a club's broker for matches between tables.",
+                             no_args_is_help=True, add_completion=False)
+
+    @remote_app.command("broker-config")
+    def broker_config(
+        out: Path = typer.Option(..., "--out", help="Directory for mosquitto.conf, passwd, acl, credentials, ca.crt."),
+        tables: int = typer.Option(2, "--tables", min=1, help="Table users to create (table-1 .. table-N)."),
+        port: int = typer.Option(8883, "--port", help="The broker's port (MQTT over TLS)."),
+        bind: str = typer.Option("127.0.0.1", "--bind", help="Address it listens on (0.0.0.0: every network)."),
+        name: list[str] = typer.Option([], "--name", help="A host name or address the tables use (for the certificate; repeat)."),
+        run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the broker runs as)."),
+        bridge_to: Path | None = typer.Option(None, "--bridge-to", help="The other club's broker folder: bridge this broker to it."),
+        bridge_host: str = typer.Option("127.0.0.1", "--bridge-host", help="How this broker reaches the other club's."),
+        bridge_port: int = typer.Option(8883, "--bridge-port", help="The other club's broker port."),
+    ) -> None:
+        """Write a TLS broker's files with the remote-play ACL (and optionally a bridge to another club's broker)."""
+        from tablesense.remote.wire import bridge_brokers, write_remote_broker
+        from tablesense.tournament.mosquitto import BrokerFiles, read_credentials
+
+        console = Console(stderr=True)
+        if bridge_to is not None and not (bridge_to / "mosquitto.conf").is_file():
+            console.print(f"[bold red]error:[/] {bridge_to} holds no broker (mosquitto.conf): write the other club's first")
+            raise typer.Exit(2)
+        files = write_remote_broker(out, tables=tables, port=port, tls=True, run_as=run_as, bind=bind, names=name)
+        if bridge_to is not None:
+            there = BrokerFiles(conf=bridge_to / "mosquitto.conf", passwd=bridge_to / "passwd", acl=bridge_to / "acl",
+                                credentials=read_credentials(bridge_to), ca=bridge_to / "ca.crt")
+            bridge_brokers(files, there, bridge_host, bridge_port, f"bridge-{out.resolve().name}")
+            console.print(f"bridged to {bridge_host}:{bridge_port} (restart that broker: it has a new account)")
+        host = name[0] if name else bind if bind not in ("0.0.0.0", "::") else "127.0.0.1"
+        for n in range(1, tables + 1):  # the passwords stay in the credentials file, never on a command line
+            typer.echo(f"mqtts://table-{n}@{host}:{port}?ca={files.ca}")
+        console.print(f"passwords: {files.conf.parent / 'credentials'} (give a table its own in "
+                      f"TABLESENSE_BROKER_PASSWORD); start the broker with: mosquitto -c {files.conf}", soft_wrap=True)
+
+    app.add_typer(remote_app)

@@ -70,11 +70,11 @@ def remote_acl_lines() -> list[str]:
     ]
 
 
-def write_remote_broker(directory: Path, *, tables: int, port: int, tls: bool = True,
-                        run_as: str | None = None) -> BrokerFiles:
+def write_remote_broker(directory: Path, *, tables: int, port: int, tls: bool = True, run_as: str | None = None,
+                        bind: str = "127.0.0.1", names: list[str] | None = None) -> BrokerFiles:
     """An event broker's files (users ``table-1`` .. ``table-N``, TLS) with the
     remote-play ACL lines added."""
-    files = write_broker_config(directory, tables=tables, port=port, tls=tls, run_as=run_as)
+    files = write_broker_config(directory, tables=tables, port=port, tls=tls, run_as=run_as, bind=bind, names=names)
     with files.acl.open("a") as acl:
         acl.write("\n".join(remote_acl_lines()))
     return files
