@@ -124,7 +124,7 @@ def play_remote(
     target: float | None = None,
 ) -> int:
     """Run one table of a remote match; the exit code (see the module docstring)."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     try:
         return _run(mode, code, table=table, seats=seats, broker=broker, ports=ports, tags=tags,
                     seed=seed, timeout=timeout, target=target, console=console)
@@ -374,7 +374,7 @@ def register(app: Any) -> None:
         from tablesense.remote.wire import bridge_brokers, write_remote_broker
         from tablesense.tournament.mosquitto import BrokerFiles, read_credentials
 
-        console = Console(stderr=True)
+        console = Console(stderr=True, soft_wrap=True)
         if bridge_to is not None and not (bridge_to / "mosquitto.conf").is_file():
             console.print(f"[bold red]error:[/] {bridge_to} holds no broker (mosquitto.conf): write the other club's first")
             raise typer.Exit(2)
