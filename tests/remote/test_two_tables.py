@@ -7,106 +7,25 @@ which replays as a legal match."""
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from remotekit import Broker, Play
 
 from tablesense.games.dominoes import replay_record
-from tablesense.remote.wire import ROOT, bridge_brokers, write_remote_broker
+from tablesense.remote.wire import ROOT
 from tablesense.tournament.broker_client import BrokerURL, make_client
-from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, mosquitto_binary
-from testsupport import free_port, need
 
-
-class Broker:
-    def __init__(self, files: BrokerFiles, port: int, proc: Mosquitto | None = None) -> None:
-        self.files, self.port, self.proc = files, port, proc
-
-    def url(self, user: str) -> str:
-        return self.files.url(user, "127.0.0.1", self.port)
-
-
-@pytest.fixture
-def remote_broker(tmp_path: Path) -> Iterator[Broker]:
-    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    port = free_port()
-    files = write_remote_broker(tmp_path / "broker", tables=3, port=port, tls=True, run_as=getpass.getuser())
-    proc = Mosquitto(files.conf, port).start()
-    try:
-        yield Broker(files, port)
-    finally:
-        proc.stop()
-
-
-@pytest.fixture
-def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
-    """Two clubs' brokers (TLS, the remote ACL), club B's bridged to club A's."""
-    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    port_a, port_b = free_port(), free_port()
-    a = write_remote_broker(tmp_path / "club-a", tables=2, port=port_a, tls=True, run_as=getpass.getuser())
-    b = write_remote_broker(tmp_path / "club-b", tables=2, port=port_b, tls=True, run_as=getpass.getuser())
-    bridge_brokers(b, a, "127.0.0.1", port_a, "bridge-club-b")
-    proc_a = Mosquitto(a.conf, port_a).start()
-    proc_b = Mosquitto(b.conf, port_b).start()
-    try:
-        yield Broker(a, port_a, proc_a), Broker(b, port_b, proc_b)
-    finally:
-        proc_b.stop()
-        proc_a.stop()
-
-
-class Play:
-    """One `tablesense play --remote ...` process; stderr read as it comes."""
-
-    def __init__(self, *args: str) -> None:
-        env = {**os.environ, "COLUMNS": "250"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4-remote", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.lines: list[str] = []
-        stream = self.proc.stderr
-        assert stream is not None
-        self._reader = threading.Thread(target=lambda: self.lines.extend(iter(stream.readline, "")), daemon=True)
-        self._reader.start()
-
-    def wait_for(self, text: str, timeout: float) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = next((x for x in self.lines if text in x), None)
-            if found is not None:
-                return found
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} never printed: {''.join(self.lines)[-3000:]}")
-
-    def finish(self, timeout: float) -> tuple[int, str]:
-        try:
-            out, _ = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, _ = self.proc.communicate()
-        self._reader.join(5)
-        return self.proc.returncode, out
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.communicate()
+pytestmark = pytest.mark.broker  # brokers and two processes (the few option checks ride along)
 
 
 def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_brokers(bridged: tuple[Broker, Broker]) -> None:
     club_a, club_b = bridged
     host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "11",
+                "--journal", str(club_a.files.conf.parent / "journal.sqlite"),
                 "--target", "20", "--remote-timeout", "400")
     join: Play | None = None
     try:
@@ -133,44 +52,6 @@ def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_broker
         assert placed and all("(lit" in x for x in placed), placed
     assert all("ms after the authority sent the move" in x for x in join.lines if x.startswith("remote piece:"))
     assert "table-2 joined: seats East, West" in "".join(host.lines)
-
-
-def test_a_cut_link_and_a_killed_table_pause_the_match_which_resumes_exactly(bridged: tuple[Broker, Broker]) -> None:
-    """Club B's broker (and with it the bridge) goes down for 5 s mid-match,
-    later the joining table's process is killed and started again with the
-    code: both times the host pauses the match and resumes it where it was,
-    and the restarted table ends with the same record as the host."""
-    club_a, club_b = bridged
-    assert club_b.proc is not None
-    host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "31",
-                "--target", "25", "--remote-timeout", "500")
-    join: Play | None = None
-    again: Play | None = None
-    try:
-        code = host.wait_for("remote match code:", 60).split("remote match code:")[1].split()[0]
-        join = Play("--remote", "join", code, "--broker", club_b.url("table-2"), "--seed", "32", "--remote-timeout", "500")
-        join.wait_for("remote piece:", 120)
-        club_b.proc.restart(down_for=5.0)
-        host.wait_for("is away: the match pauses", 30)
-        host.wait_for("is back: the match resumes", 90)
-        seen = len([x for x in join.lines if x.startswith("remote piece:")])
-        deadline = time.monotonic() + 120
-        while len([x for x in join.lines if x.startswith("remote piece:")]) < seen + 3 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        join.kill()
-        again = Play("--remote", "join", code, "--broker", club_b.url("table-2"), "--seed", "33", "--remote-timeout", "500")
-        host.wait_for("started again: it gets the match from its first frame", 90)
-        rc_host, out_host = host.finish(500)
-        rc_again, out_again = again.finish(60)
-    finally:
-        for proc in (host, join, again):
-            if proc is not None:
-                proc.kill()
-    assert again is not None
-    assert rc_host == 0, "".join(host.lines)[-3000:]
-    assert rc_again == 0, "".join(again.lines)[-3000:]
-    assert json.loads(out_host) == json.loads(out_again)
-    assert replay_record(json.loads(out_host)).winner is not None
 
 
 def test_the_remote_acl_keeps_each_table_to_its_own_inbox(remote_broker: Broker) -> None:
@@ -223,6 +104,7 @@ def test_join_with_a_code_nobody_hosts_exits_1(remote_broker: Broker) -> None:
         (["--remote", "join"], "needs the code the host table printed"),
         (["--remote", "elsewhere"], "--remote is 'host'"),
         (["--remote", "host"], "needs the broker both tables reach"),
+        (["--remote", "host", "ABCDEF", "--journal", "/nonexistent/j.sqlite"], "no remote match ABCDEF was hosted here"),
     ],
 )
 def test_bad_remote_options_exit_2_with_a_sentence(args: list[str], message: str) -> None:
@@ -230,8 +112,8 @@ def test_bad_remote_options_exit_2_with_a_sentence(args: list[str], message: str
 
     from tablesense.cli import app
 
-    result = CliRunner().invoke(app, ["play", "--table", "dominoes-4-remote", *args, "--broker", "mqtt://table-1@127.0.0.1:1"]
-                                if "host" not in args else ["play", "--table", "dominoes-4-remote", *args])
+    broker = [] if args == ["--remote", "host"] else ["--broker", "mqtt://table-1@127.0.0.1:1"]
+    result = CliRunner().invoke(app, ["play", "--table", "dominoes-4-remote", *args, *broker])
     assert result.exit_code == 2, result.output
     assert message in result.output
 

@@ -203,3 +203,28 @@ def test_claims_are_checked_by_the_authority() -> None:
         auth.submit(own, auth.legal_for(own)[0] if auth.legal_for(own) else {"seat": mover, "pass": True})
     assert auth.resume("b")["kind"] == "resume"
     assert auth.legal_for(own)
+
+
+@pytest.mark.parametrize(("game", "variant", "seats"), [VARIANTS[0], VARIANTS[4]], ids=lambda v: str(v))
+def test_the_inputs_replay_to_the_same_facts(game: str, variant: str, seats: int) -> None:
+    """The host's journal: a fresh authority fed the inputs has the same facts."""
+    seating = Seating({"a": frozenset(range(0, seats, 2)), "b": frozenset(range(1, seats, 2))})
+    auth = Authority(game, variant, seating, seed=9)
+    written: list[dict[str, Any]] = []
+    auth.on_input = written.append
+    auth.start()
+    rng = random.Random(9)
+    for n in range(60):
+        if auth.match.is_over:
+            break
+        if n == 20:
+            auth.pause("b")
+            auth.resume("b")
+        options = [(t, m) for t in seating.tables for m in auth.legal_for(t)]
+        calls = [o for o in options if "call" not in o[1]] or options
+        auth.submit(*rng.choice(calls))
+    again = Authority(game, variant, seating, seed=9)
+    again.replay(written)
+    assert written == auth.inputs and again.facts == auth.facts
+    with pytest.raises(ValueError, match="does not replay"):
+        Authority(game, variant, seating, seed=10).replay(written)

@@ -287,7 +287,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(play_remote(
                 remote, code, table=table, seats=seats, broker=broker,
                 ports=[p for item in ports for p in item.split(",") if p], tags=tags, seed=seed, timeout=remote_timeout,
-                target=target,
+                target=target, journal_dir=(journal or default_journal()).parent / "remote",
             ))
         if code is not None:
             raise _err(say("{code!r}: a code goes with --remote join", code=code))

@@ -83,6 +83,12 @@ class Authority:
             else KemsMatch(options, seats=seating.seats)
         )
         self.facts: list[Fact] = []
+        self.inputs: list[dict[str, Any]] = []
+        """Every call that changed the match, in order (``start``, an accepted
+        ``submit``, ``pause``, ``resume``): the engine is deterministic, so
+        :meth:`replay` of these rebuilds the same facts after a restart."""
+        self.on_input: Any = None
+        """Called with each new input (the host's journal appends it to its file)."""
         self.paused: frozenset[str] = frozenset()
         """Tables whose link is down: while any is, no claim is accepted."""
 
@@ -100,7 +106,9 @@ class Authority:
         """Deal the first hand; the facts to publish."""
         if self.facts:
             raise ValueError("the match has started already")
-        return self._deal()
+        out = self._deal()
+        self._input({"op": "start"})
+        return out
 
     def _deal(self) -> list[Fact]:
         """Deal the next hand; a hand over at the deal (a Kems misdeal, seven
@@ -196,6 +204,7 @@ class Authority:
                 applied = event_to_json(e)
         except (IllegalPlayError, ValueError) as exc:
             raise RemoteRejected(message_of(exc)) from None
+        self._input({"op": "submit", "table": table, "move": dict(move)})
         fact: Fact = {"kind": "move", "hand": self.hand_no, "move": applied}
         if self.game == "dominoes":
             fact["to_play"] = cur.to_play
@@ -217,6 +226,7 @@ class Authority:
         last = cur.events[-1] if cur.events else None
         if not cur.awaiting_double or not isinstance(last, Call) or cur.partner_of(last.seat) != seat:
             raise RemoteRejected(say("seat {seat} has no double to decline", seat=seat))
+        self._input({"op": "submit", "table": self.seating.table_of(seat), "move": {"seat": seat, "decline": True}})
         fact: Fact = {"kind": "move", "hand": self.hand_no, "move": {"seat": seat, "decline": True},
                       "board": [str(c) for c in cur.board], "stock": len(cur.stock)}
         return [self._log(fact), *self._close_hand()]
@@ -226,11 +236,43 @@ class Authority:
     def pause(self, table: str) -> Fact:
         """A table's link dropped: everyone waits (docs/remote.md, "Faults")."""
         self.paused = self.paused | {table}
+        self._input({"op": "pause", "table": table})
         return self._log({"kind": "pause", "tables": sorted(self.paused)})
 
     def resume(self, table: str) -> Fact:
         self.paused = self.paused - {table}
+        self._input({"op": "resume", "table": table})
         return self._log({"kind": "resume" if not self.paused else "pause", "tables": sorted(self.paused)})
+
+    def _input(self, entry: dict[str, Any]) -> None:
+        self.inputs.append(entry)
+        if self.on_input is not None:
+            self.on_input(entry)
+
+    def replay(self, inputs: list[dict[str, Any]]) -> None:
+        """Apply a journal's inputs to a fresh authority (same game, seating,
+        options and seed): the same facts as before the restart. Raises
+        ValueError when an input does not apply (a journal of another match)."""
+        if self.facts:
+            raise ValueError("replay needs a fresh authority")
+        hook, self.on_input = self.on_input, None
+        try:
+            for k, entry in enumerate(inputs):
+                op = entry.get("op")
+                if op == "start":
+                    self.start()
+                elif op == "submit":
+                    self.submit(str(entry["table"]), entry["move"])
+                elif op == "pause":
+                    self.pause(str(entry["table"]))
+                elif op == "resume":
+                    self.resume(str(entry["table"]))
+                else:
+                    raise ValueError(f"journal entry {k}: unknown input {op!r}")
+        except (RemoteRejected, KeyError) as exc:
+            raise ValueError(f"the journal does not replay: {exc}") from None
+        finally:
+            self.on_input = hook
 
     def legal_for(self, table: str) -> list[dict[str, Any]]:
         """The moves the table's seats may make now, in record form (a draw

@@ -35,6 +35,7 @@ from rich.console import Console
 
 from tablesense.games.dominoes import ALL_TILES
 from tablesense.remote.authority import Authority, Seating
+from tablesense.remote.journal import HostJournal, RemoteJournalError
 from tablesense.remote.judge import PLACE, TARGET
 from tablesense.remote.match import HostSide, Message, TableSide
 from tablesense.remote.wire import Wire, WireError, check_code, new_code
@@ -122,19 +123,21 @@ def play_remote(
     seed: int | None,
     timeout: float | None,
     target: float | None = None,
+    journal_dir: Path = Path("remote"),
 ) -> int:
     """Run one table of a remote match; the exit code (see the module docstring)."""
     console = Console(stderr=True, soft_wrap=True)
     try:
         return _run(mode, code, table=table, seats=seats, broker=broker, ports=ports, tags=tags,
-                    seed=seed, timeout=timeout, target=target, console=console)
+                    seed=seed, timeout=timeout, target=target, journal_dir=journal_dir, console=console)
     except RemoteExit as exc:
         console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
         return exc.code
 
 
 def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: str | None, ports: list[str],
-         tags: str, seed: int | None, timeout: float | None, target: float | None, console: Console) -> int:
+         tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
+         console: Console) -> int:
     from tablesense.tournament.broker_client import BrokerURL
     from tablesense.tournament.security import TableKey
 
@@ -142,10 +145,8 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         raise RemoteExit(say("--remote is 'host' (start a match and print its code) or 'join' (with the code)"), 2)
     if mode == "join" and not code:
         raise RemoteExit(say("--remote join needs the code the host table printed: play --remote join CODE"), 2)
-    if mode == "host" and code:
-        raise RemoteExit(say("--remote host makes its own code: leave {code!r} out", code=code), 2)
     try:
-        joined_code = check_code(code) if code else None
+        joined_code = check_code(code) if code else None  # host with a code: resume that match from the journal
     except WireError as exc:
         raise RemoteExit(exc, 2) from None
     if not broker:
@@ -177,19 +178,28 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     deadline = None if timeout is None else time.monotonic() + timeout
-    wire = Wire(url, TableKey.generate())
+    hosting: Hosting | None = None
+    if mode == "host":
+        if joined_code is None:
+            options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
+            hosting = Hosting.new(journal_dir, new_code(), seed, options, TableKey.generate())
+        else:
+            try:
+                hosting = Hosting.resume(journal_dir, joined_code)
+            except (RemoteJournalError, ValueError, OSError, KeyError) as exc:
+                raise RemoteExit(message_of(exc), 2) from None
+    wire = Wire(url, hosting.key if hosting is not None else TableKey.generate())
     vt: Any = None
     link: Any = None
     try:
         wire.connect()
-        found = wire.find(joined_code, timeout=10.0) if joined_code is not None else None  # before the boards: fail fast
+        found = wire.find(joined_code, timeout=10.0) if mode == "join" and joined_code else None  # before the boards
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
         side = TableSide(geometry, local, pieces, bots=bots, hands=hands, set_leds=link.set_leds)
         if isinstance(hands, VirtualHands):
             hands.sent_at = lambda: side.frame_sent_at
-        if mode == "host":
-            options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
-            record = _host(wire, side, link, registry, stop, deadline, seed, options, console)
+        if hosting is not None:
+            record = _host(wire, hosting, side, link, registry, stop, deadline, console)
         else:
             assert joined_code is not None and found is not None
             record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console)
@@ -197,6 +207,8 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         raise RemoteExit(message_of(exc), 1) from None
     finally:
         wire.close()
+        if hosting is not None and hosting.journal is not None:
+            hosting.journal.close()
         if link is not None:
             link.stop()
         if vt is not None:
@@ -243,28 +255,65 @@ def _over(stop: threading.Event, deadline: float | None) -> bool:
     return stop.is_set()
 
 
-def _host(wire: Wire, side: TableSide, link: Any, registry: TagRegistry, stop: threading.Event,
-          deadline: float | None, seed: int | None, options: dict[str, Any], console: Console) -> dict[str, Any] | None:
-    code = new_code()
-    wire.announce(code, {"game": "dominoes", "variant": "pairs-pips", "options": options, "seats": sorted(JOIN_SEATS)})
-    console.print(f"remote match code: [bold]{code}[/]  (at the other table: tablesense play --remote join {code})",
-                  soft_wrap=True)
-    console.file.flush()
-    joiner: str | None = None
-    while joiner is None:
-        if _over(stop, deadline):
-            wire.withdraw(code)
-            return None
-        got = wire.receive(0.2)
-        if got is not None and got[1].get("type") == "join" and got[1].get("code") == code:
-            joiner = got[0]
-            wire.trusted[joiner] = str(got[1]["key"])
+class Hosting:
+    """The host's match: its code, seed, options, key, journal, and (once a
+    table joined, or from the journal) the joining table's user and key."""
+
+    def __init__(self, folder: Path, code: str, seed: int, options: dict[str, Any], key: Any) -> None:
+        self.folder, self.code, self.seed, self.options, self.key = folder, code, seed, options, key
+        self.journal: HostJournal | None = None
+        self.joiner: str | None = None
+        self.joiner_key: str | None = None
+        self.inputs: list[dict[str, Any]] = []
+
+    @classmethod
+    def new(cls, folder: Path, code: str, seed: int | None, options: dict[str, Any], key: Any) -> Hosting:
+        return cls(folder, code, seed if seed is not None else random.SystemRandom().randrange(2**32), options, key)
+
+    @classmethod
+    def resume(cls, folder: Path, code: str) -> Hosting:
+        """The match of ``code`` from this table's journal."""
+        journal, match, inputs, key = HostJournal.open(folder, code)
+        hosting = cls(folder, code, int(match["seed"]), dict(match["options"]), key)
+        hosting.journal, hosting.inputs = journal, inputs
+        hosting.joiner, hosting.joiner_key = str(match["joiner"]), str(match["joiner_key"])
+        return hosting
+
+    def begin(self, joiner: str, joiner_key: str) -> None:
+        """A table joined: the journal starts with the match and that table."""
+        self.joiner, self.joiner_key = joiner, joiner_key
+        self.journal = HostJournal.create(self.folder, self.code, {
+            "code": self.code, "seed": self.seed, "options": self.options, "joiner": joiner, "joiner_key": joiner_key,
+        }, self.key)
+
+
+def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: TagRegistry, stop: threading.Event,
+          deadline: float | None, console: Console) -> dict[str, Any] | None:
+    code = hosting.code
+    wire.announce(code, {"game": "dominoes", "variant": "pairs-pips", "options": hosting.options,
+                         "seats": sorted(JOIN_SEATS)})
     welcome = {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": "dominoes", "variant": "pairs-pips"}
+    if hosting.joiner is None:
+        console.print(f"remote match code: [bold]{code}[/]  (at the other table: tablesense play --remote join {code})")
+        console.file.flush()
+        while hosting.joiner is None:
+            if _over(stop, deadline):
+                wire.withdraw(code)
+                return None
+            got = wire.receive(0.2)
+            if got is not None and got[1].get("type") == "join" and got[1].get("code") == code:
+                hosting.begin(got[0], str(got[1]["key"]))
+        console.print(f"{hosting.joiner} joined: seats {', '.join(side.geometry.seats[s].name for s in sorted(JOIN_SEATS))}")
+    else:
+        console.print(f"resuming remote match {code} from its journal ({len(hosting.inputs)} entries)")
+    joiner, journal = hosting.joiner, hosting.journal
+    assert joiner is not None and journal is not None and hosting.joiner_key is not None
+    wire.trusted[joiner] = hosting.joiner_key
     wire.send(joiner, welcome)
-    console.print(f"{joiner} joined: seats {', '.join(side.geometry.seats[s].name for s in sorted(JOIN_SEATS))}")
     me = wire.user
-    host = HostSide(Authority("dominoes", "pairs-pips", Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
-                              options=options, seed=seed if seed is not None else random.SystemRandom().randrange(2**32)))
+    authority = Authority("dominoes", "pairs-pips", Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
+                          options=hosting.options, seed=hosting.seed)
+    host = HostSide(authority)
 
     def deliver(out: list[tuple[str, Message]]) -> None:
         for table, msg in out:
@@ -273,7 +322,13 @@ def _host(wire: Wire, side: TableSide, link: Any, registry: TagRegistry, stop: t
             else:
                 wire.send(table, msg)
 
-    deliver(host.start())
+    if hosting.inputs:  # the same facts as before the restart; the joining table's alive says what it lacks
+        authority.replay(hosting.inputs)
+        authority.on_input = journal.add_input
+        deliver(host.rejoin(me))
+    else:
+        authority.on_input = journal.add_input
+        deliver(host.start())
     seen = time.monotonic()
     while not _over(stop, deadline):
         while (got := wire.receive(0.005)) is not None:
@@ -283,6 +338,7 @@ def _host(wire: Wire, side: TableSide, link: Any, registry: TagRegistry, stop: t
                     wire.send(sender, {"type": "reject", "reason": f"match {code} is full"})
                     continue
                 wire.trusted[joiner] = str(body["key"])  # the joining table started again: a new key
+                journal.append({"joiner_key": wire.trusted[joiner]})
                 console.print(f"{joiner} started again: it gets the match from its first frame")
                 wire.send(joiner, welcome)
                 seen = time.monotonic()
