@@ -290,7 +290,7 @@ def register(app: typer.Typer) -> None:
                 target=target, journal_dir=(journal or default_journal()).parent / "remote",
             ))
         if code is not None:
-            raise _err(say("{code!r}: a code goes with --remote join", code=code))
+            raise _err(say("{code!r}: a code goes with --remote join, or with --remote host to resume that match", code=code))
         from rich.console import Console
 
         from tablesense.journal.store import Journal, JournalError
