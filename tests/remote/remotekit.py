@@ -82,17 +82,20 @@ class Play:
         raise AssertionError(f"{text!r} never printed: {''.join(self.lines)[-3000:]}")
 
     def finish(self, timeout: float) -> tuple[int, str]:
+        """Wait for the end; the exit code and stdout (stderr stays with the reader thread)."""
         try:
-            out, _ = self.proc.communicate(timeout=timeout)
+            self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            out, _ = self.proc.communicate()
+            self.proc.wait()
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.read()
         self._reader.join(5)
         return self.proc.returncode, out
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.communicate()
+            self.proc.wait()
 
 

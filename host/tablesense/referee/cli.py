@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 from rich.markup import escape
-from typer.core import TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from tablesense.games.common import message_of, say
 from tablesense.i18n import N_, Translator
@@ -55,6 +55,8 @@ class TableCommand(TyperCommand):
         for param in self.params:
             if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None and param.name:
                 param.metavar = param.name.upper()  # --web-port WEB_PORT, never --web-port <int>
+            if isinstance(param, TyperArgument):  # [CODE], never [CODE] <str>
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
@@ -274,7 +276,9 @@ def register(app: typer.Typer) -> None:
             None, "--remote", metavar="host|join",
             help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins that match.",
         ),
-        code: str | None = typer.Argument(None, metavar="[CODE]", help="With --remote join: the host table's code."),
+        code: str | None = typer.Argument(
+            None, metavar="CODE", help="With --remote join: the host table's code (with --remote host: resume that match)."
+        ),
         broker: str | None = typer.Option(
             None, "--broker", metavar="URL", help="With --remote: the broker both tables reach (mqtts://table-N@host:port?ca=FILE)."
         ),

@@ -216,7 +216,7 @@ class Authority:
         if move.get("draw") is True:  # the table asks; the authority draws the next tile
             drawn = [m for m in hand.legal_moves(move["seat"]) if isinstance(m, Draw)]
             if not drawn:
-                raise RemoteRejected(say("seat {seat} may not draw now", seat=move["seat"]))
+                raise RemoteRejected(say("seat number {seat} may not draw now", seat=move["seat"]))
             return drawn[0]
         return move_from_json(dict(move))
 
@@ -225,7 +225,7 @@ class Authority:
         cur = self._current()
         last = cur.events[-1] if cur.events else None
         if not cur.awaiting_double or not isinstance(last, Call) or cur.partner_of(last.seat) != seat:
-            raise RemoteRejected(say("seat {seat} has no double to decline", seat=seat))
+            raise RemoteRejected(say("seat number {seat} has no double to decline", seat=seat))
         self._input({"op": "submit", "table": self.seating.table_of(seat), "move": {"seat": seat, "decline": True}})
         fact: Fact = {"kind": "move", "hand": self.hand_no, "move": {"seat": seat, "decline": True},
                       "board": [str(c) for c in cur.board], "stock": len(cur.stock)}
