@@ -103,8 +103,8 @@ def main() -> None:
         def url(files: BrokerFiles, port: int, table: str) -> str:
             return files.url(table, "127.0.0.1", port)
 
-        with Mosquitto(a.conf, port_a).start(), Mosquitto(b.conf, port_b).start(), \
-                Mosquitto(one.conf, port_one).start():
+        with Mosquitto(a.conf, port_a), Mosquitto(b.conf, port_b), \
+                Mosquitto(one.conf, port_one):  # each started by the with, and stopped after
             print(f"uptime: {os.popen('uptime').read().strip()}")
             bridged = match(url(a, port_a, "table-1"), url(b, port_b, "table-2"), args.target, args.seed)
             single = match(url(one, port_one, "table-1"), url(one, port_one, "table-2"), args.target, args.seed)
