@@ -382,13 +382,17 @@ def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableS
     wire.send(host_user, {"type": "join", "code": code, "key": wire.key.public, "table": side.geometry.name})
     console.print(f"joining {host_user}'s match {code} ({lobby.get('variant')}) ...")
     alive = 0.0
+    welcomed = False
     while not _over(stop, deadline):
         while (got := wire.receive(0.005)) is not None:
             sender, body = got
             if sender != host_user:
                 continue
             if body.get("type") == "welcome":
+                welcomed = True
                 console.print(f"joined: this table plays seats {', '.join(side.geometry.seats[s].name for s in body['seats'])}")
+            elif body.get("type") == "reject" and not welcomed:  # the match has its two tables already
+                raise RemoteExit(str(body.get("reason")), 1)
             side.receive(body)
         now = time.monotonic()
         if now - alive >= ALIVE_EVERY_S or side.view.record is not None:
@@ -404,7 +408,6 @@ def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableS
             console.print("match over: " + "-".join(str(p) for p in side.view.score))
             return side.view.record
     return None
-
 
 
 def register(app: Any) -> None:
