@@ -15,6 +15,10 @@ Physical conventions (mm, origin at the table's south-west corner, y north):
   boneyard is a 2 x 7 block on the free west side.
 - Kems table 1000 x 1000: four board slots in the middle, 5 rack cells per
   seat (4 cards + one for the give-then-take moment of a swap).
+- Remote play (docs/remote.md): ``dominoes-4-remote`` and ``kems-4-remote``
+  add a stock of one sensed cell per piece of the set (28 tiles, 32 cards),
+  where the whole set lies face down before the authority's deal and where
+  the remote seats' pieces and the boneyard stay; one board of its own.
 - GPIO pins are BCM numbers; each seat has a turn LED, a seat button and a
   call button; the referee button is BCM 3 (it can also wake a halted Pi).
 
@@ -77,6 +81,7 @@ class Layout:
         self.line: tuple[str, list[str], list[str]] | None = None
         self.boneyard: list[str] = []
         self.kems_slots: list[str] = []
+        self.stock: list[str] = []
 
     def board(self, bid: int, name: str, channels: int) -> None:
         self.boards.append((bid, name, channels))
@@ -112,6 +117,8 @@ class Layout:
             out.append("boneyard = [" + ", ".join(f'"{c}"' for c in self.boneyard) + "]")
         if self.kems_slots:
             out.append("kems_slots = [" + ", ".join(f'"{c}"' for c in self.kems_slots) + "]")
+        if self.stock:
+            out.append("stock = [" + ", ".join(f'"{c}"' for c in self.stock) + "]")
         out.append("")
         for bid, name, _ in self.boards:
             mine = [(x, y) for _, b, _, x, y, _ in self.cells if b == bid]
@@ -259,8 +266,36 @@ def kems(seats: int) -> Layout:
     return t
 
 
+def stock(t: Layout, pieces: int, columns: int, x0: float, y0: float, dx: float, dy: float) -> None:
+    """A face-down stock of ``pieces`` cells, ``columns`` per row from
+    (x0, y0), on a board of its own (named "stock")."""
+    board = t.board_named("stock")
+    for k in range(pieces):
+        x = x0 + dx * (k % columns)
+        y = y0 + dy * (k // columns)
+        t.stock.append(t.cell(f"stock-{k + 1}", board, x, y, "stock"))
+
+
+def remote(layout: Layout) -> Layout:
+    """The remote-play variant of a 4-seat layout: the same racks and tracks,
+    plus a stock that holds the whole set (docs/remote.md)."""
+    layout.name += "-remote"
+    if layout.games == ["dominoes"]:
+        layout.notes += "\nRemote play: a 28-cell stock (7 x 4, south-west quarter) holds the set face down."
+        stock(layout, 28, 7, 170.0, 170.0, 55.0, 55.0)
+    else:
+        layout.notes += "\nRemote play: a 32-cell stock (8 x 2 below the slots, 8 x 2 above) holds the deck face down."
+        stock(layout, 32, 8, 283.0, 250.0, 62.0, 95.0)
+        # rows 3 and 4 go above the board slots (row 2 ends at y 345, the slots sit at 500)
+        for k in range(16, 32):
+            cid, board, ch, x, _, zone = layout.cells[-32 + k]
+            layout.cells[-32 + k] = (cid, board, ch, x, 655.0 + 95.0 * ((k - 16) // 8), zone)
+    return layout
+
+
 def main() -> None:
-    for layout in [dominoes(4), dominoes(3), dominoes(2), kems(4), kems(6), kems(8)]:
+    layouts = [dominoes(4), dominoes(3), dominoes(2), kems(4), kems(6), kems(8)]
+    for layout in [*layouts, remote(dominoes(4)), remote(kems(4))]:
         path = HERE / f"{layout.name}.toml"
         path.write_text(layout.render())
         print(path)

@@ -32,6 +32,7 @@ COMMAND_ROOMS = (
     "tablesense.tournament.cli",  # director serve, tournament simulate/export
     "tablesense.hw.cli",  # hw draw, hw check
     "tablesense.web.cli",  # display preview
+    "tablesense.remote.cli",  # remote broker-config (play --remote is in play)
 )
 
 for _module_name in COMMAND_ROOMS:

@@ -11,7 +11,10 @@ import pytest
 from tablesense.firmware import config as fw_config
 from tablesense.table.geometry import GeometryError, TableGeometry, shipped_tables
 
-NAMES = ["dominoes-4", "dominoes-3", "dominoes-2", "kems-4", "kems-6", "kems-8"]
+NAMES = [
+    "dominoes-4", "dominoes-3", "dominoes-2", "kems-4", "kems-6", "kems-8",
+    "dominoes-4-remote", "kems-4-remote",
+]
 
 
 def test_every_layout_is_shipped() -> None:

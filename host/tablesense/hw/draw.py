@@ -67,7 +67,7 @@ def table_svg(geometry: TableGeometry) -> str:
         pts = " ".join(f"{_fmt(by_id[c].x)},{_fmt(by_id[c].y)}" for c in geometry.line.cells)
         out.append(f'<polyline points="{pts}" fill="none" stroke="#bbbbbb" stroke-width="3" stroke-dasharray="6 4"/>')
     for c in sorted(cells, key=lambda c: c.id):
-        stroke = {"line": "#333333", "rack": "#2b8cbe", "boneyard": "#8c6d31", "kems_slot": "#c51b8a"}.get(c.zone, "#777777")
+        stroke = {"line": "#333333", "rack": "#2b8cbe", "boneyard": "#8c6d31", "kems_slot": "#c51b8a", "stock": "#31a354"}.get(c.zone, "#777777")
         out.append(
             f'<g id="cell-{escape(c.id)}">'
             f'<rect x="{_fmt(c.x - half)}" y="{_fmt(c.y - half)}" width="{_fmt(CELL_MM)}" height="{_fmt(CELL_MM)}" '
@@ -130,7 +130,8 @@ def table_svg(geometry: TableGeometry) -> str:
     out.append(
         f'<text x="{_fmt(min_x + 8)}" y="{_fmt(ly + 14.0 * len(geometry.boards) + 10)}" font-size="8">'
         f"cell label: id / board:channel / LED index · referee button GPIO{ref} · "
-        f"outline: black line of play, blue rack, brown boneyard, magenta Kems slot</text>"
+        f"outline: black line of play, blue rack, brown boneyard, magenta Kems slot"
+        f"{', green stock (remote play)' if geometry.stock else ''}</text>"
     )
     out.append("</svg>")
     return "\n".join(out) + "\n"

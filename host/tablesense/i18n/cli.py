@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 import typer
-from typer.core import TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from tablesense.i18n import Translator, UnknownLanguageError, resolve
 
@@ -122,3 +122,5 @@ class PlainHelpCommand(TyperCommand):
         for param in self.params:
             if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None and param.name:
                 param.metavar = param.name.upper()  # --web-port WEB_PORT, never --web-port <int>
+            if isinstance(param, TyperArgument):  # [CODE], never [CODE] <str>
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]

@@ -256,8 +256,29 @@ def register(app: typer.Typer) -> None:
         ),
         player: str | None = PLAYER_OPTION,
         think_ms: float | None = THINK_OPTION,
+        remote: str | None = typer.Option(
+            None, "--remote", metavar="host|join",
+            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins that match.",
+        ),
+        code: str | None = typer.Argument(
+            None, metavar="CODE", help="With --remote join: the host table's code (with --remote host: resume that match)."
+        ),
+        broker: str | None = typer.Option(
+            None, "--broker", metavar="URL", help="With --remote: the broker both tables reach (mqtts://table-N@host:port?ca=FILE)."
+        ),
+        remote_timeout: float | None = typer.Option(None, "--remote-timeout", hidden=True),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
+        if remote is not None:  # the remote room plays this table's seats of a match hosted here or elsewhere
+            from tablesense.remote.cli import play_remote
+
+            raise typer.Exit(play_remote(
+                remote, code, table=table, seats=seats, broker=broker,
+                ports=[p for item in ports for p in item.split(",") if p], tags=tags, seed=seed, timeout=remote_timeout,
+                target=target, journal_dir=(journal or default_journal()).parent / "remote",
+            ))
+        if code is not None:
+            raise _err(say("{code!r}: a code goes with --remote join, or with --remote host to resume that match", code=code))
         from rich.console import Console
 
         from tablesense.journal.store import Journal, JournalError

@@ -55,6 +55,9 @@ The file format::
 
     boneyard = [...]                 # top level, optional
     kems_slots = [...]               # top level, four cells for Kems tables
+    stock = [...]                    # top level, optional: a remote-play table's
+                                     #   face-down stock (every piece of the set
+                                     #   lies there before the deal; docs/remote.md)
 
     [cells]
     center = { board = 1, channel = 0, led = 0, x = 600.0, y = 600.0, zone = "line" }
@@ -77,7 +80,7 @@ from tablesense.table.words import say
 CellId = str
 
 #: Zones a cell may belong to.
-ZONES = ("line", "rack", "boneyard", "kems_slot", "spare")
+ZONES = ("line", "rack", "boneyard", "kems_slot", "stock", "spare")
 
 #: BCM GPIO numbers usable for buttons and LEDs on a Raspberry Pi header.
 BCM_PINS = frozenset(range(2, 28))
@@ -215,6 +218,10 @@ class TableGeometry:
     line: LineGeometry | None = None
     boneyard: list[CellId] = field(default_factory=list)
     kems_slots: list[CellId] = field(default_factory=list)
+    #: Remote play (docs/remote.md): the cells where the whole set lies face
+    #: down before the deal, and where the remote seats' pieces and the
+    #: boneyard stay; empty on a table that plays only its own seats.
+    stock: list[CellId] = field(default_factory=list)
     referee_button_pin: int | None = None
     #: How the table's screen is turned, in degrees clockwise, and its name as
     #: the compositor knows it: scripts/install-pi.sh writes them into the
@@ -413,6 +420,7 @@ class _Parser:
                 "line",
                 "boneyard",
                 "kems_slots",
+                "stock",
                 "referee_button_pin",
                 "display_rotation",
                 "display_output",
@@ -443,6 +451,7 @@ class _Parser:
         line = self._line(d.get("line"), cells)
         boneyard = self._cell_list("boneyard", d.get("boneyard"), cells)
         kems_slots = self._cell_list("kems_slots", d.get("kems_slots"), cells)
+        stock = self._cell_list("stock", d.get("stock"), cells)
         referee_pin = self._int(
             "referee_button_pin", d.get("referee_button_pin"), 0, 27, optional=True
         )
@@ -479,6 +488,8 @@ class _Parser:
             claim(c, "the boneyard", "boneyard")
         for c in kems_slots:
             claim(c, "the kems slots", "kems_slot")
+        for c in stock:
+            claim(c, "the stock", "stock")
         for s in seats:
             for c in s.rack:
                 claim(c, f"seat {s.index}'s rack", "rack")
@@ -520,6 +531,7 @@ class _Parser:
             line=line,
             boneyard=boneyard,
             kems_slots=kems_slots,
+            stock=stock,
             referee_button_pin=referee_pin,
             display_rotation=rotation,
             display_output=output,

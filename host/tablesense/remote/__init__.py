@@ -1,0 +1,1 @@
+"""The remote room: matches whose seats sit at several tables (docs/remote.md)."""

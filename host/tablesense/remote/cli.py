@@ -1,0 +1,452 @@
+"""``tablesense play --remote host`` and ``tablesense play --remote join CODE``.
+
+The ``play`` command hands a remote match over here (its one hook). This
+module wires the rooms together for one physical table of a remote match:
+the table's boards (``--port``, or without ports a virtual table in this
+process: virtual boards running the real firmware, whose virtual hands
+place the pieces), the tag registry, the broker (``--broker``), the host's
+authority or the joining table's link to it, and the
+:class:`~tablesense.remote.match.TableSide` that judges the table's sensors.
+
+The first slice plays ``pairs-pips`` on ``dominoes-4-remote`` between two
+tables: the host's seats are North–South (0 and 2), the joining table's
+East–West (1 and 3). Both print the match's record (one JSON line) on
+stdout when it ends; messages for people go to stderr.
+
+Exit codes: 0 the match was played to its end; 1 the broker or the other
+table was lost for good, or the time given by ``--remote-timeout`` ran out;
+2 a bad option (a layout without a stock, a bad code, a broker URL without
+a user).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from tablesense.games.dominoes import ALL_TILES
+from tablesense.remote.authority import Authority, Seating
+from tablesense.remote.journal import HostJournal, RemoteJournalError
+from tablesense.remote.judge import PLACE, TARGET
+from tablesense.remote.match import HostSide, Message, TableSide
+from tablesense.remote.wire import Wire, WireError, check_code, new_code
+from tablesense.table.geometry import CellId, GeometryError, TableGeometry
+from tablesense.table.state import Empty, Tag
+from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
+from tablesense.table.words import message_of, say
+
+HOST_SEATS = frozenset({0, 2})
+JOIN_SEATS = frozenset({1, 3})
+#: A table that sent nothing for this long is away: the match pauses.
+AWAY_AFTER_S = 3.0
+ALIVE_EVERY_S = 1.0
+
+
+class RemoteExit(Exception):
+    """Ends the command with ``code`` after printing ``message``."""
+
+    def __init__(self, message: object, code: int) -> None:
+        super().__init__(str(message))
+        self.message = message
+        self.code = code
+
+
+def sensed_pieces(state: Mapping[CellId, Any], registry: TagRegistry) -> dict[CellId, str] | None:
+    """Cell -> piece for every tagged cell; None while any cell cannot be
+    trusted (not scanned yet, a read error, an offline board): the table is
+    judged only on a whole, clean reading."""
+    out: dict[CellId, str] = {}
+    for cell, reading in state.items():
+        if isinstance(reading, Tag):
+            piece = registry.piece(reading.uid)
+            if not isinstance(piece, Piece):
+                return None
+            out[cell] = piece.text
+        elif not isinstance(reading, Empty):
+            return None
+    return out
+
+
+class VirtualHands:
+    """The hands at a virtual table: they move a piece and wait until the
+    sensors have seen it. A remote piece is moved only once its stock cell
+    and its target light on the virtual boards (a person follows the lights)."""
+
+    def __init__(self, vt: Any, link: Any, trace: Callable[[str], None]) -> None:
+        self.sent_at: Callable[[], float | None] = lambda: None
+        """When the authority sent the move being placed (to say how long the lights took)."""
+        self.vt = vt
+        self.link = link
+        self.trace = trace
+        self.stock = set(vt.geometry.stock)
+        self.line = set(vt.geometry.line.cells) if vt.geometry.line is not None else set()
+
+    def move(self, from_cell: CellId, to_cell: CellId) -> None:
+        if from_cell in self.stock and to_cell in self.line:
+            deadline = time.monotonic() + 3.0
+            while time.monotonic() < deadline and not (self._lit(from_cell, PLACE) and self._lit(to_cell, TARGET)):
+                time.sleep(0.005)
+            lit = self._lit(from_cell, PLACE) and self._lit(to_cell, TARGET)
+            sent = self.sent_at()
+            after = "" if sent is None else f", {1000 * (time.time() - sent):.0f} ms after the authority sent the move"
+            self.trace(f"remote piece: {from_cell} -> {to_cell} ({'lit' if lit else 'NOT lit'}{after})")
+        uid = self.vt.tags()[from_cell]
+        self.vt.move(from_cell, to_cell)
+        self.link.wait_until(
+            lambda st: isinstance(st.get(to_cell), Tag) and st[to_cell].uid == uid and isinstance(st.get(from_cell), Empty),
+            3.0,
+        )
+
+    def _lit(self, cell: CellId, colour: tuple[int, int, int]) -> bool:
+        shown = self.vt.leds(cell)
+        return shown is not None and shown != (0, 0, 0) and (shown[0] > 0) == (colour[0] > 0)
+
+
+def play_remote(
+    mode: str,
+    code: str | None,
+    *,
+    table: str,
+    seats: str | None,
+    broker: str | None,
+    ports: list[str],
+    tags: str,
+    seed: int | None,
+    timeout: float | None,
+    target: float | None = None,
+    journal_dir: Path = Path("remote"),
+) -> int:
+    """Run one table of a remote match; the exit code (see the module docstring)."""
+    console = Console(stderr=True, soft_wrap=True)
+    try:
+        return _run(mode, code, table=table, seats=seats, broker=broker, ports=ports, tags=tags,
+                    seed=seed, timeout=timeout, target=target, journal_dir=journal_dir, console=console)
+    except RemoteExit as exc:
+        console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        return exc.code
+
+
+def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: str | None, ports: list[str],
+         tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
+         console: Console) -> int:
+    from tablesense.tournament.broker_client import BrokerURL
+    from tablesense.tournament.security import TableKey
+
+    if mode not in ("host", "join"):
+        raise RemoteExit(say("--remote is 'host' (start a match and print its code) or 'join' (with the code)"), 2)
+    if mode == "join" and not code:
+        raise RemoteExit(say("--remote join needs the code the host table printed: play --remote join CODE"), 2)
+    try:
+        joined_code = check_code(code) if code else None  # host with a code: resume that match from the journal
+    except WireError as exc:
+        raise RemoteExit(exc, 2) from None
+    if not broker:
+        raise RemoteExit(say("a remote match needs the broker both tables reach: --broker mqtts://table-1@host:8883?ca=ca.crt"), 2)
+    try:
+        url = BrokerURL.parse(broker)
+    except ValueError as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    try:
+        geometry = TableGeometry.load(table)
+    except (GeometryError, FileNotFoundError) as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    if "dominoes" not in geometry.games or len(geometry.seats) != 4 or len(geometry.stock) < len(ALL_TILES):
+        raise RemoteExit(say("table {name} has no stock for 28 tiles: a remote pairs-pips match plays on "
+                             "dominoes-4-remote (or a layout like it)", name=geometry.name), 2)
+    local = HOST_SEATS if mode == "host" else JOIN_SEATS
+    names = [s.strip() for s in seats.split(",")] if seats else ["bot"] * len(local)
+    if len(names) != len(local):
+        raise RemoteExit(say("this table plays seats {seats}: --seats names {n}, one for each",
+                             seats=", ".join(geometry.seats[s].name for s in sorted(local)), n=len(local)), 2)
+    bots = frozenset(s for s, n in zip(sorted(local), names, strict=True) if n.lower() == "bot")
+    try:
+        registry = TagRegistry.virtual(seed or 0) if tags == "virtual" else TagRegistry.load(tags)
+    except TagRegistryError as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    pieces = [str(t) for t in ALL_TILES]
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    deadline = None if timeout is None else time.monotonic() + timeout
+    hosting: Hosting | None = None
+    if mode == "host":
+        if joined_code is None:
+            options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
+            hosting = Hosting.new(journal_dir, new_code(), seed, options, TableKey.generate())
+        else:
+            try:
+                hosting = Hosting.resume(journal_dir, joined_code)
+            except (RemoteJournalError, ValueError, OSError, KeyError) as exc:
+                raise RemoteExit(message_of(exc), 2) from None
+    wire = Wire(url, hosting.key if hosting is not None else TableKey.generate())
+    vt: Any = None
+    link: Any = None
+    try:
+        wire.connect()
+        found = wire.find(joined_code, timeout=10.0) if mode == "join" and joined_code else None  # before the boards
+        link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
+        side = TableSide(geometry, local, pieces, bots=bots, hands=hands, set_leds=link.set_leds)
+        if isinstance(hands, VirtualHands):
+            hands.sent_at = lambda: side.frame_sent_at
+        if hosting is not None:
+            record = _host(wire, hosting, side, link, registry, stop, deadline, console)
+        else:
+            assert joined_code is not None and found is not None
+            record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console)
+    except WireError as exc:
+        raise RemoteExit(message_of(exc), 1) from None
+    finally:
+        wire.close()
+        if hosting is not None and hosting.journal is not None:
+            hosting.journal.close()
+        if link is not None:
+            link.stop()
+        if vt is not None:
+            vt.stop()
+    if record is None:
+        return 1
+    sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _open_table(geometry: TableGeometry, ports: list[str], registry: TagRegistry, pieces: list[str], seed: int,
+                console: Console) -> tuple[Any, Any, Any]:
+    """The table's link; without ports a virtual table with the whole set in its stock, and its hands."""
+    from tablesense.link.manager import TableLink
+
+    if ports:
+        link = TableLink(geometry, ports=ports)
+        link.start()
+        return link, None, None
+    from tablesense.sim.virtual_table import VirtualTable
+
+    vt = VirtualTable(geometry, seed=seed)
+    paths = vt.start()
+    stock = list(geometry.stock)
+    random.Random(seed).shuffle(stock)
+    for cell, piece in zip(stock, pieces, strict=False):
+        vt.place(cell, registry.uid_of(piece))
+    link = TableLink(geometry, ports=list(paths.values()))
+    link.start()
+    if not link.wait_online(20.0):
+        raise RemoteExit(say("the virtual boards did not come online within 20 s"), 1)
+    console.print(f"virtual table {geometry.name}: {len(paths)} boards, the 28 tiles face down in the stock")
+    return link, vt, VirtualHands(vt, link, lambda text: console.print(text, highlight=False))
+
+
+def _sense(link: Any, registry: TagRegistry) -> dict[CellId, str] | None:
+    return sensed_pieces(link.state(), registry)
+
+
+def _over(stop: threading.Event, deadline: float | None) -> bool:
+    if deadline is not None and time.monotonic() > deadline:
+        raise RemoteExit(say("the match did not end within --remote-timeout"), 1)
+    return stop.is_set()
+
+
+class Hosting:
+    """The host's match: its code, seed, options, key, journal, and (once a
+    table joined, or from the journal) the joining table's user and key."""
+
+    def __init__(self, folder: Path, code: str, seed: int, options: dict[str, Any], key: Any) -> None:
+        self.folder, self.code, self.seed, self.options, self.key = folder, code, seed, options, key
+        self.journal: HostJournal | None = None
+        self.joiner: str | None = None
+        self.joiner_key: str | None = None
+        self.inputs: list[dict[str, Any]] = []
+
+    @classmethod
+    def new(cls, folder: Path, code: str, seed: int | None, options: dict[str, Any], key: Any) -> Hosting:
+        return cls(folder, code, seed if seed is not None else random.SystemRandom().randrange(2**32), options, key)
+
+    @classmethod
+    def resume(cls, folder: Path, code: str) -> Hosting:
+        """The match of ``code`` from this table's journal."""
+        journal, match, inputs, key = HostJournal.open(folder, code)
+        hosting = cls(folder, code, int(match["seed"]), dict(match["options"]), key)
+        hosting.journal, hosting.inputs = journal, inputs
+        hosting.joiner, hosting.joiner_key = str(match["joiner"]), str(match["joiner_key"])
+        return hosting
+
+    def begin(self, joiner: str, joiner_key: str) -> None:
+        """A table joined: the journal starts with the match and that table."""
+        self.joiner, self.joiner_key = joiner, joiner_key
+        self.journal = HostJournal.create(self.folder, self.code, {
+            "code": self.code, "seed": self.seed, "options": self.options, "joiner": joiner, "joiner_key": joiner_key,
+        }, self.key)
+
+
+def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: TagRegistry, stop: threading.Event,
+          deadline: float | None, console: Console) -> dict[str, Any] | None:
+    code = hosting.code
+    wire.announce(code, {"game": "dominoes", "variant": "pairs-pips", "options": hosting.options,
+                         "seats": sorted(JOIN_SEATS)})
+    welcome = {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": "dominoes", "variant": "pairs-pips"}
+    if hosting.joiner is None:
+        console.print(f"remote match code: [bold]{code}[/]  (at the other table: tablesense play --remote join {code})")
+        console.file.flush()
+        while hosting.joiner is None:
+            if _over(stop, deadline):
+                wire.withdraw(code)
+                return None
+            got = wire.receive(0.2)
+            if got is not None and got[1].get("type") == "join" and got[1].get("code") == code:
+                hosting.begin(got[0], str(got[1]["key"]))
+        console.print(f"{hosting.joiner} joined: seats {', '.join(side.geometry.seats[s].name for s in sorted(JOIN_SEATS))}")
+    else:
+        console.print(f"resuming remote match {code} from its journal ({len(hosting.inputs)} entries)")
+    joiner, journal = hosting.joiner, hosting.journal
+    assert joiner is not None and journal is not None and hosting.joiner_key is not None
+    wire.trusted[joiner] = hosting.joiner_key
+    wire.send(joiner, welcome)
+    me = wire.user
+    authority = Authority("dominoes", "pairs-pips", Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
+                          options=hosting.options, seed=hosting.seed)
+    host = HostSide(authority)
+
+    def deliver(out: list[tuple[str, Message]]) -> None:
+        for table, msg in out:
+            if table == me:
+                side.receive(msg)
+            else:
+                wire.send(table, msg)
+
+    if hosting.inputs:  # the same facts as before the restart; the joining table's alive says what it lacks
+        authority.replay(hosting.inputs)
+        authority.on_input = journal.add_input
+        deliver(host.rejoin(me))
+    else:
+        authority.on_input = journal.add_input
+        deliver(host.start())
+    seen = time.monotonic()
+    while not _over(stop, deadline):
+        while (got := wire.receive(0.005)) is not None:
+            sender, body = got
+            if body.get("type") == "join" and body.get("code") == code:
+                if sender != joiner:  # the match is full
+                    wire.send(sender, {"type": "reject", "reason": f"match {code} is full"})
+                    continue
+                wire.trusted[joiner] = str(body["key"])  # the joining table started again: a new key
+                journal.append({"joiner_key": wire.trusted[joiner]})
+                console.print(f"{joiner} started again: it gets the match from its first frame")
+                wire.send(joiner, welcome)
+                seen = time.monotonic()
+                deliver(host.rejoin(joiner))
+                continue
+            if sender != joiner:
+                continue
+            if joiner in host.authority.paused:
+                console.print(f"{joiner} is back: the match resumes")
+            seen = time.monotonic()
+            deliver(host.handle(sender, body))
+        if time.monotonic() - seen > AWAY_AFTER_S and joiner not in host.authority.paused:
+            console.print(f"[yellow]{joiner} is away: the match pauses[/]")
+            deliver(host.drop(joiner))
+        sensed = _sense(link, registry)
+        if sensed is not None:
+            for msg in side.step(sensed):
+                deliver(host.handle(me, msg))
+        if side.view.record is not None:
+            _wait_acked(host, joiner, wire, stop, deadline)
+            wire.withdraw(code)
+            console.print("match over: " + "-".join(str(p) for p in host.authority.match.score))
+            return side.view.record
+    return None
+
+
+def _wait_acked(host: HostSide, joiner: str, wire: Wire, stop: threading.Event, deadline: float | None) -> None:
+    """The joining table has applied the last frame (or 10 s passed)."""
+    last = len(host.authority.facts) - 1
+    until = time.monotonic() + 10.0
+    while host.acked.get(joiner, -1) < last and time.monotonic() < until and not _over(stop, deadline):
+        got = wire.receive(0.05)
+        if got is not None and got[0] == joiner and got[1].get("type") == "alive":
+            host.handle(joiner, got[1])
+
+
+def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableSide, link: Any,
+          registry: TagRegistry, stop: threading.Event, deadline: float | None,
+          console: Console) -> dict[str, Any] | None:
+    host_user, lobby = found
+    wire.send(host_user, {"type": "join", "code": code, "key": wire.key.public, "table": side.geometry.name})
+    console.print(f"joining {host_user}'s match {code} ({lobby.get('variant')}) ...")
+    alive = 0.0
+    welcomed = False
+    while not _over(stop, deadline):
+        while (got := wire.receive(0.005)) is not None:
+            sender, body = got
+            if sender != host_user:
+                continue
+            if body.get("type") == "welcome":
+                welcomed = True
+                console.print(f"joined: this table plays seats {', '.join(side.geometry.seats[s].name for s in body['seats'])}")
+            elif body.get("type") == "reject" and not welcomed:  # the match has its two tables already
+                raise RemoteExit(str(body.get("reason")), 1)
+            side.receive(body)
+        now = time.monotonic()
+        if now - alive >= ALIVE_EVERY_S or side.view.record is not None:
+            alive = now
+            wire.send(host_user, side.alive())
+        sensed = _sense(link, registry)
+        if sensed is not None:
+            for msg in side.step(sensed):
+                wire.send(host_user, msg)
+        if side.view.record is not None:
+            wire.send(host_user, side.alive())
+            time.sleep(0.5)  # let the last acknowledgement leave
+            console.print("match over: " + "-".join(str(p) for p in side.view.score))
+            return side.view.record
+    return None
+
+
+def register(app: Any) -> None:
+    """``tablesense remote broker-config``: a club's broker for remote play."""
+    import typer
+
+    remote_app = typer.Typer(name="remote", help="Remote seats: a club's broker for matches between tables.",
+                             no_args_is_help=True, add_completion=False)
+
+    @remote_app.command("broker-config")
+    def broker_config(
+        out: Path = typer.Option(..., "--out", help="Directory for mosquitto.conf, passwd, acl, credentials, ca.crt."),
+        tables: int = typer.Option(2, "--tables", min=1, help="Table users to create (table-1 .. table-N)."),
+        port: int = typer.Option(8883, "--port", help="The broker's port (MQTT over TLS)."),
+        bind: str = typer.Option("127.0.0.1", "--bind", help="Address it listens on (0.0.0.0: every network)."),
+        name: list[str] = typer.Option([], "--name", help="A host name or address the tables use (for the certificate; repeat)."),
+        run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the broker runs as)."),
+        bridge_to: Path | None = typer.Option(None, "--bridge-to", help="The other club's broker folder: bridge this broker to it."),
+        bridge_host: str = typer.Option("127.0.0.1", "--bridge-host", help="How this broker reaches the other club's."),
+        bridge_port: int = typer.Option(8883, "--bridge-port", help="The other club's broker port."),
+    ) -> None:
+        """Write a TLS broker's files with the remote-play ACL (and optionally a bridge to another club's broker)."""
+        from tablesense.remote.wire import bridge_brokers, write_remote_broker
+        from tablesense.tournament.mosquitto import BrokerFiles, read_credentials
+
+        console = Console(stderr=True, soft_wrap=True)
+        if bridge_to is not None and not (bridge_to / "mosquitto.conf").is_file():
+            console.print(f"[bold red]error:[/] {bridge_to} holds no broker (mosquitto.conf): write the other club's first")
+            raise typer.Exit(2)
+        files = write_remote_broker(out, tables=tables, port=port, tls=True, run_as=run_as, bind=bind, names=name)
+        if bridge_to is not None:
+            there = BrokerFiles(conf=bridge_to / "mosquitto.conf", passwd=bridge_to / "passwd", acl=bridge_to / "acl",
+                                credentials=read_credentials(bridge_to), ca=bridge_to / "ca.crt")
+            bridge_brokers(files, there, bridge_host, bridge_port, f"bridge-{out.resolve().name}")
+            console.print(f"bridged to {bridge_host}:{bridge_port} (restart that broker: it has a new account)")
+        host = name[0] if name else bind if bind not in ("0.0.0.0", "::") else "127.0.0.1"
+        for n in range(1, tables + 1):  # the passwords stay in the credentials file, never on a command line
+            typer.echo(f"mqtts://table-{n}@{host}:{port}?ca={files.ca}")
+        console.print(f"passwords: {files.conf.parent / 'credentials'} (give a table its own in "
+                      f"TABLESENSE_BROKER_PASSWORD); start the broker with: mosquitto -c {files.conf}", soft_wrap=True)
+
+    app.add_typer(remote_app)

@@ -1,0 +1,101 @@
+"""Helpers of the remote tests: the brokers (one club, or two bridged) and a
+`play --remote` process whose stderr is read as it comes."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tablesense.remote.wire import bridge_brokers, write_remote_broker
+from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, mosquitto_binary
+from testsupport import free_port, need
+
+
+class Broker:
+    def __init__(self, files: BrokerFiles, port: int, proc: Mosquitto | None = None) -> None:
+        self.files, self.port, self.proc = files, port, proc
+
+    def url(self, user: str) -> str:
+        return self.files.url(user, "127.0.0.1", self.port)
+
+
+@pytest.fixture
+def remote_broker(tmp_path: Path) -> Iterator[Broker]:
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    port = free_port()
+    files = write_remote_broker(tmp_path / "broker", tables=3, port=port, tls=True, run_as=getpass.getuser())
+    proc = Mosquitto(files.conf, port).start()
+    try:
+        yield Broker(files, port)
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
+    """Two clubs' brokers (TLS, the remote ACL), club B's bridged to club A's."""
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    port_a, port_b = free_port(), free_port()
+    a = write_remote_broker(tmp_path / "club-a", tables=2, port=port_a, tls=True, run_as=getpass.getuser())
+    b = write_remote_broker(tmp_path / "club-b", tables=2, port=port_b, tls=True, run_as=getpass.getuser())
+    bridge_brokers(b, a, "127.0.0.1", port_a, "bridge-club-b")
+    proc_a = Mosquitto(a.conf, port_a).start()
+    proc_b = Mosquitto(b.conf, port_b).start()
+    try:
+        yield Broker(a, port_a, proc_a), Broker(b, port_b, proc_b)
+    finally:
+        proc_b.stop()
+        proc_a.stop()
+
+
+class Play:
+    """One `tablesense play --remote ...` process; stderr read as it comes."""
+
+    def __init__(self, *args: str) -> None:
+        env = {**os.environ, "COLUMNS": "250"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4-remote", *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.lines: list[str] = []
+        stream = self.proc.stderr
+        assert stream is not None
+        self._reader = threading.Thread(target=lambda: self.lines.extend(iter(stream.readline, "")), daemon=True)
+        self._reader.start()
+
+    def wait_for(self, text: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = next((x for x in self.lines if text in x), None)
+            if found is not None:
+                return found
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never printed: {''.join(self.lines)[-3000:]}")
+
+    def finish(self, timeout: float) -> tuple[int, str]:
+        """Wait for the end; the exit code and stdout (stderr stays with the reader thread)."""
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.read()
+        self._reader.join(5)
+        return self.proc.returncode, out
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+

@@ -1,0 +1,128 @@
+"""Two `play --remote` processes, each on its own virtual table (virtual
+boards running the real firmware, computer seats and virtual hands), each
+on its own club's Mosquitto (TLS, the remote ACL), the two brokers bridged: a pairs-pips match is played to
+its end, every remote play lights its stock piece and target cell at the
+other table before a hand moves it, and both tables print the same record,
+which replays as a legal match."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+from remotekit import Broker, Play
+
+from tablesense.games.dominoes import replay_record
+from tablesense.remote.wire import ROOT
+from tablesense.tournament.broker_client import BrokerURL, make_client
+
+pytestmark = pytest.mark.broker  # brokers and two processes (the few option checks ride along)
+
+
+def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_brokers(bridged: tuple[Broker, Broker]) -> None:
+    club_a, club_b = bridged
+    host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "11",
+                "--journal", str(club_a.files.conf.parent / "journal.sqlite"),
+                "--target", "20", "--remote-timeout", "400")
+    join: Play | None = None
+    try:
+        line = host.wait_for("remote match code:", 60)
+        code = line.split("remote match code:")[1].split()[0]
+        join = Play("--remote", "join", code.lower(), "--broker", club_b.url("table-2"), "--seed", "12",
+                    "--remote-timeout", "400")
+        rc_host, out_host = host.finish(420)
+        rc_join, out_join = join.finish(60)
+    finally:
+        host.kill()
+        if join is not None:
+            join.kill()
+    assert join is not None
+    assert rc_host == 0, "".join(host.lines)[-3000:]
+    assert rc_join == 0, "".join(join.lines)[-3000:]
+    record_host, record_join = json.loads(out_host), json.loads(out_join)
+    assert record_host == record_join  # the same record on both sides
+    result = replay_record(record_host)
+    assert result.winner is not None and max(result.score) >= 20
+    # every remote play of the other table lit its stock piece and target before a hand moved it
+    for proc in (host, join):
+        placed = [x for x in proc.lines if x.startswith("remote piece:")]
+        assert placed and all("(lit" in x for x in placed), placed
+    assert all("ms after the authority sent the move" in x for x in join.lines if x.startswith("remote piece:"))
+    assert "table-2 joined: seats East, West" in "".join(host.lines)
+
+
+def test_the_remote_acl_keeps_each_table_to_its_own_inbox(remote_broker: Broker) -> None:
+    """table-3 reads its own inbox, but neither table-2's nor a message it
+    wrote in table-1's name."""
+    url1, url3 = BrokerURL.parse(remote_broker.url("table-1")), BrokerURL.parse(remote_broker.url("table-3"))
+    got: list[tuple[str, bytes]] = []
+
+    def on_connect(client: Any, *_: Any) -> None:
+        client.subscribe([(f"{ROOT}/+/to/table-2", 1), (f"{ROOT}/+/to/table-3", 1)])
+
+    subscribed = threading.Event()
+    c3 = make_client("c3", url3, clean=True)
+    c3.on_message = lambda _c, _u, m: got.append((m.topic, bytes(m.payload)))
+    c3.on_subscribe = lambda *_: subscribed.set()
+    c3.on_connect = on_connect
+    c3.connect(url3.host, url3.port)
+    c3.loop_start()
+    sender = make_client("c1", url1, clean=True)
+    sender.connect(url1.host, url1.port)
+    sender.loop_start()
+    try:
+        assert subscribed.wait(10)
+        time.sleep(0.3)
+        c3.publish(f"{ROOT}/table-1/to/table-3", b"forged", qos=1)
+        sender.publish(f"{ROOT}/table-1/to/table-2", b"secret", qos=1).wait_for_publish(5)
+        sender.publish(f"{ROOT}/table-1/to/table-3", b"hello", qos=1).wait_for_publish(5)
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+    finally:
+        for c in (c3, sender):
+            c.loop_stop()
+            c.disconnect()
+    assert got == [(f"{ROOT}/table-1/to/table-3", b"hello")]
+
+
+def test_join_with_a_code_nobody_hosts_exits_1(remote_broker: Broker) -> None:
+    join = Play("--remote", "join", "ABCDEF", "--broker", remote_broker.url("table-2"), "--remote-timeout", "60")
+    rc, _ = join.finish(90)
+    assert rc == 1, "".join(join.lines)
+    assert "no match with code ABCDEF on this broker" in "".join(join.lines), "".join(join.lines)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--remote", "join", "AB1"], "is not a match code"),
+        (["--remote", "join"], "needs the code the host table printed"),
+        (["--remote", "elsewhere"], "--remote is 'host'"),
+        (["--remote", "host"], "needs the broker both tables reach"),
+        (["--remote", "host", "ABCDEF", "--journal", "/nonexistent/j.sqlite"], "no remote match ABCDEF was hosted here"),
+    ],
+)
+def test_bad_remote_options_exit_2_with_a_sentence(args: list[str], message: str) -> None:
+    from typer.testing import CliRunner
+
+    from tablesense.cli import app
+
+    broker = [] if args == ["--remote", "host"] else ["--broker", "mqtt://table-1@127.0.0.1:1"]
+    result = CliRunner().invoke(app, ["play", "--table", "dominoes-4-remote", *args, *broker])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_a_table_without_a_stock_is_refused() -> None:
+    from typer.testing import CliRunner
+
+    from tablesense.cli import app
+
+    result = CliRunner().invoke(app, ["play", "--table", "dominoes-4", "--remote", "host", "--broker", "mqtt://table-1@127.0.0.1:1"])
+    assert result.exit_code == 2
+    assert "has no stock for 28 tiles" in result.output
