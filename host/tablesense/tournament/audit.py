@@ -95,6 +95,33 @@ def _append_audit(s: Session, event_id: int, actor: str, action: str, match_id: 
     s.flush()
 
 
+class AuditChain:
+    """Many entries appended in one transaction: the chain's lock is taken and
+    its last entry read once, each new entry chained to the one before in
+    memory, and all inserted at the transaction's next flush, in order.
+    Nothing else may append in the same transaction meanwhile."""
+
+    def __init__(self, s: Session, event_id: int) -> None:
+        self.s = s
+        self.event_id = event_id
+        self._prev: str | None = None
+
+    def append(self, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> None:
+        if self._prev is None:
+            # the same lock as _append_audit: two writers never chain to the same entry
+            self.s.execute(update(Event).where(Event.id == self.event_id).values(id=Event.id)
+                           .execution_options(synchronize_session=False))
+            last = self.s.scalar(select(AuditEntry.hash).where(AuditEntry.event_id == self.event_id)
+                                 .order_by(AuditEntry.id.desc()).limit(1))
+            self._prev = last or "0" * 64
+        ts = time.time()
+        detail = json.loads(json.dumps(detail, allow_nan=False))
+        h = _audit_hash(self._prev, ts, actor, action, match_id, reason, detail)
+        self.s.add(AuditEntry(event_id=self.event_id, ts=ts, actor=actor, action=action, match_id=match_id,
+                              reason=reason, detail=detail, prev_hash=self._prev, hash=h))
+        self._prev = h
+
+
 #: Refusals (and failed logins) one source may write to the audit log per
 #: window; beyond that they are counted in memory and written as one
 #: ``refusals-suppressed`` entry, so a flood cannot grow the database.

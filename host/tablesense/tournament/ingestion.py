@@ -24,15 +24,14 @@ from sqlalchemy.orm import Session
 
 from . import kway
 from . import pairing as pr
-from .audit import AuditTrail, _append_audit, _clip
+from .audit import AuditChain, AuditTrail, _clip
+from .checks import Checked, Replayed, check_message, replay_one
 from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
 from .confirmation import ConfirmationError, Elsewhere, judge_checkin
 from .confirmation import Side as ConfirmSide
 from .confirmation import judge as judge_confirmation
-from .db import Entrant, Match, Result, Table
-from .protocol import check_ids, message_key
+from .db import Entrant, Event, Match, Result, Round, Table
 from .scope import EventScope
-from .security import SignatureError, digest, verify
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,13 @@ _Refusal = Refusal
 
 
 class Ingestion:
-    """Outbox messages of the tables into the event's database, one transaction a batch."""
+    """Outbox messages of the tables into the event's database, one transaction a batch.
+
+    A message goes through :func:`.checks.check_message` (parse, digests,
+    signature, replays: no database, possibly in a worker process) and then
+    :meth:`store`, which checks it against the event (match, turn, revision)
+    and writes it, for a whole batch in one transaction with one commit.
+    """
 
     def __init__(self, scope: EventScope, audit: AuditTrail) -> None:
         self.db = scope.db
@@ -71,6 +76,7 @@ class Ingestion:
         self.current_round_no = scope.current_round_no
         self._audit = audit
         self._keys: dict[int, str] = {}  # table -> public key (see _table_key)
+        self._game: tuple[str, str] | None = None  # (game, variant): fixed when the event is made
 
     def forget_key(self, number: int) -> None:
         """The table's key was replaced: read it again at its next message."""
@@ -81,11 +87,30 @@ class Ingestion:
         a signature never costs a database read."""
         key = self._keys.get(number)
         if key is None:
-            with self.db.session() as s:
-                key = s.scalar(select(Table.public_key).where(Table.event_id == self.event_id, Table.number == number))
-            if key is not None:
-                self._keys[number] = key
+            with self.db.session() as s:  # every table's at once: 200 tables, one query
+                self._keys.update((n, k) for n, k in s.execute(
+                    select(Table.number, Table.public_key).where(Table.event_id == self.event_id)))
+            key = self._keys.get(number)
         return key
+
+    def game(self) -> tuple[str, str]:
+        """The event's game and variant (read once: they never change)."""
+        if self._game is None:
+            with self.db.session() as s:
+                ev = self.event(s)
+                self._game = (ev.game, ev.variant)
+        return self._game
+
+    def check_args(self, table: int) -> tuple[int, str | None, str, str]:
+        """What :func:`.checks.check_raw` needs besides the bytes: event, the table's key, game, variant."""
+        game, variant = self.game()
+        return self.event_id, self._table_key(table), game, variant
+
+    def check(self, table: int, message: dict[str, Any]) -> Checked:
+        """The database-free checks of one parsed message, in this process."""
+        return check_message(message, table, *self.check_args(table))
+
+    # ------------------------------------------------------------ the API
 
     def ingest(self, topic_table: int, message: dict[str, Any], size: int | None = None) -> Ack:
         """Check, store and acknowledge one outbox message from a table.
@@ -98,14 +123,15 @@ class Ingestion:
         against the table's cached key, and the database only for a message
         signed by the table it claims to be.
         """
-        try:
-            d = digest(message)
-        except (TypeError, ValueError):
-            d = ""
+        checked = self.check(topic_table, message)
         if size is None:
-            size = len(json.dumps(message, separators=(",", ":"), default=str)) if d else 0
-        ack = self._ingest(topic_table, message, d, size)
-        return Ack(ack.key, ack.status, ack.reason, d)
+            size = len(json.dumps(message, separators=(",", ":"), default=str)) if checked.digest else 0
+        return self.store([(topic_table, checked, size)])[0]
+
+    def ingest_many(self, items: Sequence[tuple[int, dict[str, Any], int]]) -> list[Ack]:
+        """Ingest several messages (topic table, message, bytes) in one transaction
+        (see :meth:`store`)."""
+        return self.store([(table, self.check(table, message), size) for table, message, size in items])
 
     def refuse_raw(self, topic_table: int, reason: str, raw: bytes, *, sha256: str | None = None,
                    size: int | None = None) -> Ack:
@@ -116,92 +142,64 @@ class Ingestion:
         n = len(raw) if size is None else size
         return Ack("?", "refused", self._refuse("?", topic_table, reason, d, n).reason, d)
 
-    def _ingest(self, topic_table: int, message: dict[str, Any], d: str, size: int) -> Ack:
-        try:
-            check_ids(message)
-            key = message_key(message)
-        except (KeyError, ValueError, TypeError) as exc:
-            return self._refuse("?", topic_table, f"malformed message: {exc}", d, size)
-        with self._lock:
-            try:
-                body = self._signed_body(topic_table, message)
-                with self.db.session() as s:
-                    return self._apply(s, key, body)
-            except _Refusal as r:
-                return self._refuse(key, topic_table, str(r), d, size)
-            except (KeyError, TypeError, ValueError, OverflowError) as exc:
-                return self._refuse(key, topic_table, f"malformed message: {exc}", d, size)
-
-    def ingest_many(self, items: Sequence[tuple[int, dict[str, Any], int]]) -> list[Ack]:
-        """Ingest several messages (topic table, message, bytes) in one transaction:
+    def store(self, items: Sequence[tuple[int, Checked, int]]) -> list[Ack]:
+        """Store checked messages (topic table, checks, bytes) in one transaction:
         one commit, so one fsync, for all of them (a group commit); the caller
-        acknowledges only after it returns. Each message is checked and refused
-        on its own (every check comes before a message's first write); should
-        one fail in an unforeseen way, the batch is rolled back and every
-        message ingested alone, so nothing is half-stored."""
-        acks: list[Ack | None] = [None] * len(items)
-        digests: list[str] = []
+        acknowledges only after it returns. The rows the batch needs are read
+        in a few queries, and its audit entries chained in one pass. Each
+        message is refused on its own (every check comes before a message's
+        first write; refusals are audited after the commit); should one fail in
+        an unforeseen way, the batch is rolled back and every message stored
+        alone, so nothing is half-stored."""
+        checked = [(table, self._recheck_forged(table, c), size) for table, c, size in items]
+        acks: list[Ack | None] = [None] * len(checked)
         refused: list[tuple[int, str, str]] = []  # (index, key, reason): audited after the commit
-        for _table, message, _size in items:
-            try:
-                digests.append(digest(message))
-            except (TypeError, ValueError):
-                digests.append("")
         try:
             with self._lock, self.db.session() as s:
-                for i, (table, message, _size) in enumerate(items):
-                    try:
-                        check_ids(message)
-                        key = message_key(message)
-                    except (KeyError, ValueError, TypeError) as exc:
-                        refused.append((i, "?", f"malformed message: {exc}"))
+                batch = _Batch(s, self.event_id, [c.body for _t, c, _n in checked if c.body is not None])
+                for i, (_table, c, _size) in enumerate(checked):
+                    if c.refusal or c.body is None:
+                        refused.append((i, c.key, c.refusal or "malformed message"))
                         continue
                     try:
-                        ack = self._apply(s, key, self._signed_body(table, message))
+                        ack = self._apply(batch, c)
                     except _Refusal as r:
-                        refused.append((i, key, str(r)))
+                        refused.append((i, c.key, str(r)))
                         continue
-                    acks[i] = Ack(ack.key, ack.status, ack.reason, digests[i])
-        except (KeyError, TypeError, ValueError, OverflowError):
-            return [self.ingest(t, m, size) for t, m, size in items]
+                    acks[i] = Ack(ack.key, ack.status, ack.reason, c.digest)
+                batch.settle()
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            if len(checked) > 1:
+                return [self.store([item])[0] for item in checked]
+            table, c, size = checked[0]
+            return [Ack(c.key, "refused", self._refuse(c.key, table, f"malformed message: {exc}", c.digest, size).reason,
+                        c.digest)]
         for i, key, reason in refused:
-            table, _message, size = items[i]
-            acks[i] = Ack(key, "refused", self._refuse(key, table, reason, digests[i], size).reason, digests[i])
+            table, c, size = checked[i]
+            acks[i] = Ack(key, "refused", self._refuse(key, table, reason, c.digest, size).reason, c.digest)
         return [a for a in acks if a is not None]
 
-    def _signed_body(self, topic_table: int, message: dict[str, Any]) -> dict[str, Any]:
-        """The body of a message that its topic's table signed for this event, or a
-        :class:`_Refusal`: the cheap checks, then the signature against the
-        table's cached key, and no database write."""
-        if message.get("table") != topic_table:
-            raise _Refusal(f"table {message.get('table')!r} published on table-{topic_table}'s topic")
-        if message.get("event") != self.event_id:
-            raise _Refusal(f"message for event {message.get('event')!r}, this is event {self.event_id}")
-        public_key = self._table_key(topic_table)
-        if public_key is None:
-            raise _Refusal(f"table {topic_table} is not part of this event")
-        try:
-            return verify(public_key, message)
-        except SignatureError as exc:
-            # The key may have been replaced by another process (the CLI):
-            # read it again once before calling the message forged.
-            self._keys.pop(topic_table, None)
-            fresh = self._table_key(topic_table)
-            if fresh is None or fresh == public_key:
-                raise _Refusal(f"forged: {exc}") from exc
-            try:
-                return verify(fresh, message)
-            except SignatureError as exc2:
-                raise _Refusal(f"forged: {exc2}") from exc2
+    def _recheck_forged(self, table: int, c: Checked) -> Checked:
+        """A signature that failed against the cached key: the key may have been
+        replaced by another process (the CLI), so read it again once before
+        calling the message forged."""
+        if not c.forged or c.message is None:
+            return c
+        old = self._keys.pop(table, None)
+        fresh = self._table_key(table)
+        if fresh is None or fresh == old:
+            return c
+        return self.check(table, c.message)
 
-    def _apply(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
-        """Store one signed message in ``s`` (every refusal is raised before its first write)."""
-        kind = body["kind"]
+    def _apply(self, batch: _Batch, c: Checked) -> Ack:
+        """Store one signed message in the batch's session (every refusal is raised before its first write)."""
+        assert c.body is not None
+        kind = c.body["kind"]
         if kind == "result":
-            return self._ingest_result(s, key, body)
+            return self._ingest_result(batch, c)
         if kind == "confirm":
-            return self._ingest_confirm(s, key, body)
-        return self._ingest_checkin(s, key, body)
+            return self._ingest_confirm(batch, c.key, c.body)
+        return self._ingest_checkin(batch, c.key, c.body)
 
     def _refuse(self, key: str, table: int, reason: str, d: str, size: int) -> Ack:
         """Audit a refusal by the message's digest and size (never its content),
@@ -210,13 +208,12 @@ class Ingestion:
         self._audit.audit_limited(f"table-{table}", "refused", reason, size, key=_clip(key, 80), digest=d or "?", size=size)
         return Ack(key, "refused", reason)
 
-    def _ingest_result(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+    def _ingest_result(self, batch: _Batch, c: Checked) -> Ack:
+        s, key, body, d = batch.s, c.key, c.body, c.body_digest
+        assert body is not None
         ev = self.event(s)
         rnd_no, table_no, revision = int(body["round"]), int(body["table"]), int(body["revision"])
-        d = digest(body)
-        old = s.scalar(select(Result).where(
-            Result.event_id == self.event_id, Result.round_no == rnd_no, Result.table_no == table_no, Result.revision == revision,
-        ))
+        old = batch.results.get((rnd_no, table_no, revision))
         if old is not None:
             if old.digest == d:
                 return Ack(key, "duplicate")
@@ -226,13 +223,11 @@ class Ingestion:
             raise _Refusal(f"no match {body['match']!r} in this event")
         if m.round_no != rnd_no or m.table_no != table_no:
             raise _Refusal(f"out of turn: match {m.id} is round {m.round_no} table {m.table_no}")
-        if rnd_no != self.current_round_no(s):
+        if rnd_no != batch.current_round:
             raise _Refusal(f"out of turn: round {rnd_no} is not the current round")
         if m.confirmed:
             raise _Refusal(f"out of turn: match {m.id} is already confirmed; corrections go through the director")
-        top = s.scalar(select(func.max(Result.revision)).where(
-            Result.event_id == self.event_id, Result.round_no == rnd_no, Result.table_no == table_no,
-        )) or 0
+        top = batch.top.get((rnd_no, table_no), 0)
         if revision <= top:
             raise _Refusal(f"stale revision {revision}: table {table_no} already reported revision {top}")
         expect = kway.match_entrants(m)
@@ -241,37 +236,35 @@ class Ingestion:
         scores: list[float] | None = None
         if len(expect) > 2:
             try:
-                scores, winner_side, games_k = kway.verify_records(ev.game, ev.variant, body, len(expect))
+                scores, winner_side, games_k = kway.verify_records(ev.game, ev.variant, body, len(expect), c.replays)
             except kway.KwayError as exc:
                 raise _Refusal(str(exc)) from exc
             score, games = (scores[0], scores[1]), [tuple(g) for g in games_k]
         else:
-            score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of)
+            score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of, c.replays)
         winner = None if winner_side is None else expect[winner_side]
         if body.get("winner") != winner:
             raise _Refusal(f"reported winner {body.get('winner')!r} does not follow from the records ({winner!r})")
         res = Result(event_id=self.event_id, round_no=rnd_no, table_no=table_no, revision=revision, match_id=m.id,
                      digest=d, payload=body, received_at=time.time())
-        s.add(res)
-        s.flush()
+        batch.add_result(m, res)
         m.score_a, m.score_b = score
         m.scores = scores
         m.winner_id = winner
         m.games = [list(g) for g in games]
         m.status = "reported"
-        m.result_id = res.id
-        _append_audit(s, self.event_id, f"table-{table_no}", "result-accepted", m.id, "", {
+        batch.audit.append(f"table-{table_no}", "result-accepted", m.id, "", {
             "key": key, "digest": d, "score": list(score), "winner": winner,
         })
         return Ack(key, "accepted")
 
-    def _ingest_confirm(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+    def _ingest_confirm(self, batch: _Batch, key: str, body: dict[str, Any]) -> Ack:
+        s = batch.s
         rnd_no, table_no, revision = int(body["round"]), int(body["table"]), int(body["revision"])
-        res = s.scalar(select(Result).where(
-            Result.event_id == self.event_id, Result.round_no == rnd_no, Result.table_no == table_no, Result.revision == revision,
-        ))
+        res = batch.results.get((rnd_no, table_no, revision))
         if res is None:
             raise _Refusal(f"out of turn: no acknowledged result {rnd_no}/{table_no}/{revision} to confirm")
+        batch.settle()  # a result of this very batch gets its id
         m = s.get(Match, res.match_id)
         assert m is not None
         if m.confirmed and m.result_id == res.id:
@@ -291,15 +284,16 @@ class Ingestion:
             if m.status == "disputed":
                 return Ack(key, "duplicate")
             m.status = "disputed"  # the table calls the director; the console confirms or corrects
-            _append_audit(s, self.event_id, f"table-{table_no}", "result-disputed", m.id, "refused at the table",
-                          {"key": key, "disputed_by": list(verdict.disputed_by), **_private(verdict.detail)})
+            batch.audit.append(f"table-{table_no}", "result-disputed", m.id, "refused at the table",
+                               {"key": key, "disputed_by": list(verdict.disputed_by), **_private(verdict.detail)})
             return Ack(key, "accepted")
         m.confirmed = True
         m.status = "confirmed"
-        _append_audit(s, self.event_id, f"table-{table_no}", "result-confirmed", m.id, "", {"key": key, **_private(verdict.detail)})
+        batch.audit.append(f"table-{table_no}", "result-confirmed", m.id, "", {"key": key, **_private(verdict.detail)})
         return Ack(key, "accepted")
 
-    def _ingest_checkin(self, s: Session, key: str, body: dict[str, Any]) -> Ack:
+    def _ingest_checkin(self, batch: _Batch, key: str, body: dict[str, Any]) -> Ack:
+        s = batch.s
         m = s.get(Match, int(body["match"]))
         if m is None or m.event_id != self.event_id or m.table_no != body["table"]:
             raise _Refusal(f"out of turn: match {body['match']!r} is not at table {body['table']}")
@@ -323,10 +317,54 @@ class Ingestion:
                 changed.append(eid)
         if not changed:
             return Ack(key, "duplicate")
-        _append_audit(s, self.event_id, f"table-{body['table']}", "checked-in", m.id, "", {"entrants": changed})
+        batch.audit.append(f"table-{body['table']}", "checked-in", m.id, "", {"entrants": changed})
         return Ack(key, "accepted")
 
-    # ------------------------------------------------------------ corrections
+
+class _Batch:
+    """One transaction's view of what its messages touch, read in a few queries:
+    the results already stored for their (round, table), their matches (into
+    the session, so ``s.get`` costs nothing), the current round; and the
+    audit entries it appends, chained in one pass."""
+
+    def __init__(self, s: Session, event_id: int, bodies: Sequence[dict[str, Any]]) -> None:
+        self.s = s
+        self.audit = AuditChain(s, event_id)
+        rounds = {int(b["round"]) for b in bodies if "round" in b}
+        tables = {int(b["table"]) for b in bodies if "table" in b}
+        matches = {int(b["match"]) for b in bodies if isinstance(b.get("match"), int)}
+        self.results: dict[tuple[int, int, int], Result] = {}
+        self.top: dict[tuple[int, int], int] = {}  # (round, table) -> the highest revision stored
+        if rounds and tables:
+            for r in s.scalars(select(Result).where(Result.event_id == event_id, Result.round_no.in_(rounds),
+                                                    Result.table_no.in_(tables))):
+                self._note(r)
+        # held here: the session's identity map keeps only weak references, and
+        # s.get() of a row it still holds costs no query
+        self.matches = list(s.scalars(select(Match).where(Match.id.in_(matches)))) if matches else []
+        self.event = s.get(Event, event_id)
+        self.current_round = int(s.scalar(select(func.max(Round.number)).where(Round.event_id == event_id)) or 0)
+        self._unsettled: list[tuple[Match, Result]] = []
+
+    def _note(self, r: Result) -> None:
+        self.results[(r.round_no, r.table_no, r.revision)] = r
+        key = (r.round_no, r.table_no)
+        self.top[key] = max(self.top.get(key, 0), r.revision)
+
+    def add_result(self, m: Match, res: Result) -> None:
+        """A new result standing for ``m`` (its id, and so ``m.result_id``, at :meth:`settle`)."""
+        self.s.add(res)
+        self._note(res)
+        self._unsettled.append((m, res))
+
+    def settle(self) -> None:
+        """Insert what is pending (one flush) and point each match at its result."""
+        if not self._unsettled:
+            return
+        self.s.flush()
+        for m, res in self._unsettled:
+            m.result_id = res.id
+        self._unsettled.clear()
 
 
 def _private(detail: dict[str, Any] | None) -> dict[str, Any]:
@@ -337,16 +375,16 @@ def _private(detail: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int) -> tuple[tuple[float, float], int | None, list[tuple[float, float]]]:
-    """Replay every game record of a result; the reported score must follow from them.
+def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int,
+                   replays: Sequence[Replayed | None] = ()) -> tuple[tuple[float, float], int | None, list[tuple[float, float]]]:
+    """Check every game record of a result; the reported score must follow from them.
 
-    Returns (match score, winning side 0/1/None, per-game scores). A best-of-N
-    match carries one record per game; its score is the sum of the games and
-    its winner the side that won the majority.
+    ``replays``: the records already replayed (:func:`.checks.replay_records`);
+    a record not among them is replayed here. Returns (match score, winning
+    side 0/1/None, per-game scores). A best-of-N match carries one record per
+    game; its score is the sum of the games and its winner the side that won
+    the majority.
     """
-    from tablesense.games.common import IllegalStepError
-    from tablesense.games.record import replay
-
     records = body.get("records")
     if not isinstance(records, list) or not records:
         raise _Refusal("a result must carry the game records of its hands")
@@ -355,12 +393,10 @@ def verify_records(game: str, variant: str, body: dict[str, Any], best_of: int) 
     for i, rec in enumerate(records):
         if not isinstance(rec, dict) or rec.get("game") != game or rec.get("variant") != variant:
             raise _Refusal(f"record {i} is not a {game} {variant} record")
-        try:
-            rr = replay(rec)
-        except Exception as exc:  # RecordFormatError, IllegalStepError: both refuse the result
-            where = f" (hand {exc.hand}, move {exc.move})" if isinstance(exc, IllegalStepError) else ""
-            raise _Refusal(f"record {i} does not replay{where}: {exc}") from exc
-        sc = tuple(float(x) for x in rr.score)
+        rr = (replays[i] if i < len(replays) else None) or replay_one(rec)
+        if rr.error:
+            raise _Refusal(f"record {i} does not replay{rr.error}")
+        sc = rr.score
         if len(sc) != 2:
             raise _Refusal(f"record {i} has {len(sc)} teams; a match is between two entrants")
         games.append((sc[0], sc[1]))
