@@ -61,6 +61,15 @@ log = logging.getLogger(__name__)
 BATCH_MAX = 64
 
 
+def default_check_workers() -> int:
+    """Check workers for ``director serve``: one per core, none on a single core
+    (there a worker process would only add copying)."""
+    import os
+
+    n = os.cpu_count() or 1
+    return n if n > 1 else 0
+
+
 def director_client_id(broker: BrokerURL) -> str:
     """The director's client id: stable for one password, not guessable without it."""
     secret = f"{broker.username}:{broker.password}".encode()

@@ -166,7 +166,7 @@ def serve(
                       variable="$" + password_env, n=len(password), min=MIN_PASSWORD))
         import uvicorn
 
-        from .bridge import BrokerURL, DirectorBridge
+        from .bridge import BrokerURL, DirectorBridge, default_check_workers
         from .console import ack_line, serve_banner
         from .live import LiveBoard
         from .web import create_app, hash_password
@@ -177,6 +177,7 @@ def serve(
             bridge = DirectorBridge(
                 director, BrokerURL.parse(broker),
                 on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))), live=LiveBoard(),
+                check_workers=default_check_workers(),
             ).start()
             if not bridge.wait_connected(10):
                 bridge.stop()

@@ -353,6 +353,7 @@ class Director(EventScope):
             self._memo[key] = (version, value)
         return value
 
+
 def _check_engine_options(game: str, variant: str, opts: dict[str, Any]) -> None:
     """Refuse, when the event is created, options the tables' engine would refuse mid-event."""
     from tablesense.games.common import OptionError
