@@ -79,3 +79,15 @@ def test_a_batch_chains_its_audit_entries_and_refuses_each_message_on_its_own(db
     assert d.verify_audit_chain(full=True)
     accepted = [a for a in d.audit_log() if a["action"] == "result-accepted"]
     assert len(accepted) == 4
+
+
+def test_a_message_and_its_body_are_encoded_exactly_as_signed() -> None:
+    from tablesense.tournament.checks import _canonical_pair
+    from tablesense.tournament.security import canonical
+
+    for body in ({"kind": "result", "é": "ü", "score": [1.5, 2.0], "n": None, "z": {"b": 1, "a": [True, "\u2028"]}},
+                 {"kind": "checkin"}, {"zzz": 1, "aaa": {"sig": 2}}):
+        m = TableKey.from_seed(b"x").sign(body)
+        whole, signed = _canonical_pair(m)
+        assert whole == canonical(m)
+        assert signed == canonical(body)

@@ -13,6 +13,7 @@ Everything here is picklable: a :class:`Checked` travels back from a worker.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +79,10 @@ def check_message(message: dict[str, Any], table: int, event_id: int, public_key
     """The cheap checks first (ids, key, topic, event), then the signature, then
     the replay of a result's records; no database."""
     try:
-        d = hashlib.sha256(canonical(message)).hexdigest()
+        whole, signed = _canonical_pair(message)
+        d = hashlib.sha256(whole).hexdigest()
     except (TypeError, ValueError):
-        d = ""
+        d, signed = "", b""
     try:
         check_ids(message)
         key = message_key(message)
@@ -92,15 +94,26 @@ def check_message(message: dict[str, Any], table: int, event_id: int, public_key
         return Checked(d, key, message, refusal=f"message for event {message.get('event')!r}, this is event {event_id}")
     if public_key is None:
         return Checked(d, key, message, refusal=f"table {table} is not part of this event")
+    if not d:
+        return Checked(d, key, message, refusal="malformed message: not JSON data")
     try:
-        body = verify(public_key, message)
+        body = verify(public_key, message, signed)
     except SignatureError as exc:
         return Checked(d, key, message, refusal=f"forged: {exc}", forged=True)
-    try:
-        body_digest = hashlib.sha256(canonical(body)).hexdigest()
-    except (TypeError, ValueError) as exc:
-        return Checked(d, key, message, refusal=f"malformed message: {exc}")
-    return Checked(d, key, message, body, body_digest, replays=replay_records(body, game, variant))
+    return Checked(d, key, message, body, hashlib.sha256(signed).hexdigest(), replays=replay_records(body, game, variant))
+
+
+def _canonical_pair(message: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The canonical bytes of the whole message and of its body (without ``sig``),
+    each value encoded once: exactly :func:`.security.canonical` of each."""
+    if not all(isinstance(k, str) for k in message):
+        return canonical(message), canonical({k: v for k, v in message.items() if k != "sig"})
+    enc = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+    parts = {k: f"{enc(k)}:{enc(v)}" for k, v in message.items()}
+    order = sorted(parts)
+    whole = "{" + ",".join(parts[k] for k in order) + "}"
+    body = "{" + ",".join(parts[k] for k in order if k != "sig") + "}"
+    return whole.encode(), body.encode()
 
 
 def replay_records(body: dict[str, Any], game: str, variant: str) -> tuple[Replayed | None, ...]:
