@@ -60,7 +60,7 @@ def _junk_audit(d: Director, count: int) -> None:
     """``count`` chained refusal rows written in one go (what a flood left before the fix)."""
     import time
 
-    from tablesense.tournament.service import _audit_hash
+    from tablesense.tournament.audit import _audit_hash
 
     with d.db.session() as s:
         last = s.scalar(select(AuditEntry).where(AuditEntry.event_id == d.event_id).order_by(AuditEntry.id.desc()).limit(1))
@@ -202,7 +202,7 @@ def test_audit_chain_check_is_incremental_but_catches_removal(db_url: str) -> No
     assert d.verify_audit_chain()
     d.audit("director", "note", reason="one more")
     assert d.verify_audit_chain()
-    upto = d._verified[0]
+    upto = d.audit_trail._verified[0]
     assert upto == d.audit_log()[-1]["id"]
     # someone drops the append-only triggers and deletes the newest entry: the next (incremental) check says so
     from sqlalchemy import delete

@@ -4,11 +4,19 @@ paho-mqtt's network thread only sorts what arrives: a heartbeat is noted in
 memory, a live progress message goes to the :class:`LiveBoard` (when the
 bridge has one), and everything else is offered to the :class:`Intake`, a
 token bucket and a bounded queue per table checked before a byte is parsed
-(a flooding table is shed, and slows only itself). One worker thread serves
-the tables in turn, turns messages into :meth:`Director.ingest` calls and
-publishes the acknowledgement *after* the database transaction committed, so
-the director never acknowledges what it has not stored ("acts only on what
-it acknowledged").
+(a flooding table is shed, and slows only itself). An outbox message the
+intake takes is answered at once with a ``queued`` notice (naming the hash
+of its bytes), so its table does not send it again while its ack is due.
+
+Two stages then serve the tables in turn. The checker takes what queued
+(one message per table in turn, a batch at most ``BATCH_MAX``) and runs the
+database-free checks (:mod:`.checks`: parse, digests, signature, the replay
+of every record) — in a pool of worker processes when ``check_workers`` is
+set, so a batch's replays run on every core while the previous batch is
+being stored. The storer writes each batch in one transaction
+(:meth:`.ingestion.Ingestion.store`) and publishes the acknowledgements
+*after* the commit, so the director never acknowledges what it has not
+stored ("acts only on what it acknowledged").
 
 The director's default client id is derived from its broker password (stable
 across restarts for its persistent session, not guessable without the
@@ -24,9 +32,12 @@ import contextlib
 import hashlib
 import json
 import logging
+import multiprocessing
+import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +50,7 @@ from .broker_client import BrokerURL as BrokerURL
 from .broker_client import make_client as make_client
 from .broker_client import password_in_url as password_in_url
 from .broker_client import read_password_file as read_password_file
+from .checks import Checked, check_raw
 from .intake import LIVE_TOKENS_PER_S, Intake, TokenBucket, message_cost
 from .live import LiveBoard
 from .service import Ack, Director
@@ -47,6 +59,15 @@ log = logging.getLogger(__name__)
 
 #: Most messages stored in one transaction (one commit, one fsync).
 BATCH_MAX = 64
+
+
+def default_check_workers() -> int:
+    """Check workers for ``director serve``: one per core, none on a single core
+    (there a worker process would only add copying)."""
+    import os
+
+    n = os.cpu_count() or 1
+    return n if n > 1 else 0
 
 
 def director_client_id(broker: BrokerURL) -> str:
@@ -78,7 +99,10 @@ class DirectorBridge:
         on_ack: Callable[[int, Ack], None] | None = None,
         live: LiveBoard | None = None,
         intake: Intake | None = None,
+        check_workers: int = 0,
     ) -> None:
+        """``check_workers``: processes that run the checks and replays of
+        incoming results (0: the checker thread runs them itself)."""
         self.director = director
         self.broker = broker
         self.stats = BridgeStats()
@@ -90,7 +114,12 @@ class DirectorBridge:
         self._client.on_connect = self._on_connect
         self._client.on_message = self._on_message
         self._live_buckets: dict[int, TokenBucket] = {}
-        self._worker = threading.Thread(target=self._work, name="director-ingest", daemon=True)
+        self._check_workers = check_workers
+        self._pool: Executor | None = None
+        # checked batches waiting for the storer: at most two (one stored, one checked meanwhile)
+        self._checked: queue.Queue[list[_Item] | None] = queue.Queue(maxsize=2)
+        self._worker = threading.Thread(target=self._work, name="director-check", daemon=True)
+        self._storer = threading.Thread(target=self._store_work, name="director-store", daemon=True)
         self._watcher = threading.Thread(target=self._watch, name="director-watch", daemon=True)
         self._stopping = threading.Event()
         self.quiet: set[int] = set()
@@ -102,7 +131,11 @@ class DirectorBridge:
     # --------------------------------------------------------------- life
 
     def start(self) -> DirectorBridge:
+        if self._check_workers > 0:
+            # forkserver: workers start from a clean process, not a copy of this threaded one
+            self._pool = ProcessPoolExecutor(self._check_workers, mp_context=multiprocessing.get_context("forkserver"))
         self._worker.start()
+        self._storer.start()
         self._watcher.start()
         self._client.connect_async(self.broker.host, self.broker.port, keepalive=5)
         self._client.loop_start()
@@ -115,9 +148,12 @@ class DirectorBridge:
         self._stopping.set()
         self._intake.close()
         self._worker.join(timeout=10)
+        self._storer.join(timeout=10)
         self._watcher.join(timeout=10)
         self._client.disconnect()
         self._client.loop_stop()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
     def crash(self) -> None:
         """Die abruptly (tests): unprocessed messages are dropped, no clean disconnect.
@@ -130,7 +166,10 @@ class DirectorBridge:
             with contextlib.suppress(OSError):
                 sock.close()
         self._worker.join(timeout=10)
+        self._storer.join(timeout=10)
         self._watcher.join(timeout=10)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> DirectorBridge:
         return self.start()
@@ -202,50 +241,86 @@ class DirectorBridge:
             payload = _Dropped.of(payload)
         if not self._intake.offer(table, topic, payload, size):
             self.stats.shed += 1
+        elif leaf == "out" and not isinstance(payload, _Dropped):
+            # received and queued: the table waits for the ack instead of re-sending
+            self._client.publish(proto.ack_topic(table), proto.queued_notice(hashlib.sha256(payload).hexdigest()), qos=1)
 
     def _work(self) -> None:
-        """Serve the intake: what queued while the last batch was committed is
-        the next batch (one message per table in turn, at most ``BATCH_MAX``),
-        stored in one transaction and acknowledged after its commit."""
+        """The checker: what queued while the last batch was checked is the next
+        batch (one message per table in turn, at most ``BATCH_MAX``); its outbox
+        messages are checked (in the pool, when there is one) and the batch
+        handed to the storer, in order."""
+        try:
+            while True:
+                item = self._intake.take()
+                if item is None:
+                    return
+                batch = [item]
+                while len(batch) < BATCH_MAX:
+                    more = self._intake.take(0)
+                    if more is None:
+                        break
+                    batch.append(more)
+                try:
+                    items = self._check_batch([(table, topic, payload) for table, topic, payload in batch])
+                except Exception:  # one bad batch must never stop ingestion
+                    log.exception("director: failed to check a batch of messages")
+                    for _ in batch:
+                        self._intake.done()
+                    continue
+                self._checked.put(items)
+        finally:
+            self._checked.put(None)
+
+    def _check_batch(self, batch: list[tuple[int, str, bytes]]) -> list[_Item]:
+        """Each message with its checks (outbox messages) or as it came (the rest)."""
+        items: list[_Item] = []
+        jobs: list[tuple[int, bytes, tuple[int, str | None, str, str]]] = []
+        for table, topic, payload in batch:
+            if topic.rsplit("/", 1)[-1] != "out" or isinstance(payload, _Dropped):
+                items.append(_Item(table, topic, payload))
+                continue
+            items.append(_Item(table, topic, payload, len(jobs)))
+            jobs.append((table, payload, self.director.ingestion.check_args(table)))
+        if self._pool is not None and len(jobs) > 1:
+            n = self._check_workers
+            futures: list[Future[list[Checked]]] = [self._pool.submit(_check_many, jobs[i::n]) for i in range(n)]
+            done = [f.result() for f in futures]
+            checked = [done[i % n][i // n] for i in range(len(jobs))]
+        else:
+            checked = _check_many(jobs)
+        for item in items:
+            if item.job >= 0:
+                item.checked = checked[item.job]
+        return items
+
+    def _store_work(self) -> None:
+        """The storer: each checked batch in one transaction, acknowledged after its commit."""
         while True:
-            item = self._intake.take()
-            if item is None:
+            items = self._checked.get()
+            if items is None:
                 return
-            batch = [item]
-            while len(batch) < BATCH_MAX:
-                more = self._intake.take(0)
-                if more is None:
-                    break
-                batch.append(more)
             try:
-                self._handle_batch([(topic, payload) for _table, topic, payload in batch])
+                self._handle_batch(items)
             except Exception:  # one bad batch must never stop ingestion
                 log.exception("director: failed to handle a batch of messages")
             finally:
-                for _ in batch:
+                for _ in items:
                     self._intake.done()
 
-    def _handle_batch(self, items: list[tuple[str, bytes]]) -> None:
-        """Outbox messages that parse go to :meth:`Director.ingest_many` (one
+    def _handle_batch(self, items: list[_Item]) -> None:
+        """Checked outbox messages go to :meth:`.ingestion.Ingestion.store` (one
         commit); everything else is handled alone, in arrival order."""
-        parsed: list[tuple[int, dict[str, Any], int]] = []
-        for topic, payload in items:
-            table = proto.table_from_topic(topic)
-            if table is None or topic.rsplit("/", 1)[-1] != "out" or isinstance(payload, _Dropped):
-                self._handle(topic, payload)
-                continue
-            try:
-                message = proto.parse_message(payload)
-            except proto.MessageError:
-                self._handle(topic, payload)  # refused there, with its reason
-                continue
-            parsed.append((table, message, len(payload)))
-        if not parsed:
+        stored = [it for it in items if it.checked is not None]
+        for it in items:
+            if it.checked is None:
+                self._handle(it.topic, it.payload)
+        if not stored:
             return
-        acks = self.director.ingest_many(parsed)
-        for (table, _message, _size), ack in zip(parsed, acks, strict=True):
+        acks = self.director.ingestion.store([(it.table, it.checked, len(it.payload)) for it in stored if it.checked])
+        for it, ack in zip(stored, acks, strict=True):
             self.stats.received += 1
-            self._acknowledge(table, ack)
+            self._acknowledge(it.table, ack)
 
     def _acknowledge(self, table: int, ack: Ack) -> None:
         if ack.status == "accepted":
@@ -309,6 +384,22 @@ class DirectorBridge:
             else:
                 ack = self.director.ingest(table, message, len(payload))
         self._acknowledge(table, ack)
+
+
+@dataclass
+class _Item:
+    """One message of a batch: an outbox message carries its checks."""
+
+    table: int
+    topic: str
+    payload: bytes
+    job: int = -1
+    checked: Checked | None = None
+
+
+def _check_many(jobs: list[tuple[int, bytes, tuple[int, str | None, str, str]]]) -> list[Checked]:
+    """:func:`.checks.check_raw` of several messages (one call to a pool worker)."""
+    return [check_raw(payload, table, *args) for table, payload, args in jobs]
 
 
 class _Dropped(bytes):

@@ -167,7 +167,7 @@ def serve(
                       variable="$" + password_env, n=len(password), min=MIN_PASSWORD))
         import uvicorn
 
-        from .bridge import BrokerURL, DirectorBridge
+        from .bridge import BrokerURL, DirectorBridge, default_check_workers
         from .console import ack_line, serve_banner
         from .live import LiveBoard
         from .web import create_app, hash_password
@@ -178,6 +178,7 @@ def serve(
             bridge = DirectorBridge(
                 director, BrokerURL.parse(broker),
                 on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))), live=LiveBoard(),
+                check_workers=default_check_workers(),
             ).start()
             if not bridge.wait_connected(10):
                 bridge.stop()
@@ -462,6 +463,39 @@ def venue_config(
                      "(or send it SIGHUP) so the bridge can log in", user=v.user,
                      passwd=director_dir.resolve() / "passwd"))
         typer.echo(_("at the venue, start: {command}", command=f"mosquitto -c {v.broker.conf}"))
+
+
+@tournament_app.command("relay-config")
+def relay_config(
+    name: str = typer.Argument(..., help="The relay's name: lower-case letters, digits and dashes."),
+    out: Path = typer.Option(..., "--out", help="Directory for the relay broker's files."),
+    upstream: str = typer.Option(..., "--upstream", help="HOST:PORT of the director's broker (with --director-dir) "
+                                 "or of another relay's MQTT listener."),
+    director_dir: Path | None = typer.Option(None, "--director-dir", help="The director broker's folder (from "
+                                             "mosquitto-config): the relay gets a read-only account there."),
+    port: int = typer.Option(1884, "--port", help="The relay's plain MQTT port (the next relay bridges from it)."),
+    ws_port: int = typer.Option(9001, "--ws-port", help="The WebSocket port browsers connect to."),
+    bind: str = typer.Option("0.0.0.0", "--bind"),
+    max_spectators: int = typer.Option(5000, "--max-spectators", help="Connections each listener admits."),
+    run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the relay runs as)."),
+    lang: str = LANG_OPTION,
+) -> None:
+    """A relay broker for spectators: the tables' public progress bridged in, served read-only over WebSocket."""
+    with _errors():
+        from .relays import write_relay_config
+
+        host, _sep, port_text = upstream.rpartition(":")
+        if not host or not port_text.isdigit():
+            _fail(say("--upstream is HOST:PORT, not {value}", value=repr(upstream[:60])))
+        r = write_relay_config(out, name=name, upstream_host=host, upstream_port=int(port_text), director_dir=director_dir,
+                               port=port, ws_port=ws_port, bind=bind, max_spectators=max_spectators, run_as=run_as)
+        typer.echo(_("wrote {conf} and {acl}: spectators read the live topics at ws://HOST:{ws_port}/",
+                     conf=r.conf, acl=r.acl, ws_port=ws_port))
+        if r.user is not None and director_dir is not None:
+            typer.echo(_("added {user} to {passwd} and acl: restart the director's broker "
+                         "(or send it SIGHUP) so the bridge can log in", user=r.user,
+                         passwd=director_dir.resolve() / "passwd"))
+        typer.echo(_("start the broker with: {command}", command=f"mosquitto -c {r.conf}"))
 
 
 @tournament_app.command("table")

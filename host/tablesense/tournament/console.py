@@ -122,7 +122,7 @@ def pair_status(director: Director) -> PairStatus:
         if director.entrants_per_table() > 2:
             kway.plan_round(director, nxt)
         else:
-            director._plan_round(nxt)
+            director.plan_round(nxt)
     except (DirectorError, pr.PairingError) as exc:  # a Swiss that cannot avoid a rematch says so, not a 500
         return PairStatus(False, message_of(exc), nxt)
     return PairStatus(True, say("round {n} can be paired", n=nxt), nxt)

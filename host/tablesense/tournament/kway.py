@@ -36,6 +36,7 @@ from sqlalchemy import select
 
 from tablesense.games.registry import find_game
 
+from .checks import Replayed, replay_one
 from .db import Entrant, Match, Round, Table
 from .db import match_entrants as match_entrants
 from .db import match_scores as match_scores
@@ -107,26 +108,23 @@ def winner_side(scores: Sequence[float]) -> int | None:
 # ---------------------------------------------------------------- results
 
 
-def verify_records(game: str, variant: str, body: Mapping[str, Any], k: int) -> tuple[list[float], int | None, list[list[float]]]:
+def verify_records(game: str, variant: str, body: Mapping[str, Any], k: int,
+                   replays: Sequence[Replayed | None] = ()) -> tuple[list[float], int | None, list[list[float]]]:
     """Replay the single game record of a k-entrant result; its scores must be the reported ones.
 
+    ``replays``: the record already replayed (:func:`.checks.replay_records`).
     Returns (scores per entrant, winning side or None, [scores] per game).
     """
-    from tablesense.games.common import IllegalStepError
-    from tablesense.games.record import replay
-
     records = body.get("records")
     if not isinstance(records, list) or len(records) != 1 or not isinstance(records[0], dict):
         raise KwayError("a result of a table of more than two entrants carries exactly one game record")
     rec = records[0]
     if rec.get("game") != game or rec.get("variant") != variant:
         raise KwayError(f"record 0 is not a {game} {variant} record")
-    try:
-        rr = replay(rec)
-    except Exception as exc:  # RecordFormatError, IllegalStepError: both refuse the result
-        where = f" (hand {exc.hand}, move {exc.move})" if isinstance(exc, IllegalStepError) else ""
-        raise KwayError(f"record 0 does not replay{where}: {exc}") from exc
-    scores = [float(x) for x in rr.score]
+    rr = (replays[0] if replays else None) or replay_one(rec)
+    if rr.error:
+        raise KwayError(f"record 0 does not replay{rr.error}")
+    scores = list(rr.score)
     if len(scores) != k:
         raise KwayError(f"record 0 has {len(scores)} sides; this table has {k} entrants")
     reported = body.get("score")

@@ -51,6 +51,23 @@ def ack_topic(table: int) -> str:
     return f"{TOPIC_ROOT}/director/{table_name(table)}/ack"
 
 
+#: An ack's status that only says "received, queued": the message passed the
+#: intake and will be answered (accepted, duplicate or refused) after its
+#: batch is committed. It names the message by the SHA-256 of the bytes the
+#: table published (``raw``): the director has not parsed it yet.
+QUEUED = "queued"
+#: How long a table waits for the real ack of a queued message before it
+#: sends it again (a director that crashed meanwhile lost its queue).
+QUEUED_WAIT_S = 10.0
+
+
+def queued_notice(raw_sha256: str) -> bytes:
+    """The ``queued`` notice for a message whose bytes hash to ``raw_sha256``."""
+    import json
+
+    return json.dumps({"status": QUEUED, "raw": raw_sha256}).encode()
+
+
 def table_from_topic(topic: str) -> int | None:
     """The table number in ``tablesense/tables/table-N/...``, or None."""
     parts = topic.split("/")

@@ -83,8 +83,9 @@ class TableKey:
         return {**unsigned, "sig": base64.b64encode(sig).decode()}
 
 
-def verify(public_key_b64: str, message: dict[str, Any]) -> dict[str, Any]:
-    """Check ``message['sig']`` against the table's public key; return the body without it."""
+def verify(public_key_b64: str, message: dict[str, Any], signed: bytes | None = None) -> dict[str, Any]:
+    """Check ``message['sig']`` against the table's public key; return the body without it.
+    ``signed``: the body's canonical bytes when the caller has them already."""
     sig_b64 = message.get("sig")
     if not isinstance(sig_b64, str):
         raise SignatureError("message is not signed")
@@ -95,7 +96,7 @@ def verify(public_key_b64: str, message: dict[str, Any]) -> dict[str, Any]:
         raise SignatureError(f"malformed signature or key: {exc}") from exc
     body = {k: v for k, v in message.items() if k != "sig"}
     try:
-        pub.verify(sig, canonical(body))
+        pub.verify(sig, canonical(body) if signed is None else signed)
     except InvalidSignature as exc:
         raise SignatureError("signature does not verify with this table's key") from exc
     return body

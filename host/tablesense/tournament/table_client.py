@@ -16,6 +16,7 @@ acknowledged the result.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import random
@@ -190,6 +191,7 @@ class HeadlessTable:
         self._threads: list[threading.Thread] = []
         self._starts = 0
         self._due: dict[str, tuple[float, float]] = {}  # key -> (next send, current interval)
+        self._sent_raw: dict[str, str] = {}  # SHA-256 of the bytes sent -> key (for the director's "queued")
         self.max_resend_interval = 8.0
         self._live_at = 0.0
 
@@ -290,6 +292,8 @@ class HeadlessTable:
                 self._wake.set()
                 if data != cur:
                     self.say(_assignment_line(self.number, data))
+        elif msg.topic == proto.ack_topic(self.number) and isinstance(data, dict) and data.get("status") == proto.QUEUED:
+            self._queued(str(data.get("raw")))
         elif (
             msg.topic == proto.ack_topic(self.number)
             and isinstance(data, dict)
@@ -304,6 +308,19 @@ class HeadlessTable:
                 self.say(say("table {table}: director {status} {key}", table=self.number, status=status,
                              key=str(data.get("key"))))
             self._wake.set()
+
+    def _note_sent(self, key: str, payload: str | bytes) -> None:
+        raw = payload.encode() if isinstance(payload, str) else payload
+        if len(self._sent_raw) > 1000:  # answered messages' hashes are no longer needed
+            self._sent_raw.clear()
+        self._sent_raw[hashlib.sha256(raw).hexdigest()] = key
+
+    def _queued(self, raw_sha256: str) -> None:
+        """The director queued a message of ours: wait ``QUEUED_WAIT_S`` for its ack before sending it again."""
+        key = self._sent_raw.get(raw_sha256)
+        if key is not None:
+            _due, interval = self._due.get(key, (0.0, self.resend_interval))
+            self._due[key] = (time.monotonic() + proto.QUEUED_WAIT_S, interval)
 
     def _keep_reason(self, ack: dict[str, Any]) -> bool:
         """Keep why the director refused a message (the table shows it: "X plays at
@@ -325,6 +342,7 @@ class HeadlessTable:
             if now < due:
                 continue
             c.publish(proto.outbox_topic(self.number), payload, qos=1)
+            self._note_sent(key, payload)
             self.sent += 1
             self._due[key] = (now + interval, min(interval * 2, self.max_resend_interval))
 
@@ -371,7 +389,9 @@ class HeadlessTable:
     def _publish_pending_one(self, signed: dict[str, Any]) -> None:
         c = self._client
         if c is not None and c.is_connected():
-            c.publish(proto.outbox_topic(self.number), json.dumps(signed), qos=1)
+            payload = json.dumps(signed)
+            c.publish(proto.outbox_topic(self.number), payload, qos=1)
+            self._note_sent(proto.message_key(signed), payload)
             self.sent += 1
 
     def _wait_ack(self, key: str) -> str:

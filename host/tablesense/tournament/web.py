@@ -40,6 +40,7 @@ from tablesense.i18n import (
 from tablesense.i18n import ngettext as plural_text
 
 from .export import export_event, records_archive, results_csv, standings_csv
+from .page_cache import PageCache
 from .service import Director, DirectorError
 from .words import STATUS, Message, word
 
@@ -224,9 +225,12 @@ def create_app(
     templates = Jinja2Templates(directory=str(TEMPLATES))
     server_lang = resolve(lang)
 
+    pages = PageCache(director.data_version)
+    app.state.pages = pages
+
     def event_lang() -> str:
-        """The event's own language (``tournament create --lang``), else the server's."""
-        return director.language() or server_lang
+        """The event's own language (``tournament create --lang``), else the server's (read once per change)."""
+        return pages.get("event-lang", director.language) or server_lang
 
     install_page_language(templates, event_lang)
 
@@ -245,7 +249,7 @@ def create_app(
         return True
 
     def ctx(request: Request, **extra: Any) -> dict[str, Any]:
-        data = director.memo("export_event:100", lambda: export_event(director, audit=100))  # once per change
+        data = pages.get("export_event:100", lambda: export_event(director, audit=100))  # once per change
         names = {e["id"]: e["name"] for e in data["entrants"]}
         return {"request": request, "data": data, "names": names, "refresh": refresh_s,
                 "logged_in": logged_in(request), **extra}
@@ -262,13 +266,29 @@ def create_app(
     def root() -> RedirectResponse:
         return RedirectResponse("/standings", status_code=303)
 
+    async def public_page(request: Request, template: str) -> Response:
+        """A public page as the same bytes for everyone with its language and login
+        state, rendered once per change of the event (page_cache.py); a request
+        served from the cache never leaves the event loop."""
+        key = (template, page_language(request, event_lang) if pages.cached("event-lang") is not None else None,
+               logged_in(request))
+        body = pages.cached(key) if key[1] is not None else None
+        if body is None:
+            def render() -> bytes:
+                lang = page_language(request, event_lang)
+                return pages.get((template, lang, key[2]), lambda: templates.get_template(template).render(
+                    ctx(request)).encode())
+
+            body = await run_in_threadpool(render)
+        return Response(body, media_type="text/html; charset=utf-8")
+
     @app.get("/standings", response_class=HTMLResponse)
-    def standings(request: Request) -> Response:
-        return templates.TemplateResponse(request, "standings.html", ctx(request))
+    async def standings(request: Request) -> Response:
+        return await public_page(request, "standings.html")
 
     @app.get("/pairings", response_class=HTMLResponse)
-    def pairings(request: Request) -> Response:
-        return templates.TemplateResponse(request, "pairings.html", ctx(request))
+    async def pairings(request: Request) -> Response:
+        return await public_page(request, "pairings.html")
 
     @app.get("/crosstable", response_class=HTMLResponse)
     def crosstable(request: Request) -> Response:

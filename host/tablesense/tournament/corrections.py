@@ -1,0 +1,71 @@
+"""The director's corrections service: a match's result changed after the fact.
+
+Only with a reason, always audited with the result before and after; a
+refused correction is audited too. (A table of three or four is corrected
+by :func:`.kway.correct_table`.)
+"""
+
+from __future__ import annotations
+
+import math
+
+from tablesense.games.common import say
+from tablesense.i18n import N_
+
+from .audit import AuditTrail, DirectorError, _append_audit, _check_id, _check_text
+from .db import Match
+from .scope import EventScope
+
+
+class Corrections:
+    """Corrections of one event's results (shares the director's scope and lock)."""
+
+    def __init__(self, scope: EventScope, audit: AuditTrail) -> None:
+        self.db = scope.db
+        self.event_id = scope.event_id
+        self._lock = scope.lock
+        self._audit = audit
+
+    def correct(self, match_id: int, score: tuple[float, float], winner: int | None, reason: str, actor: str) -> None:
+        """Change a match's result after the fact: only with a reason, always audited."""
+        if not reason.strip():
+            raise DirectorError(say("a correction needs a reason"))
+        reason = _check_text(reason, N_("a reason"), 1000)
+        _check_id(match_id, N_("match"))
+        if winner is not None:
+            _check_id(winner, N_("entrant"))
+        bad = [x for x in score if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x)
+               or not 0 <= x <= 1_000_000]
+        if len(score) != 2 or bad:
+            self._audit.write(actor, "correction-refused", match_id=match_id, reason="score is not two finite numbers",
+                       score=[repr(x)[:20] for x in score])
+            raise DirectorError(say(
+                "a score is two numbers from 0 to 1000000 in pairing order, e.g. 150-97 (NaN and Infinity are not scores)"
+            ))
+        with self._lock, self.db.session() as s:
+            m = s.get(Match, match_id)
+            if m is None or m.event_id != self.event_id:
+                raise DirectorError(say("no match {id} in this event", id=match_id))
+            if m.entrants and len(m.entrants) > 2:
+                raise DirectorError(say("match {id} is a table of {n}: correct it with one score per entrant "
+                                        "(tablesense tournament correct MATCH --score A-B-C), not A-B",
+                                        id=match_id, n=len(m.entrants)))
+            if winner not in (None, m.entrant_a, m.entrant_b):
+                raise DirectorError(say("entrant {entrant} did not play match {id}", entrant=winner, id=match_id))
+            # The score is in pairing order (first-named entrant first); a
+            # winner must be the side with more points unless they are level
+            # (a knockout tie decided otherwise), or the standings contradict it.
+            leader = m.entrant_a if score[0] > score[1] else m.entrant_b if score[1] > score[0] else None
+            if leader is not None and winner != leader:
+                raise DirectorError(say(
+                    "score {score} makes entrant {leader} the winner of match {id}, not {winner}: "
+                    "the score is in pairing order (first-named entrant first)",
+                    score=f"{score[0]:g}-{score[1]:g}", leader=leader, id=match_id, winner=winner))
+            before = {"score": [m.score_a, m.score_b], "winner": m.winner_id}
+            m.score_a, m.score_b = float(score[0]), float(score[1])
+            m.winner_id = winner
+            m.status = "confirmed"
+            m.confirmed = True
+            _append_audit(s, self.event_id, actor, "correction", match_id, reason, {
+                "before": before, "after": {"score": list(score), "winner": winner},
+            })

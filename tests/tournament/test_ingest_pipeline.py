@@ -1,0 +1,93 @@
+"""The director's ingestion pipeline against a real Mosquitto: the checks and
+replays run in worker processes, each message is answered "queued" on
+receipt and then acknowledged after its batch's commit, and a batch's audit
+entries chain as if written one by one."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tablesense.tournament import protocol as proto
+from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
+from tablesense.tournament.mosquitto import DIRECTOR_USER, table_user
+from tablesense.tournament.security import TableKey
+
+from .conftest import Broker
+from .test_director import make_event, result_for
+from .test_hostile_table import Watched
+
+
+def test_results_checked_in_worker_processes_are_queued_then_acknowledged(broker: Broker, db_url: str) -> None:
+    d, key1 = make_event(db_url, n=4)
+    d.pair_next_round()
+    key2 = TableKey.from_seed(b"table-2")
+    by_table = {m.table_no: m for m in d.matches(1) if m.table_no is not None}
+    good1 = json.dumps(result_for(d, by_table[1].id, key1, revision=1)).encode()
+    forged = result_for(d, by_table[2].id, key2, revision=1)
+    forged["score"] = [999.0, 0.0]  # changed after signing
+    url = BrokerURL("127.0.0.1", broker.port, DIRECTOR_USER, broker.files.credentials[DIRECTOR_USER])
+    bridge = DirectorBridge(d, url, check_workers=2).start()
+    t1, t2 = Watched(broker, table_user(1), "t1"), Watched(broker, table_user(2), "t2")
+    try:
+        assert bridge.wait_connected(10) and t1.up.wait(5) and t2.up.wait(5)
+        t1.client.subscribe(proto.ack_topic(1), 1)
+        t2.client.subscribe(proto.ack_topic(2), 1)
+        time.sleep(0.3)
+        t1.client.publish(proto.outbox_topic(1), good1, qos=1)
+        t2.client.publish(proto.outbox_topic(2), json.dumps(forged).encode(), qos=1)
+
+        def answers(t: Watched) -> list[dict[str, object]]:
+            return [json.loads(m[1]) for m in t.messages]
+
+        assert wait_until(lambda: len(answers(t1)) >= 2 and len(answers(t2)) >= 2, 60), (answers(t1), answers(t2))
+    finally:
+        for c in (t1, t2):
+            c.close()
+        bridge.stop()
+    import hashlib
+
+    first1, ack1 = answers(t1)[:2]
+    assert first1 == {"status": "queued", "raw": hashlib.sha256(good1).hexdigest()}
+    assert ack1["status"] == "accepted" and ack1["key"] == f"result/{d.event_id}/1/1/1"
+    ack2 = answers(t2)[1]
+    assert ack2["status"] == "refused" and "forged" in str(ack2["reason"])
+    m1 = next(m for m in d.matches(1) if m.table_no == 1)
+    assert m1.status == "reported" and m1.result_id is not None
+    assert d.verify_audit_chain(full=True)
+
+
+def test_a_batch_chains_its_audit_entries_and_refuses_each_message_on_its_own(db_url: str) -> None:
+    d, key1 = make_event(db_url, n=8)
+    keys = {1: key1, **{t: TableKey.from_seed(f"table-{t}".encode()) for t in (2, 3, 4)}}
+    for t, k in keys.items():
+        d.add_table(t, k.public)
+    d.pair_next_round()
+    items = []
+    for m in d.matches(1):
+        assert m.table_no is not None
+        body = result_for(d, m.id, keys[m.table_no], revision=1)
+        items.append((m.table_no, body, 100))
+    stale = dict(items[0][1])
+    items.append((items[0][0], stale, 100))  # the same message twice in one batch: a duplicate
+    wrong_topic = items[1][1]
+    items.append((3 if items[1][0] != 3 else 4, wrong_topic, 100))
+    acks = d.ingest_many(items)
+    assert [a.status for a in acks] == ["accepted"] * 4 + ["duplicate", "refused"]
+    assert "published on" in acks[-1].reason
+    assert all(m.result_id is not None for m in d.matches(1))
+    assert d.verify_audit_chain(full=True)
+    accepted = [a for a in d.audit_log() if a["action"] == "result-accepted"]
+    assert len(accepted) == 4
+
+
+def test_a_message_and_its_body_are_encoded_exactly_as_signed() -> None:
+    from tablesense.tournament.checks import _canonical_pair
+    from tablesense.tournament.security import canonical
+
+    for body in ({"kind": "result", "é": "ü", "score": [1.5, 2.0], "n": None, "z": {"b": 1, "a": [True, "\u2028"]}},
+                 {"kind": "checkin"}, {"zzz": 1, "aaa": {"sig": 2}}):
+        m = TableKey.from_seed(b"x").sign(body)
+        whole, signed = _canonical_pair(m)
+        assert whole == canonical(m)
+        assert signed == canonical(body)
