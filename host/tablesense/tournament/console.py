@@ -95,26 +95,25 @@ def pair_status(director: Director) -> PairStatus:
     cur = director.current_round_no()
     nxt = cur + 1
     if cur:
-        open_ms = [m for m in director.matches(cur) if not m.confirmed]
-        if open_ms:
-            tables = sorted({m.table_no for m in open_ms if m.table_no is not None})
-            waiting = sum(1 for m in open_ms if m.status == "pending")
-            reported = sum(1 for m in open_ms if m.status == "reported")
-            disputed = sum(1 for m in open_ms if m.status == "disputed")
-            parts = []
-            if waiting:
-                parts.append(say("{n} still playing", n=waiting))
-            if reported:
-                parts.append(say("{n} reported but not confirmed", n=reported))
-            if disputed:
-                parts.append(say("{n} disputed", n=disputed))
+        states = open_tables(director, cur)
+        counts = {status: count for status, (count, _tables) in states.items()}
+        if any(counts.values()):
+            words = {"pending": say("{n} still playing", n=counts["pending"]),
+                     "reported": say("{n} reported but not confirmed", n=counts["reported"]),
+                     "disputed": say("{n} disputed", n=counts["disputed"])}
+            parts: list[Sentence] = []
+            for status, part in words.items():
+                count, tables = states[status]
+                if not count:
+                    continue
+                if tables:
+                    listed = ", ".join(map(str, tables))
+                    where = say("table {list}", list=listed) if len(tables) == 1 else say("tables {list}", list=listed)
+                    part = Sentence("{state} ({where})", {"state": part, "where": where})
+                parts.append(part)
             # the parts joined by "; ", each translated on its own (a template of fields only)
             state = Sentence("; ".join(f"{{p{i}}}" for i in range(len(parts))), {f"p{i}": p for i, p in enumerate(parts)})
-            if not tables:
-                return PairStatus(False, say("round {n} is not finished: {state}", n=cur, state=state), nxt)
-            listed = ", ".join(map(str, tables))
-            where = say("table {list}", list=listed) if len(tables) == 1 else say("tables {list}", list=listed)
-            return PairStatus(False, say("round {n} is not finished: {state} ({where})", n=cur, state=state, where=where), nxt)
+            return PairStatus(False, say("round {n} is not finished: {state}", n=cur, state=state), nxt)
     over = _over_reason(director, cur)
     if over:
         return PairStatus(False, over, nxt, over=True)
@@ -126,6 +125,18 @@ def pair_status(director: Director) -> PairStatus:
     except (DirectorError, pr.PairingError) as exc:  # a Swiss that cannot avoid a rematch says so, not a 500
         return PairStatus(False, message_of(exc), nxt)
     return PairStatus(True, say("round {n} can be paired", n=nxt), nxt)
+
+
+def open_tables(director: Director, round_no: int) -> dict[str, tuple[int, list[int]]]:
+    """The round's unconfirmed matches by state: ``pending`` (still playing),
+    ``reported`` (a result waits for confirmation), ``disputed``; each as
+    (how many matches, the tables they are at). A table is listed under the
+    state of its own match, never under another's."""
+    out: dict[str, tuple[int, list[int]]] = {}
+    for status in ("pending", "reported", "disputed"):
+        ms = [m for m in director.matches(round_no) if not m.confirmed and m.status == status]
+        out[status] = (len(ms), sorted({m.table_no for m in ms if m.table_no is not None}))
+    return out
 
 
 def _over_reason(director: Director, cur: int) -> str:
