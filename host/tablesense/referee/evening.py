@@ -63,14 +63,14 @@ class Evening:
 
     def pending(self) -> dict[str, Any] | None:
         """The confirmation still owed from before a restart, if any."""
-        p = self.reporter.table.journal.get(PENDING)
+        p = self.reporter.table.outbox.get(PENDING)
         return p if isinstance(p, dict) else None
 
     def _owe(self, stage: str, key: str | None) -> None:
-        self.reporter.table.journal.put(PENDING, {"stage": stage, "key": key, "reported": self.reporter.reported})
+        self.reporter.table.outbox.put(PENDING, {"stage": stage, "key": key, "reported": self.reporter.reported})
 
     def _settled(self) -> None:
-        self.reporter.table.journal.put(PENDING, None)
+        self.reporter.table.outbox.put(PENDING, None)
 
     # ------------------------------------------------------------ results
 
@@ -145,7 +145,7 @@ class Evening:
         sent to the director at once; its refusal (e.g. "X plays at table 2, not
         at table 1") is shown. True when the director acknowledged the check-in
         (False: stopped, or refused)."""
-        journal = self.reporter.table.journal
+        journal = self.reporter.table.outbox
         done = f"evening/checked-in/{int(m['match'])}"
         if journal.get(done):
             return True

@@ -232,10 +232,11 @@ def table_rows(
             seen = max(seen, float(progress.get("received", 0.0)))
         elif live is not None and state == "playing":
             state = "waiting"  # relayed tables say when they play; this one has not started its match yet
+        shown_live = table_progress(progress, now)
+        if state == "playing" and shown_live is not None:
+            state = _playing_state(shown_live)
         rows.append({
-            "live": None if progress is None else {
-                "hand": progress.get("hand"), "scores": progress.get("scores"), "counts": progress.get("counts"),
-                "ts": progress.get("ts")},
+            "live": shown_live,
             "table": number,
             "online": bool(t and t.online),
             "quiet": number in quiet,
@@ -244,6 +245,40 @@ def table_rows(
             "match": _match_json(shown, names) if shown else None,
         })
     return cur, rows, matches, names
+
+
+STALLED_AFTER_S = 180.0
+"""A table in play with no move for this long is shown as stalled (go and look)."""
+
+
+def table_progress(progress: dict[str, Any] | None, now: float) -> dict[str, Any] | None:
+    """What the console shows of a table's relayed progress (tournament.live): hand, score,
+    counts, the seat to play (its number and name), moves in the hand, seconds since the
+    last move, and a problem the players are asked to fix (a correction, a pause)."""
+    if progress is None:
+        return None
+    received = float(progress.get("received") or now)
+    since = None
+    if progress.get("moved"):
+        # the table's own clock for the age at sending (no skew), the director's since
+        since = max(0.0, float(progress.get("ts") or received) - float(progress["moved"])) + max(0.0, now - received)
+    return {
+        "hand": progress.get("hand"), "scores": progress.get("scores"), "counts": progress.get("counts"),
+        "ts": progress.get("ts"), "turn": progress.get("turn"), "player": progress.get("player"),
+        "moves": progress.get("moves"), "since_move_s": None if since is None else round(since, 1),
+        "problem": progress.get("problem"), "finished": progress.get("state") == "finished",
+    }
+
+
+def _playing_state(shown: dict[str, Any]) -> str:
+    """A table in play as the director needs it at a glance: playing, a correction
+    pending, paused (a board offline), or stalled (no move for a while)."""
+    if shown.get("problem") in ("correction", "paused"):
+        return str(shown["problem"])
+    since = shown.get("since_move_s")
+    if since is not None and since >= STALLED_AFTER_S and not shown.get("finished"):
+        return "stalled"
+    return "playing"
 
 
 def _status(m: Match) -> str:
