@@ -142,6 +142,11 @@ def test_buttons_press_and_release_the_seat_header_and_turn_leds_read_it(
     assert header.events == [("down", seat1.button_pin), ("up", seat1.button_pin)]
     with pytest.raises(HandError, match="no 'shout' button"):
         top.press(1, "shout")
+    # the referee's name of the pass button (suggestion events say "main"): the same pin
+    header.released.clear()
+    top.press(1, "main")
+    assert header.released.wait(2.0)
+    assert header.events[-2:] == [("down", seat1.button_pin), ("up", seat1.button_pin)]
 
 
 def test_session_saved_as_a_scenario_replays_through_firmware_and_link(

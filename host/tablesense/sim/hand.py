@@ -54,6 +54,10 @@ PRESS_S = 0.08
 
 BUTTON_KINDS = ("pass", "call", "referee")
 
+#: Other names a button goes by: the referee's seat buttons are ``main`` (the
+#: pass button) and ``call`` (``suggestion`` events and the keyboard say ``main``).
+BUTTON_ALIASES = {"main": "pass"}
+
 
 class HandError(ValueError):
     """A move a hand cannot make (an empty cell, someone else's rack, ...);
@@ -292,8 +296,9 @@ class TableTop:
         """Press a seat's button on the seat header (down, then up after
         ``hold`` seconds: :data:`PRESS_S` as a finger taps; a second or more
         is a long press, which asks the coach when the table has one)."""
+        kind = BUTTON_ALIASES.get(kind, kind)
         if kind not in BUTTON_KINDS:
-            raise HandError(f"no {kind!r} button: use {', '.join(BUTTON_KINDS)}")
+            raise HandError(f"no {kind!r} button: use {', '.join(BUTTON_KINDS)} (or main, the pass button)")
         if not 0 <= seat < len(self.geometry.seats):
             raise HandError(f"there is no seat {seat}")
         if self.header is None:
