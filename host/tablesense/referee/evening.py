@@ -307,7 +307,10 @@ class MatchMaker:
             options["target"] = int(target) if float(target).is_integer() else target
         spec = MatchSpec(
             game=self.game, variant=str(m["variant"]), options=options, seat_names=names,
-            seat_kinds=["bot" if i in self.computer else "human" for i in range(n)], seed=self.seed,
+            seat_kinds=["bot" if i in self.computer else "human" for i in range(n)],
+            # a host-dealt match deals afresh at each announcement (the same seed would deal
+            # every match of the evening alike)
+            seed=None if self.seed is None else self.seed * 1_000_003 + int(m["match"]),
             table=self.geometry.name, lang=self.lang,
         )
         extra = {} if self.timing is None else {"timing": self.timing}
