@@ -214,7 +214,7 @@ class TableTop:
                 self._changed()
                 return
             if cell not in self.geometry.cells:
-                raise HandError(f"there is no cell {cell!r} on this table")
+                raise HandError(f"there is no cell {cell!r} on this table{self._beyond_arm(cell)}")
             self._may_touch(hand, cell)
             if cell in self.world.tags():
                 raise HandError("that cell already holds a piece")
@@ -453,6 +453,20 @@ class TableTop:
         if c.zone == "rack" and hand != f"seat:{c.seat}":
             name = self.geometry.seats[c.seat].name if c.seat is not None else "another seat"
             raise HandError(f"that is {name}'s rack")
+
+    def _beyond_arm(self, cell: CellId) -> str:
+        """Where a long arm goes on, for a cell named past its end (``left-14`` on a
+        table whose left arm has 13 cells: the track goes on at the far end of the
+        right arm); empty for any other unknown cell."""
+        line = self.geometry.line
+        end, _dash, n = str(cell).rpartition("-")
+        if line is None or end not in ("left", "right") or not n.isdigit():
+            return ""
+        track = line.track(end)
+        k = int(n) - 1
+        if not len(line.arm(end)) <= k < len(track):
+            return ""
+        return f": the {end} arm has {len(line.arm(end))} cells and goes on at {track[k]}"
 
     def _record(self, action: str, cell: CellId, uid: bytes) -> None:
         self.log.append(Step(self.clock() - self._t0, action, cell, bytes(uid)))
