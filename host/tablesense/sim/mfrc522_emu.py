@@ -653,7 +653,10 @@ class EmulatedPin:
         self.mode = mode
         self.pull = pull  # -1: none asked for (an RP2040 pad keeps its reset pull-down)
         self._value = 1 if value is None else (1 if value else 0)
-        self.history = []
+        # how often the level changed: a count, never a list of levels (a chip select
+        # toggles at every cell read, ~100,000 times a second on a virtual table,
+        # and a list of them grew a `sim boards` process by ~50 MB a minute)
+        self.changes = 0
         self._listeners = []
 
     def __repr__(self):
@@ -676,7 +679,7 @@ class EmulatedPin:
         v = 1 if v else 0
         if v != self._value:
             self._value = v
-            self.history.append(v)
+            self.changes += 1
             for cb in self._listeners:
                 cb()
         return None
