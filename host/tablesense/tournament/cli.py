@@ -560,7 +560,8 @@ def rehearse(
     pairs: int = typer.Option(8, "--pairs", help="A new event: how many entrants (pairs, or players in a "
                               "two-player variant)."),
     rounds: int = typer.Option(3, "--rounds", help="A new event: Swiss rounds."),
-    tables: int = typer.Option(4, "--tables", help="Virtual tables (each a `play --director` process)."),
+    tables: int | None = typer.Option(None, "--tables", help="Virtual tables, each a `play --director` process "
+                                      "(default: the copied event's tables, else 4)."),
     variant: str = typer.Option("pairs-pips", "--variant", help="A new event: pairs-pips, pips-two-player."),
     target: float | None = typer.Option(None, "--target", help="Match target in points (small: a short rehearsal)."),
     confirm: str = typer.Option("buttons", "--confirm", help="A new event: buttons (the computer's seat buttons) or "

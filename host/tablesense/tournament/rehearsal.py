@@ -85,7 +85,8 @@ class Plan:
     source_event: int | None = None
     pairs: int = 8
     rounds: int = 3
-    tables: int = 4
+    tables: int | None = None
+    """Virtual tables (None: the copied event's number of tables, else 4)."""
     format: str = "swiss"
     game: str = "dominoes"
     variant: str = "pairs-pips"
@@ -208,7 +209,7 @@ class Rehearsal:
         for i in range(1, p.pairs + 1):
             members = [f"Player {i}"] if size == 1 else [f"Player {i}A", f"Player {i}B"]
             d.register(f"{'Pair' if size == 2 else 'Player'} {i}", members, seed=i)
-        self._ready(d, p.tables)
+        self._ready(d, p.tables or 4)
         return d
 
     def _options(self) -> dict[str, Any]:
@@ -251,7 +252,7 @@ class Rehearsal:
         d = Director.create_event(db, f"{name} (rehearsal)", game=game, variant=variant, format=fmt, options=options)
         for e in entrants:
             d.register(e.name, list(e.members), seed=int(getattr(e, "seed", 0) or 0))
-        self._ready(d, max(len(source.tables()), 1) if not p.tables else p.tables)
+        self._ready(d, p.tables or len(source.tables()) or 4)
         return d
 
     def _ready(self, d: Director, tables: int) -> None:
@@ -445,7 +446,7 @@ def rehearse(plan: Plan, tell: Callable[[Any], None] | None = None,
 def _check_numbers(p: Plan) -> None:
     if p.source_event is None and not 2 <= p.pairs <= 200:
         raise RehearsalError(say("--pairs is {n}: a rehearsal needs 2 to 200 entrants", n=p.pairs), EXIT_BAD_INPUT)
-    if not 1 <= p.tables <= 50:
+    if p.tables is not None and not 1 <= p.tables <= 50:
         raise RehearsalError(say("--tables is {n}: a rehearsal runs 1 to 50 virtual tables", n=p.tables),
                              EXIT_BAD_INPUT)
     if not 1 <= p.rounds <= 20:
