@@ -42,15 +42,15 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from tablesense.journal.outbox import TableOutbox
 from tablesense.tournament import pairing as pr
 from tablesense.tournament import protocol as proto
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge, make_client, wait_until
 from tablesense.tournament.db import Database, Result
 from tablesense.tournament.mosquitto import Mosquitto, free_port, table_user, write_broker_config
-from tablesense.tournament.security import TableKey
+from tablesense.tournament.security import TableKey, digest
 from tablesense.tournament.service import Director
 from tablesense.tournament.standings import MatchOutcome, compute_standings
-from tablesense.tournament.table_client import Journal
 
 
 def swiss_field(n: int, rounds: int, seed: int) -> list[pr.SwissPlayer]:
@@ -156,13 +156,13 @@ def _record_pool(k: int) -> list[dict[str, Any]]:
 
 
 class BenchTable:
-    """A table that only reports: durable outbox (the real Journal), re-send with
+    """A table that only reports: durable outbox (the real TableOutbox), re-send with
     back-off until the director acknowledges that exact message."""
 
     def __init__(self, number: int, key: TableKey, broker: BrokerURL, journal: Path) -> None:
         self.number = number
         self.key = key
-        self.journal = Journal(journal)
+        self.journal = TableOutbox(journal, number, digest)
         self.client = make_client(f"bench-table-{number}", broker)
         self.client.will_set(proto.status_topic(number), proto.STATUS_OFFLINE, qos=1, retain=True)
         self.client.on_message = self._on_message

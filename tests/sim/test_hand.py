@@ -142,6 +142,11 @@ def test_buttons_press_and_release_the_seat_header_and_turn_leds_read_it(
     assert header.events == [("down", seat1.button_pin), ("up", seat1.button_pin)]
     with pytest.raises(HandError, match="no 'shout' button"):
         top.press(1, "shout")
+    # the referee's name of the pass button (suggestion events say "main"): the same pin
+    header.released.clear()
+    top.press(1, "main")
+    assert header.released.wait(2.0)
+    assert header.events[-2:] == [("down", seat1.button_pin), ("up", seat1.button_pin)]
 
 
 def test_session_saved_as_a_scenario_replays_through_firmware_and_link(
@@ -183,3 +188,20 @@ def test_the_deck_on_the_table_is_the_record_formats_default(layout: str, cards:
     """Six seats play with 32 cards (game-record spec of 2026-12-01), eight with 52."""
     geometry = TableGeometry.load(layout)
     assert len(game_pieces(geometry, "card")) == cards == len(game_pieces(geometry))
+
+
+def test_a_cell_past_an_arms_end_is_refused_with_where_the_track_goes_on(
+    table: VirtualTable, geometry: TableGeometry
+) -> None:
+    """Issue 30: a script laid ``left-14`` where the left arm (13 cells) goes on at the
+    far end of the right arm; the refusal says where."""
+    assert geometry.line is not None and len(geometry.line.left) == 13
+    top = TableTop(table, geometry, TagRegistry.virtual(3), seed=3)
+    piece = top.lift("open", from_stock=True)
+    with pytest.raises(HandError, match="no cell 'left-14' on this table: the left arm has 13 cells and goes on at "
+                                        + geometry.line.right[-1]):
+        top.lay("open", piece, "left-14")
+    with pytest.raises(HandError, match=r"^there is no cell 'nowhere' on this table$"):
+        top.lay("open", piece, "nowhere")
+    top.lay("open", piece, None)
+

@@ -183,3 +183,23 @@ def test_console_reannounces_the_round(sqlite_url: str) -> None:
     assert calls == [1, 1]
     assert [a["action"] for a in d.audit_log()][-1] == "round-announced"
     assert c.post("/director/announce", data={"csrf": "forged"}).status_code == 403
+
+
+def test_round_status_lists_each_table_under_its_own_state(sqlite_url: str) -> None:
+    """Issue 30: "2 still playing; 2 reported but not confirmed (tables 1, 2, 3, 4)"
+    listed every open table after the last state; each state names its own tables."""
+    d, _ = make_event(sqlite_url, n=8, confirm="director", rounds=2)
+    for t in (3, 4):
+        KEYS.setdefault(t, TableKey.from_seed(f"table-{t}".encode()))
+        d.add_table(t, KEYS[t].public)
+    d.pair_next_round()
+    ms = sorted(d.matches(1), key=lambda m: m.table_no or 0)
+    assert [m.table_no for m in ms] == [1, 2, 3, 4]
+    for i, m in enumerate(ms[2:]):  # tables 3 and 4 report; 1 and 2 play on
+        assert m.table_no is not None
+        assert d.ingest(m.table_no, result_for(d, m.id, KEYS[m.table_no], 1, seed=i)).status == "accepted"
+    assert pair_status(d).reason == ("round 1 is not finished: 2 still playing (tables 1, 2); "
+                                     "2 reported but not confirmed (tables 3, 4)")
+    confirm_match(d, ms[3].id)
+    assert pair_status(d).reason == ("round 1 is not finished: 2 still playing (tables 1, 2); "
+                                     "1 reported but not confirmed (table 3)")

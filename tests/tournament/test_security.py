@@ -21,13 +21,13 @@ from sqlalchemy.exc import OperationalError
 from typer.testing import CliRunner
 
 from tablesense.cli import app as cli_app
+from tablesense.journal.outbox import TableOutbox
 from tablesense.tournament import protocol as proto
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge
 from tablesense.tournament.db import AuditEntry, Database, Result
 from tablesense.tournament.export import export_event, records_archive, results_csv, standings_csv
 from tablesense.tournament.security import digest
 from tablesense.tournament.service import AUDIT_BUDGET, Director, DirectorError
-from tablesense.tournament.table_client import Journal
 from tablesense.tournament.web import create_app, hash_password
 
 from .test_director import make_event, result_for
@@ -223,7 +223,7 @@ def test_a_forged_copy_cannot_cancel_the_real_result(db_url: str, tmp_path: Path
     d.pair_next_round()
     m1 = next(m for m in d.matches(1) if m.table_no == 1)
     real = result_for(d, m1.id, key, revision=1)
-    journal = Journal(tmp_path / "table.sqlite")
+    journal = TableOutbox(tmp_path / "table.sqlite", 1, digest)
     k = proto.message_key(real)
     journal.queue(k, real)
     # the director stores the real result, then dies before its ack goes out

@@ -130,7 +130,7 @@ def test_headless_table_shows_its_match_on_the_display_bus(tmp_path: Path) -> No
             shown.append((kind, data))
 
     t = HeadlessTable(1, TableKey.from_seed(b"k"), tmp_path / "j", BrokerURL("127.0.0.1", 1), bus=Bus())
-    t.journal.put("assignment", None)
+    t.outbox.put("assignment", None)
     m = {"match": 5, "entrants": [{"id": 1, "name": "A", "members": ["a1", "a2"], "badges": []},
                                   {"id": 2, "name": "B", "members": ["b1", "b2"], "badges": []}],
          "seats": [{"seat": s, "entrant": s % 2, "player": "x"} for s in range(4)], "variant": "pairs-pips",
@@ -140,7 +140,7 @@ def test_headless_table_shows_its_match_on_the_display_bus(tmp_path: Path) -> No
         t._run_match({"event": 1, "round": 1}, m)
     assert shown and shown[0][0] == "tournament_match"
     assert shown[0][1]["entrants"] == ["A", "B"] and shown[0][1]["target"] == 10
-    t.journal.close()
+    t.outbox.close()
 
 
 def test_kems_event_end_to_end(sqlite_url: str, tmp_path: Path) -> None:

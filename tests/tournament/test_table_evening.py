@@ -164,7 +164,7 @@ def test_a_restarted_table_resumes_the_confirmation_it_owed(broker: Any, sqlite_
         assert again.resume()
         assert any("resuming: the result of match" in x for x in console.lines)
         assert "director: confirmation accepted" in console.lines
-        assert rep.table.journal.get(PENDING) is None
+        assert rep.table.outbox.get(PENDING) is None
         assert rep.current_match() is None  # nothing left to play: the next start waits for an announcement
         rep.close()
     finally:

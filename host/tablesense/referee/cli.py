@@ -267,6 +267,15 @@ def register(app: typer.Typer) -> None:
             None, "--broker", metavar="URL", help="With --remote: the broker both tables reach (mqtts://table-N@host:port?ca=FILE)."
         ),
         remote_timeout: float | None = typer.Option(None, "--remote-timeout", hidden=True),
+        virtual_table: bool = typer.Option(
+            False,
+            "--virtual-table",
+            help="Play on the table's virtual boards, started here (no hardware, no 'sim boards'): "
+            "the computer's hands move every piece. Every seat must be 'bot'; the host deals.",
+        ),
+        speed: float = typer.Option(
+            1.0, "--speed", metavar="FACTOR", min=0.05, help="With --virtual-table: the computer hands' pace (2 = twice as fast)."
+        ),
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         if remote is not None:  # the remote room plays this table's seats of a match hosted here or elsewhere
@@ -298,6 +307,9 @@ def register(app: typer.Typer) -> None:
         except (GeometryError, FileNotFoundError) as exc:
             raise _err(message_of(exc)) from None
         chosen_game = game or geometry.games[0]
+        computer = _computer_seats(seats, len(geometry.seats), geometry.name, virtual_table, ports)
+        if virtual_table:
+            deal = "host"  # the computer's hands lay out the deal the host lights
         try:
             the_game = find_game(chosen_game)
             the_game.player(player, think_ms)  # a bad --player is refused before anything is opened
@@ -324,10 +336,10 @@ def register(app: typer.Typer) -> None:
         if len(names) != n:
             raise _err(say("table {table} has {n} seats; --seats names {named}", table=geometry.name, n=n,
                            named=len(names)))
-        kinds = ["bot" if x.lower() == "bot" else "human" for x in names]
+        kinds = ["bot" if x.lower() == "bot" or i in computer else "human" for i, x in enumerate(names)]
         names = [
-            f"Bot {i + 1}" if k == "bot" else x
-            for i, (x, k) in enumerate(zip(names, kinds, strict=True))
+            f"Bot {i + 1}" if x.lower() == "bot" else x  # a director's player keeps their name
+            for i, x in enumerate(names)
         ]
         try:
             registry = (
@@ -350,6 +362,19 @@ def register(app: typer.Typer) -> None:
         )
         announcer = _announcer(spec.lang, speech, volume, quiet_hours)
         port_list = [p for item in ports for p in item.split(",") if p]
+        vtable = None
+        timing = None
+        if virtual_table:
+            from tablesense.referee.spec import Timing
+            from tablesense.sim.virtual_table import VirtualTable
+
+            vtable = VirtualTable(geometry, seed=seed or 0)
+            try:
+                port_list = list(vtable.start().values())
+            except OSError as exc:
+                raise _err(say("cannot start the virtual boards: {error}", error=str(exc)), 1) from None
+            # the referee's waits never drop below what the virtual link needs to see a piece land
+            timing = Timing(between_hands=2.0).scaled(max(1.0 / speed, 0.5))
         for port in port_list:
             if not Path(port).exists():
                 raise _err(
@@ -359,6 +384,8 @@ def register(app: typer.Typer) -> None:
         try:
             jour = Journal(journal or default_journal())
         except JournalError as exc:
+            if vtable is not None:
+                vtable.stop()
             raise _err(_afresh(exc), 1) from None
         bus = EventBus(history_size=2000)
         if reporter is not None:
@@ -382,6 +409,7 @@ def register(app: typer.Typer) -> None:
                 emit=bus.publish,
                 store=jour.append,
                 deal="engine" if deal == "host" else "table",
+                **({} if timing is None else {"timing": timing}),
             )
             if running is None:
                 jour.begin(spec.to_json())
@@ -406,6 +434,14 @@ def register(app: typer.Typer) -> None:
         from tablesense.referee.demo import attach_leds
 
         session = Session(referee, link, bus, bots=bots, seed=seed, paint_leds=False)
+        hands = None
+        if vtable is not None:
+            from tablesense.referee.demo import VirtualHands
+
+            # the computer's hands carry out its seats' moves on the virtual boards; a seat
+            # button goes through session.press, looked up at each press (check-in takes them)
+            hands = VirtualHands(bus, vtable, registry, lambda seat, button: session.press(seat, button),
+                                 lambda: session.referee.accepted, pace=0.6 / speed, timeout=120.0)
         if announcer is not None:
             from tablesense.referee.speaking import TableVoice
 
@@ -426,6 +462,8 @@ def register(app: typer.Typer) -> None:
         bus.add_listener(lambda ev: archive_record(ev, archive, jour.match_id or match_id, console))
         try:
             link.start()
+            if hands is not None:
+                hands.start()
             if web:
                 from tablesense.referee.demo import serve_display
 
@@ -475,8 +513,11 @@ def register(app: typer.Typer) -> None:
             if reporter is not None:  # match after match as the director announces them (referee.evening)
                 from tablesense.referee.evening import Evening, MatchMaker, TableMatches
 
-                evening = Evening(reporter, bus, console, stop, link, session, registry)
-                maker = MatchMaker(geometry, registry, jour, bus, spec.game, deal, spec.lang, seed)
+                evening = Evening(reporter, bus, console, stop, link, session, registry, computer=computer)
+                maker = MatchMaker(geometry, registry, jour, bus, spec.game, deal, spec.lang, seed, computer, timing)
+
+                def next_bots() -> dict[int, Any]:
+                    return {i: the_game.player(player, think_ms) for i in sorted(computer)}
                 if running is not None and running.entries == 0:
                     running = None  # begun while waiting for the announcement, never played
                 if running is None:
@@ -486,7 +527,7 @@ def register(app: typer.Typer) -> None:
                         if announced is None:
                             return
                     referee = maker(announced)  # the journal's unplayed match is reused when it is this one
-                    session.next_match(referee, {})
+                    session.next_match(referee, next_bots())
                     reporter.show_match(announced)
                     if not evening.check_in(announced) and stop.is_set():
                         return
@@ -518,10 +559,12 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write(json.dumps(referee.record(), separators=(",", ":")) + "\n")
                 if evening is not None:
                     evening.finish(referee.record())
-                    evening.run(TableMatches(maker, session, jour, stop))
+                    evening.run(TableMatches(maker, session, jour, stop, bots=next_bots))
         except (RefereeError, JournalError) as exc:
             raise _err(message_of(exc), 1) from None
         finally:
+            if hands is not None:
+                hands.stop()
             session.detach()
             if leds is not None:
                 leds.close()
@@ -532,6 +575,8 @@ def register(app: typer.Typer) -> None:
             if seat_pages is not None:
                 seat_pages.close()
             link.stop()
+            if vtable is not None:
+                vtable.stop()
             jour.close()
             if reporter is not None:
                 reporter.close()
@@ -756,6 +801,23 @@ def _seat_pages(bus: Any, spec: Any, session: Any) -> Any:
     from tablesense.web.seat_page import SeatPages, people_seats
 
     return SeatPages(bus, people_seats(spec.seat_names, spec.seat_kinds), lambda seat: session.press(seat, "coach"))
+
+
+def _computer_seats(seats: str | None, n: int, table: str, virtual_table: bool, ports: list[str]) -> frozenset[int]:
+    """The seats ``--seats`` gives the computer (``bot``), checked before anything opens:
+    with ``--virtual-table`` every seat is the computer's and no ``--port`` is given (the
+    boards are started here). With ``--director`` the names come from the director's seat
+    plan: ``--seats`` then says which seats the computer plays."""
+    given = [x.strip() for x in seats.split(",")] if seats else []
+    if given and len(given) != n:
+        raise _err(say("table {table} has {n} seats; --seats names {named}", table=table, n=n, named=len(given)))
+    computer = frozenset(i for i, x in enumerate(given) if x.lower() == "bot")
+    if virtual_table and len(computer) != n:
+        raise _err(say("--virtual-table plays computer seats only: give --seats with 'bot' for each of the {n} seats, "
+                       "for example --seats {example}", n=n, example=",".join(["bot"] * n)))
+    if virtual_table and ports:
+        raise _err(say("--virtual-table starts the table's own virtual boards: leave out --port"))
+    return computer
 
 
 def _is_virtual_port(port: str) -> bool:

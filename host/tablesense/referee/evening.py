@@ -58,19 +58,22 @@ class Evening:
     registry: Any = None
     poll: float = 0.2
     played: list[int] = field(default_factory=list)
+    computer: frozenset[int] = frozenset()
+    """The computer seats (``play --seats "Ana,bot,Bia,bot"``): a side that only they
+    play checks in and accepts its result by itself."""
 
     # ------------------------------------------------------------ journal
 
     def pending(self) -> dict[str, Any] | None:
         """The confirmation still owed from before a restart, if any."""
-        p = self.reporter.table.journal.get(PENDING)
+        p = self.reporter.table.outbox.get(PENDING)
         return p if isinstance(p, dict) else None
 
     def _owe(self, stage: str, key: str | None) -> None:
-        self.reporter.table.journal.put(PENDING, {"stage": stage, "key": key, "reported": self.reporter.reported})
+        self.reporter.table.outbox.put(PENDING, {"stage": stage, "key": key, "reported": self.reporter.reported})
 
     def _settled(self) -> None:
-        self.reporter.table.journal.put(PENDING, None)
+        self.reporter.table.outbox.put(PENDING, None)
 
     # ------------------------------------------------------------ results
 
@@ -116,7 +119,8 @@ class Evening:
                 self._settled()  # refused: the director corrects it from the console
                 return False
             self._owe("confirm", None)
-        if confirm_at_table(self.reporter, self.source, self.bus, self.stop, self.console, self.buttons):
+        if confirm_at_table(self.reporter, self.source, self.bus, self.stop, self.console, self.buttons,
+                            self.computer):
             self._settled()
             return True
         return False
@@ -145,7 +149,7 @@ class Evening:
         sent to the director at once; its refusal (e.g. "X plays at table 2, not
         at table 1") is shown. True when the director acknowledged the check-in
         (False: stopped, or refused)."""
-        journal = self.reporter.table.journal
+        journal = self.reporter.table.outbox
         done = f"evening/checked-in/{int(m['match'])}"
         if journal.get(done):
             return True
@@ -162,7 +166,10 @@ class Evening:
             self.buttons.press = lambda seat, button="main": presses.put((seat, button))
         seen: set[str] = set()
         asked: set[str] = set()
-        accepted: set[int] = set()
+        sides_seats: dict[int, list[int]] = {}
+        for seat, side in seat_side.items():
+            sides_seats.setdefault(side, []).append(seat)
+        accepted: set[int] = {side for side, at in sides_seats.items() if all(s in self.computer for s in at)}
         try:
             while True:
                 if self.stop.is_set():
@@ -251,10 +258,12 @@ class TableMatches:
     journal: Any
     stop: threading.Event
     out: Callable[[str], Any] = field(default=sys.stdout.write)
+    bots: Callable[[], dict[int, Any]] = dict
+    """The computer players of the next match, by seat (none: people play every seat)."""
 
     def __call__(self, m: dict[str, Any]) -> dict[str, Any] | None:
         referee = self.maker(m)
-        self.session.next_match(referee, {})
+        self.session.next_match(referee, self.bots())
         referee.start(self.session.clock())
         self.session.attach()
         self.session.run(self.stop, until=lambda s: referee.phase == "over")
@@ -280,6 +289,10 @@ class MatchMaker:
     deal: str = "table"
     lang: str = "en"
     seed: int | None = None
+    computer: frozenset[int] = frozenset()
+    """The computer seats: the director's names, played by the computer."""
+    timing: Any = None
+    """The referee's waits (None: a person's pace; a virtual table's computer hands move faster)."""
 
     def __call__(self, m: dict[str, Any]) -> Any:
         from tablesense.referee.core import MatchSpec, Referee
@@ -294,10 +307,15 @@ class MatchMaker:
             options["target"] = int(target) if float(target).is_integer() else target
         spec = MatchSpec(
             game=self.game, variant=str(m["variant"]), options=options, seat_names=names,
-            seat_kinds=["human"] * n, seed=self.seed, table=self.geometry.name, lang=self.lang,
+            seat_kinds=["bot" if i in self.computer else "human" for i in range(n)],
+            # a host-dealt match deals afresh at each announcement (the same seed would deal
+            # every match of the evening alike)
+            seed=None if self.seed is None else self.seed * 1_000_003 + int(m["match"]),
+            table=self.geometry.name, lang=self.lang,
         )
+        extra = {} if self.timing is None else {"timing": self.timing}
         referee = Referee(spec, self.geometry, self.registry, emit=self.bus.publish, store=self.journal.append,
-                          deal="engine" if self.deal == "host" else "table")
+                          deal="engine" if self.deal == "host" else "table", **extra)
         row = self.journal.running()
         if row is not None and row.entries == 0:
             # a match `play` opened before the announcement came, never played: this one, or abandoned

@@ -27,6 +27,7 @@ from tablesense.i18n.cli import _
 __all__ = [
     "ECHO_WORDS",
     "archive_record",
+    "computer_sides",
     "confirm_at_table",
     "confirm_by_buttons",
     "director_says",
@@ -56,13 +57,17 @@ def report_match(reporter: Any, record: dict[str, Any], stop: threading.Event, c
 
 
 def confirm_at_table(
-    reporter: Any, source: Any, bus: Any, stop: threading.Event, console: Any, session: Any = None
+    reporter: Any, source: Any, bus: Any, stop: threading.Event, console: Any, session: Any = None,
+    computer: frozenset[int] = frozenset(),
 ) -> bool:
     """After the director's echo, both sides confirm by laying a badge on the
     table (any cell); the badges read are sent as the confirmation. True when
     the director accepted it. The event decides (its ``confirm`` mode):
     ``buttons`` — each side presses its seat button instead (a call button
-    refuses and calls the director); ``director`` — nothing to do here."""
+    refuses and calls the director); ``director`` — nothing to do here.
+    ``computer``: the computer seats; a side that only they play accepts the
+    score the table reports by itself (it has no badge to lay: in a ``badges``
+    event such a match is left to the director's console)."""
     from tablesense.table.state import Tag
 
     mode = reporter.confirm_mode()
@@ -71,7 +76,12 @@ def confirm_at_table(
         console.print(_("this event's results are confirmed by the director (console or `tournament confirm`)"))
         return True
     if mode == "buttons" and session is not None:
-        return confirm_by_buttons(reporter, session, bus, stop, console)
+        return confirm_by_buttons(reporter, session, bus, stop, console, computer)
+    if computer_sides(reporter, computer):
+        bus.publish("message", text=_("result reported: the director confirms it"), level="info")
+        console.print(_("a computer side has no badge to lay: the director confirms this result "
+                        "(console or `tournament confirm`)"))
+        return True
 
     bus.publish("message", text=_("result accepted: one player of each side, lay your badge on the table to confirm"),
                 level="info")
@@ -106,10 +116,22 @@ def archive_record(ev: Any, directory: Path, match_id: str, console: Any) -> Non
         console.print("[red]" + _("cannot archive the record in {folder}: {error}", folder=directory, error=exc) + "[/]")
 
 
-def confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.Event, console: Any) -> bool:
+def computer_sides(reporter: Any, computer: frozenset[int]) -> set[int]:
+    """The sides of the last reported match that only computer seats play."""
+    seats: dict[int, list[int]] = {}
+    for seat in range(64):
+        side = reporter.side_of_seat(seat)
+        if side is not None:
+            seats.setdefault(side, []).append(seat)
+    return {side for side, at in seats.items() if at and all(s in computer for s in at)}
+
+
+def confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.Event, console: Any,
+                       computer: frozenset[int] = frozenset()) -> bool:
     """Each side presses its seat button to accept the score on the display; a
     call button refuses it (the director is called). Seat presses (GPIO or
-    keyboard, both through ``session.press``) are taken for this while it runs."""
+    keyboard, both through ``session.press``) are taken for this while it runs.
+    A side of computer seats only (``computer``) accepts by itself."""
     import queue
 
     presses: queue.Queue[tuple[int, str]] = queue.Queue()
@@ -118,7 +140,7 @@ def confirm_by_buttons(reporter: Any, session: Any, bus: Any, stop: threading.Ev
     bus.publish("message", text=_("result accepted: each side, press your seat button to accept the score "
                                   "(the call button calls the director)"), level="info")
     console.print(_("waiting for a seat button of each side to accept the result ..."))
-    accepted: set[int] = set()
+    accepted: set[int] = computer_sides(reporter, computer)
     refused: set[int] = set()
     try:
         while not refused and len(accepted) < reporter.sides():

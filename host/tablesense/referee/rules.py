@@ -330,8 +330,7 @@ class DominoRules(TableRules):
         then, when a long arm runs out of track, the far end of the other arm
         inward (the other arm grows from the centre outward, so the two meet
         only when the track has no cell left at all)."""
-        other = "right" if end == "left" else "left"
-        return [*self.line.arm(end), *reversed(self.line.arm(other))]
+        return self.line.track(end)
 
     def target_cell(self, end: str | None, hand: Any = None) -> CellId | None:
         """The next free cell for a play on ``end`` (the centre for the opening)."""

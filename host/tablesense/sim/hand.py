@@ -54,6 +54,10 @@ PRESS_S = 0.08
 
 BUTTON_KINDS = ("pass", "call", "referee")
 
+#: Other names a button goes by: the referee's seat buttons are ``main`` (the
+#: pass button) and ``call`` (``suggestion`` events and the keyboard say ``main``).
+BUTTON_ALIASES = {"main": "pass"}
+
 
 class HandError(ValueError):
     """A move a hand cannot make (an empty cell, someone else's rack, ...);
@@ -211,7 +215,7 @@ class TableTop:
                 self._changed()
                 return
             if cell not in self.geometry.cells:
-                raise HandError(f"there is no cell {cell!r} on this table")
+                raise HandError(f"there is no cell {cell!r} on this table{self._beyond_arm(cell)}")
             self._may_touch(hand, cell)
             if cell in self.world.tags():
                 raise HandError("that cell already holds a piece")
@@ -293,8 +297,9 @@ class TableTop:
         """Press a seat's button on the seat header (down, then up after
         ``hold`` seconds: :data:`PRESS_S` as a finger taps; a second or more
         is a long press, which asks the coach when the table has one)."""
+        kind = BUTTON_ALIASES.get(kind, kind)
         if kind not in BUTTON_KINDS:
-            raise HandError(f"no {kind!r} button: use {', '.join(BUTTON_KINDS)}")
+            raise HandError(f"no {kind!r} button: use {', '.join(BUTTON_KINDS)} (or main, the pass button)")
         if not 0 <= seat < len(self.geometry.seats):
             raise HandError(f"there is no seat {seat}")
         if self.header is None:
@@ -449,6 +454,20 @@ class TableTop:
         if c.zone == "rack" and hand != f"seat:{c.seat}":
             name = self.geometry.seats[c.seat].name if c.seat is not None else "another seat"
             raise HandError(f"that is {name}'s rack")
+
+    def _beyond_arm(self, cell: CellId) -> str:
+        """Where a long arm goes on, for a cell named past its end (``left-14`` on a
+        table whose left arm has 13 cells: the track goes on at the far end of the
+        right arm); empty for any other unknown cell."""
+        line = self.geometry.line
+        end, _dash, n = str(cell).rpartition("-")
+        if line is None or end not in ("left", "right") or not n.isdigit():
+            return ""
+        track = line.track(end)
+        k = int(n) - 1
+        if not len(line.arm(end)) <= k < len(track):
+            return ""
+        return f": the {end} arm has {len(line.arm(end))} cells and goes on at {track[k]}"
 
     def _record(self, action: str, cell: CellId, uid: bytes) -> None:
         self.log.append(Step(self.clock() - self._t0, action, cell, bytes(uid)))

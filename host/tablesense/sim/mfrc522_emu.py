@@ -637,6 +637,10 @@ class EmulatedMFRC522:
         return 0x00
 
 
+#: How many of its first levels an :class:`EmulatedPin` keeps (``history``).
+HISTORY_KEPT = 64
+
+
 class EmulatedPin:
     """A GPIO pin like machine.Pin (value/on/off/high/low/__call__/init),
     driven by the firmware. As a chip select it is active low. Listeners are
@@ -653,6 +657,11 @@ class EmulatedPin:
         self.mode = mode
         self.pull = pull  # -1: none asked for (an RP2040 pad keeps its reset pull-down)
         self._value = 1 if value is None else (1 if value else 0)
+        # how often the level changed, and only the first levels it took (a reset
+        # pulse at start-up): a chip select toggles at every cell read, ~100,000
+        # times a second on a virtual table, and a list of every level grew a
+        # `sim boards` process by ~50 MB a minute
+        self.changes = 0
         self.history = []
         self._listeners = []
 
@@ -676,7 +685,9 @@ class EmulatedPin:
         v = 1 if v else 0
         if v != self._value:
             self._value = v
-            self.history.append(v)
+            self.changes += 1
+            if len(self.history) < HISTORY_KEPT:
+                self.history.append(v)
             for cb in self._listeners:
                 cb()
         return None

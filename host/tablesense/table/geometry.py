@@ -200,6 +200,14 @@ class LineGeometry:
             return self.right
         raise ValueError(f"no arm {end!r}: use 'left' or 'right'")
 
+    def track(self, end: str) -> list[CellId]:
+        """The cells a play on ``end`` uses, in order: the arm's own cells, then, when
+        a long arm runs out of track, the far end of the other arm inward (the other
+        arm grows from the centre outward, so the two meet only when the track has
+        no cell left at all)."""
+        other = "right" if end == "left" else "left"
+        return [*self.arm(end), *reversed(self.arm(other))]
+
     @property
     def cells(self) -> list[CellId]:
         """Every cell of the line, left arm outermost first, then centre, then right arm."""

@@ -583,3 +583,57 @@ def simulate(
                      broker=broker, game=game, variant=variant, target=target, best_of=best_of, faults=faults, progress=progress_line,
                      move_delay=move_delay, confirm=confirm, seats=seats)
         typer.echo(json.dumps(report.to_json()))
+
+
+@tournament_app.command("rehearse")
+def rehearse(
+    db: str | None = typer.Option(None, "--db", help="Where the rehearsal's event is played (default: SQLite in the "
+                                  "work folder; never the club's event itself)."),
+    event: int | None = typer.Option(None, "--event", help="Rehearse a copy of this event (its entrants, format, "
+                                     "options and tables), read from --from-db."),
+    from_db: str = typer.Option(DEFAULT_DB, "--from-db", help="The club's database holding --event."),
+    pairs: int = typer.Option(8, "--pairs", help="A new event: how many entrants (pairs, or players in a "
+                              "two-player variant)."),
+    rounds: int = typer.Option(3, "--rounds", help="A new event: Swiss rounds."),
+    tables: int | None = typer.Option(None, "--tables", help="Virtual tables, each a `play --director` process "
+                                      "(default: the copied event's tables, else 4)."),
+    variant: str = typer.Option("pairs-pips", "--variant", help="A new event: pairs-pips, pips-two-player."),
+    target: float | None = typer.Option(None, "--target", help="Match target in points (small: a short rehearsal)."),
+    confirm: str = typer.Option("buttons", "--confirm", help="A new event: buttons (the computer's seat buttons) or "
+                                "director (the rehearsal confirms)."),
+    speed: float = typer.Option(4.0, "--speed", help="The computer hands' pace (1: a person's; 4: four times faster)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address of the director's pages."),
+    port: int = typer.Option(8200, "--port", help="Port of the director's pages (0: any free port)."),
+    workdir: Path | None = typer.Option(None, "--workdir", help="Folder for the broker, keys, journals and logs "
+                                        "(default: a new temporary folder, kept)."),
+    tls: bool = typer.Option(True, "--tls/--no-tls", help="The broker speaks TLS (as the club's should)."),
+    round_timeout: float = typer.Option(900.0, "--round-timeout", help="Seconds a round may take before the "
+                                        "rehearsal gives up (exit 1)."),
+    lang: str = LANG_OPTION,
+) -> None:
+    """Run a whole evening on virtual tables, unattended, to a winner: director, broker,
+    real `play --director` referees whose computer hands move the pieces."""
+    import os
+
+    from .rehearsal import Plan, RehearsalError
+    from .rehearsal import rehearse as run
+
+    if confirm not in ("buttons", "director"):
+        _bad_argument(say("--confirm is buttons or director in a rehearsal (the computer carries no badges)"))
+    if event is not None and db is not None and db == from_db:
+        _bad_argument(say("--db is the club's database: a rehearsal plays in a database of its own "
+                          "(leave out --db)"))
+    plan = Plan(db_url=db, workdir=workdir, source_db=from_db if event is not None else None, source_event=event,
+                pairs=pairs, rounds=rounds, tables=tables, variant=variant, target=target, confirm=confirm,
+                tls=tls, host=host, port=port, speed=speed, round_timeout=round_timeout,
+                password=os.environ.get("TABLESENSE_DIRECTOR_PASSWORD") or None)
+    try:
+        report = run(plan, tell=lambda line: typer.echo(_(line), err=True))
+    except RehearsalError as exc:
+        _fail(exc.message, exc.code)
+    except KeyboardInterrupt:
+        _fail(say("the rehearsal was stopped before the winner"), 1)
+    else:
+        typer.echo(json.dumps({"event": report.event_id, "rounds": report.rounds, "matches": report.matches,
+                               "winners": report.winners, "seconds": round(report.seconds, 1),
+                               "workdir": str(report.workdir)}))

@@ -95,26 +95,25 @@ def pair_status(director: Director) -> PairStatus:
     cur = director.current_round_no()
     nxt = cur + 1
     if cur:
-        open_ms = [m for m in director.matches(cur) if not m.confirmed]
-        if open_ms:
-            tables = sorted({m.table_no for m in open_ms if m.table_no is not None})
-            waiting = sum(1 for m in open_ms if m.status == "pending")
-            reported = sum(1 for m in open_ms if m.status == "reported")
-            disputed = sum(1 for m in open_ms if m.status == "disputed")
-            parts = []
-            if waiting:
-                parts.append(say("{n} still playing", n=waiting))
-            if reported:
-                parts.append(say("{n} reported but not confirmed", n=reported))
-            if disputed:
-                parts.append(say("{n} disputed", n=disputed))
+        states = open_tables(director, cur)
+        counts = {status: count for status, (count, _tables) in states.items()}
+        if any(counts.values()):
+            words = {"pending": say("{n} still playing", n=counts["pending"]),
+                     "reported": say("{n} reported but not confirmed", n=counts["reported"]),
+                     "disputed": say("{n} disputed", n=counts["disputed"])}
+            parts: list[Sentence] = []
+            for status, part in words.items():
+                count, tables = states[status]
+                if not count:
+                    continue
+                if tables:
+                    listed = ", ".join(map(str, tables))
+                    where = say("table {list}", list=listed) if len(tables) == 1 else say("tables {list}", list=listed)
+                    part = Sentence("{state} ({where})", {"state": part, "where": where})
+                parts.append(part)
             # the parts joined by "; ", each translated on its own (a template of fields only)
             state = Sentence("; ".join(f"{{p{i}}}" for i in range(len(parts))), {f"p{i}": p for i, p in enumerate(parts)})
-            if not tables:
-                return PairStatus(False, say("round {n} is not finished: {state}", n=cur, state=state), nxt)
-            listed = ", ".join(map(str, tables))
-            where = say("table {list}", list=listed) if len(tables) == 1 else say("tables {list}", list=listed)
-            return PairStatus(False, say("round {n} is not finished: {state} ({where})", n=cur, state=state, where=where), nxt)
+            return PairStatus(False, say("round {n} is not finished: {state}", n=cur, state=state), nxt)
     over = _over_reason(director, cur)
     if over:
         return PairStatus(False, over, nxt, over=True)
@@ -126,6 +125,18 @@ def pair_status(director: Director) -> PairStatus:
     except (DirectorError, pr.PairingError) as exc:  # a Swiss that cannot avoid a rematch says so, not a 500
         return PairStatus(False, message_of(exc), nxt)
     return PairStatus(True, say("round {n} can be paired", n=nxt), nxt)
+
+
+def open_tables(director: Director, round_no: int) -> dict[str, tuple[int, list[int]]]:
+    """The round's unconfirmed matches by state: ``pending`` (still playing),
+    ``reported`` (a result waits for confirmation), ``disputed``; each as
+    (how many matches, the tables they are at). A table is listed under the
+    state of its own match, never under another's."""
+    out: dict[str, tuple[int, list[int]]] = {}
+    for status in ("pending", "reported", "disputed"):
+        ms = [m for m in director.matches(round_no) if not m.confirmed and m.status == status]
+        out[status] = (len(ms), sorted({m.table_no for m in ms if m.table_no is not None}))
+    return out
 
 
 def _over_reason(director: Director, cur: int) -> str:
@@ -221,10 +232,11 @@ def table_rows(
             seen = max(seen, float(progress.get("received", 0.0)))
         elif live is not None and state == "playing":
             state = "waiting"  # relayed tables say when they play; this one has not started its match yet
+        shown_live = table_progress(progress, now)
+        if state == "playing" and shown_live is not None:
+            state = _playing_state(shown_live)
         rows.append({
-            "live": None if progress is None else {
-                "hand": progress.get("hand"), "scores": progress.get("scores"), "counts": progress.get("counts"),
-                "ts": progress.get("ts")},
+            "live": shown_live,
             "table": number,
             "online": bool(t and t.online),
             "quiet": number in quiet,
@@ -233,6 +245,40 @@ def table_rows(
             "match": _match_json(shown, names) if shown else None,
         })
     return cur, rows, matches, names
+
+
+STALLED_AFTER_S = 180.0
+"""A table in play with no move for this long is shown as stalled (go and look)."""
+
+
+def table_progress(progress: dict[str, Any] | None, now: float) -> dict[str, Any] | None:
+    """What the console shows of a table's relayed progress (tournament.live): hand, score,
+    counts, the seat to play (its number and name), moves in the hand, seconds since the
+    last move, and a problem the players are asked to fix (a correction, a pause)."""
+    if progress is None:
+        return None
+    received = float(progress.get("received") or now)
+    since = None
+    if progress.get("moved"):
+        # the table's own clock for the age at sending (no skew), the director's since
+        since = max(0.0, float(progress.get("ts") or received) - float(progress["moved"])) + max(0.0, now - received)
+    return {
+        "hand": progress.get("hand"), "scores": progress.get("scores"), "counts": progress.get("counts"),
+        "ts": progress.get("ts"), "turn": progress.get("turn"), "player": progress.get("player"),
+        "moves": progress.get("moves"), "since_move_s": None if since is None else round(since, 1),
+        "problem": progress.get("problem"), "finished": progress.get("state") == "finished",
+    }
+
+
+def _playing_state(shown: dict[str, Any]) -> str:
+    """A table in play as the director needs it at a glance: playing, a correction
+    pending, paused (a board offline), or stalled (no move for a while)."""
+    if shown.get("problem") in ("correction", "paused"):
+        return str(shown["problem"])
+    since = shown.get("since_move_s")
+    if since is not None and since >= STALLED_AFTER_S and not shown.get("finished"):
+        return "stalled"
+    return "playing"
 
 
 def _status(m: Match) -> str:

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 #: A progress message is a few hundred bytes, one with a real table's whole
 #: display view a few kilobytes; anything longer is dropped unread.
 MAX_LIVE_BYTES = 65536
+MAX_NAME = 60
+"""The longest player name a progress message carries (longer ones are cut)."""
 LIVE_TOPIC_FILTER = f"{TOPIC_ROOT}/tables/+/live"
 
 
@@ -40,16 +42,39 @@ def live_topic(table: int) -> str:
 
 
 def progress(round_no: Any, match: Any, hand: int, scores: Any, counts: Any = None, state: str = "playing",
-             view: dict[str, Any] | None = None) -> dict[str, Any]:
+             view: dict[str, Any] | None = None, *, turn: int | None = None, player: str | None = None,
+             moves: int | None = None, moved: float | None = None, problem: str | None = None) -> dict[str, Any]:
     """The public progress message of a table (see the module docstring). ``view``: a real
-    table's whole display view (the display's public ``view`` event), for its spectator page."""
+    table's whole display view (the display's public ``view`` event), for its spectator page;
+    ``turn``: the seat to play, ``player`` its player's name; ``moves``: moves in this hand; ``moved``: when the last move
+    was made (the table's clock, seconds since the epoch); ``problem``: what holds the game
+    up at the table (:data:`PROBLEMS`)."""
     body: dict[str, Any] = {"round": round_no, "match": match, "hand": int(hand), "state": state,
                             "scores": [_num(x) for x in scores], "ts": time.time()}
     if counts is not None:
         body["counts"] = [int(c) for c in counts]
     if view is not None:
         body["view"] = view
+    if turn is not None:
+        body["turn"] = int(turn)
+    if player:
+        body["player"] = str(player)[:MAX_NAME]
+    if moves is not None:
+        body["moves"] = int(moves)
+    if moved:
+        body["moved"] = float(moved)
+    if problem is not None:
+        body["problem"] = problem
     return body
+
+
+PROBLEMS = ("correction", "paused")
+"""What can hold a real table up: a correction the players are asked for (a piece on a
+wrong cell, an unknown tag), or a pause (a board offline)."""
+
+
+def _small_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 10_000
 
 
 def _num(x: Any) -> int | float:
@@ -83,6 +108,13 @@ class LiveBoard:
             self.dropped += 1
             return False
         entry = {k: data[k] for k in ("round", "match", "hand", "state", "scores", "counts", "ts") if k in data}
+        entry.update({k: data[k] for k in ("turn", "moves") if _small_int(data.get(k))})
+        if isinstance(data.get("moved"), int | float) and not isinstance(data.get("moved"), bool):
+            entry["moved"] = float(data["moved"])
+        if isinstance(data.get("player"), str) and data["player"]:
+            entry["player"] = data["player"][:MAX_NAME]
+        if data.get("problem") in PROBLEMS:
+            entry["problem"] = data["problem"]
         if isinstance(data.get("view"), dict):
             entry["view"] = data["view"]
         entry["received"] = time.time() if now is None else now

@@ -252,6 +252,9 @@ def club_view(director: Director, tr: Callable[[str], str] = lambda s: s) -> dic
     }
 
 
+_AT_PLAY = ("stalled", "correction", "paused")
+
+
 def live_view(director: Director, live: LiveBoard | None) -> list[dict[str, Any]]:
     """Every table of the round in progress for spectators: who plays, hand, scores (public only)."""
     _cur, rows, _matches, _names = cons.table_rows(director, live=live)
@@ -259,7 +262,8 @@ def live_view(director: Director, live: LiveBoard | None) -> list[dict[str, Any]
     for row in rows:
         m = row["match"]
         out.append({
-            "table": row["table"], "state": row["state"],
+            # what holds a table up is the director's business: spectators see it playing
+            "table": row["table"], "state": "playing" if row["state"] in _AT_PLAY else row["state"],
             "names": (m["names"][:-1] if m["entrants"] and len(m["entrants"]) == 1 else m["names"]) if m else [],
             "bye": bool(m and len(m["entrants"]) == 1),  # the page says "bye" in its language
             "hand": row["live"]["hand"] if row["live"] else None,

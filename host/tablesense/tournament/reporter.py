@@ -1,11 +1,13 @@
 """A real table's link to the director: ``tablesense play --director ...``.
 
-The refereed match is played by people on the table, not by computer players,
-so this reuses the headless table (:class:`~.table_client.HeadlessTable`) with
-its play loop switched off: the same broker user and ACL, the same durable
-SQLite outbox, Ed25519 signature, re-send with back-off until the director's
-``ack`` names the message's digest, the retained ``online`` status and the
-last-will ``offline``. The table learns its match from the director's
+The refereed match is played on the table, so this is the table's line to
+the director (:class:`~.table_link.DirectorLink`, which headless tables use
+too) without computer players: the table's broker user and ACL, its durable
+outbox (:mod:`tablesense.journal.outbox`, this table's rows even in a file
+several tables share), Ed25519 signature, re-send with back-off until the
+director's ``ack`` names the message's digest, the retained ``online``
+status and the last-will ``offline``; and the table's live progress (hand,
+score, whose turn, moves, a correction or pause) from its display's view. The table learns its match from the director's
 retained assignment; when the referee's match ends, :meth:`TableReporter.report`
 queues the signed result with the game record, and the table shows the
 director's echo (the ``ack``) on its display as a ``message`` event. A host
@@ -20,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .bridge import BrokerURL
+from .results import nums, result_message
 from .security import TableKey, badges_tapped
-from .table_client import Display, HeadlessTable, _nums, _score_of, _winner_side
+from .table_link import DirectorLink, Display
 
 
 class ReportError(Exception):
@@ -47,9 +50,7 @@ class TableReporter:
         self.reported: dict[str, Any] | None = None
         """The last result this host reported: event, round, match, revision and
         each side's badges (what a confirmation must show)."""
-        self.table = HeadlessTable(
-            number, key, journal_path, broker, autoplay=False, bus=bus, resend_interval=resend_interval
-        )
+        self.table = DirectorLink(number, key, journal_path, broker, bus=bus, resend_interval=resend_interval)
 
     def attach(self, bus: Display) -> None:
         """Show the match and the director's echo on this display (the table's EventBus),
@@ -83,7 +84,7 @@ class TableReporter:
         """The director's retained announcement for this table (waits up to ``timeout``)."""
         deadline = time.monotonic() + timeout
         while True:
-            a = self.table.journal.get("assignment")
+            a = self.table.outbox.assignment()
             if a or time.monotonic() >= deadline or (stop is not None and stop.is_set()):
                 return a or None
             time.sleep(0.05)
@@ -94,13 +95,15 @@ class TableReporter:
         if a is None:
             return None
         for m in a.get("matches", []):
-            state = self.table.journal.match(int(m["match"]))
+            state = self.table.outbox.match(int(a["event"]), int(m["match"]))
             if not m.get("done") and (state is None or state[0] == "playing"):
                 return m
         return None
 
     def show_match(self, m: dict[str, Any]) -> None:
         """Put the announced match on the display (names, seats, variant, target or clock)."""
+        a = self.assignment() or {}
+        self.table.display = {"round": a.get("round"), "match": m["match"]}  # what its live progress names
         if self.bus is None:
             return
         self.bus.publish(
@@ -124,28 +127,21 @@ class TableReporter:
         if record.get("variant") not in (None, m["variant"]):
             raise ReportError(f"the table played {record.get('variant')}, the match is {m['variant']}")
         ev, rnd, mid = int(a["event"]), int(a["round"]), int(m["match"])
-        j = self.table.journal
+        j = self.table.outbox
         revision = int(j.get(f"revision/{ev}/{rnd}", 0)) + 1
         j.put(f"revision/{ev}/{rnd}", revision)
         games = [record]
-        j.save_match(mid, "reporting", games, revision)
-        scores = [_score_of(g) for g in games]
-        total = [sum(s[i] for s in scores) for i in range(len(scores[0]))]  # two sides, or three or four
-        ids = [int(e["id"]) for e in m["entrants"]]
-        side = _winner_side(games, scores, int(m.get("best_of", 1)))
-        result = {
-            "kind": "result", "event": ev, "round": rnd, "table": self.number, "revision": revision,
-            "match": mid, "entrants": ids, "score": _nums(total), "games": [_nums(s) for s in scores],
-            "winner": None if side is None else ids[side], "records": games,
-        }
-        key = self.table._send(result)
+        j.save_match(ev, mid, "reporting", games, revision)
+        result = result_message(ev, rnd, self.number, revision, m, games)
+        total = result["score"]
+        key = self.table.send(result)
         self.reported = {"event": ev, "round": rnd, "match": mid, "revision": revision,
                          "badges": [list(e.get("badges") or []) for e in m["entrants"]],  # digests
                          "badge_salt": str(m.get("badge_salt", "")),
                          "confirm": str(m.get("confirm", "badges")),
                          "seat_sides": {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}}
         if self.bus is not None:
-            self.bus.publish("message", text=f"result {_nums(total)} sent to the director", level="info")
+            self.bus.publish("message", text=f"result {nums(total)} sent to the director", level="info")
         return key
 
     def wait_echo(self, key: str, timeout: float | None = None, stop: threading.Event | None = None) -> str | None:
@@ -154,7 +150,7 @@ class TableReporter:
         outbox keeps the message: the next start re-sends it)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            status = self.table.journal.ack_status(key)
+            status = self.table.outbox.ack_status(key)
             if status is not None:
                 break
             if (stop is not None and stop.is_set()) or (deadline is not None and time.monotonic() >= deadline):
@@ -162,8 +158,9 @@ class TableReporter:
             time.sleep(0.05)
         kind, _ev, _rnd, _table, last = key.split("/")
         if kind == "result":
+            ev = int(key.split("/")[1])
             for mid, (_state, games, rev) in self._matches_reporting(int(last)):
-                self.table.journal.save_match(mid, "done" if status != "refused" else "refused", games, rev)
+                self.table.outbox.save_match(ev, mid, "done" if status != "refused" else "refused", games, rev)
         if self.bus is not None:
             level = "error" if status == "refused" else "info"
             what = "result" if kind == "result" else ("confirmation" if kind == "confirm" else "check-in")
@@ -212,7 +209,7 @@ class TableReporter:
         r = self.reported
         if r is None:
             raise ReportError("no result to confirm")
-        return self.table._send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
+        return self.table.send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
                                  "revision": r["revision"], "match": r["match"],
                                  "accepted": sorted(accepted), "refused": sorted(refused)})
 
@@ -221,7 +218,7 @@ class TableReporter:
         r = self.reported
         if r is None:
             raise ReportError("no result to confirm")
-        return self.table._send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
+        return self.table.send({"kind": "confirm", "event": r["event"], "round": r["round"], "table": self.number,
                                  "revision": r["revision"], "match": r["match"], "badges": list(badges)})
 
     def check_in(self, m: dict[str, Any], badges: list[str], accepted: list[int]) -> str:
@@ -234,27 +231,27 @@ class TableReporter:
         if a is None:
             raise ReportError("the director has not announced a match for this table")
         key = f"checkin/{int(a['event'])}/{int(a['round'])}/{self.number}/{int(m['match'])}"
-        if self.table.journal.ack_status(key) is not None:
-            self.table.journal.forget(key)
-        return self.table._send({"kind": "checkin", "event": int(a["event"]), "round": int(a["round"]),
+        if self.table.outbox.ack_status(key) is not None:
+            self.table.outbox.forget(key)
+        return self.table.send({"kind": "checkin", "event": int(a["event"]), "round": int(a["round"]),
                                  "table": self.number, "match": int(m["match"]),
                                  "badges": sorted(badges), "accepted": sorted(accepted)})
 
     def reason(self, key: str) -> str | None:
         """Why the director refused ``key`` (its ack's reason), if it did."""
-        r = self.table.journal.get(f"reason/{key}")
+        r = self.table.outbox.get(f"reason/{key}")
         return None if r is None else str(r)
 
     def _matches_reporting(self, revision: int) -> list[tuple[int, tuple[str, list[dict[str, Any]], int | None]]]:
         a = self.assignment() or {}
         out = []
         for m in a.get("matches", []):
-            st = self.table.journal.match(int(m["match"]))
+            st = self.table.outbox.match(int(a["event"]), int(m["match"]))
             if st is not None and st[0] == "reporting" and st[2] == revision:
                 out.append((int(m["match"]), st))
         return out
 
     def pending(self) -> int:
         """Messages the director has not acknowledged yet."""
-        return len(self.table.journal.pending())
+        return len(self.table.outbox.pending())
 

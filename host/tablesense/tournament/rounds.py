@@ -232,11 +232,11 @@ class Rounds:
             salt = badge_salt(ev.options)
             out: dict[int, dict[str, Any]] = {}
             for t in s.scalars(select(Table.number).where(Table.event_id == self.event_id)):
-                out[t] = {"event": self.event_id, "round": rnd, "matches": []}
+                out[t] = {"event": self.event_id, "round": rnd, "table": t, "matches": []}
             for m in s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == rnd, Match.table_no.is_not(None)).order_by(Match.number)):
                 assert m.entrant_b is not None and m.table_no is not None
                 sides = [names[e] for e in kway.match_entrants(m)]
-                out.setdefault(m.table_no, {"event": self.event_id, "round": rnd, "matches": []})["matches"].append({
+                out.setdefault(m.table_no, {"event": self.event_id, "round": rnd, "table": m.table_no, "matches": []})["matches"].append({
                     "match": m.id,
                     "number": m.number,
                     "game": ev.game,
