@@ -13,7 +13,7 @@ the random number behind it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tablesense.i18n import N_
@@ -43,6 +43,18 @@ TIEBREAK_HELP: dict[str, str] = {
     "lots": N_("place in the drawing of lots (1 = drawn first)"),
     "placement_points": N_("points for the places at each table (see the guide)"),
 }
+
+
+def entrant_numbers(entrant_ids: Iterable[int]) -> dict[int, int]:
+    """Each entrant's number in its event (1 = registered first): the pair or
+    team number people read on every page and type at every command, never
+    the database id (which counts across all the events of a database)."""
+    return {e: n for n, e in enumerate(sorted(entrant_ids), start=1)}
+
+
+def numbered(number: int | None, name: str) -> str:
+    """An entrant as people read it: ``#3 Ana & Bia``."""
+    return name if number is None else f"#{number} {name}"
 
 
 def label(name: str) -> str:

@@ -273,27 +273,32 @@ class Director:
             _append_audit(s, self.event_id, "director", "registered", None, "", {"entrant": e.id, "name": name})
             return e.id
 
-    def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> None:
+    def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> bool:
+        """False when the entrant already had that status (nothing written)."""
         _check_id(entrant_id, N_("entrant"))
         with self._lock, self.db.session() as s:
             e = s.get(Entrant, entrant_id)
             if e is None or e.event_id != self.event_id:
                 raise DirectorError(say("no entrant {id} in this event", id=entrant_id))
             if e.status == status:
-                return
+                return False
             if e.status == "withdrawn":
                 raise DirectorError(say("{name} has withdrawn", name=e.name))
             e.status = status
-            _append_audit(s, self.event_id, actor, status.replace("_", "-"), None, reason, {"entrant": entrant_id})
+            # who, by name: the audit log reads without looking the id up
+            _append_audit(s, self.event_id, actor, status.replace("_", "-"), None, reason,
+                          {"entrant": entrant_id, "name": e.name})
+            return True
 
-    def check_in(self, entrant_id: int, actor: str = "director") -> None:
-        self._set_status(entrant_id, "checked_in", actor)
+    def check_in(self, entrant_id: int, actor: str = "director") -> bool:
+        """Check an entrant in; False when it already was."""
+        return self._set_status(entrant_id, "checked_in", actor)
 
-    def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> None:
+    def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> bool:
         if not reason.strip():
             raise DirectorError(say("a withdrawal needs a reason"))
         reason = _check_text(reason, N_("a reason"), 1000)
-        self._set_status(entrant_id, "withdrawn", actor, reason)
+        return self._set_status(entrant_id, "withdrawn", actor, reason)
 
     def request_bye(self, entrant_id: int, round_no: int) -> None:
         """A zero-point bye the entrant asked for (it is left out of that round's pairing)."""
@@ -306,7 +311,8 @@ class Director:
             if round_no <= self.current_round_no(s):
                 raise DirectorError(say("round {n} is already paired", n=round_no))
             e.bye_rounds = sorted({*e.bye_rounds, round_no})
-            _append_audit(s, self.event_id, "director", "bye-requested", None, "", {"entrant": entrant_id, "round": round_no})
+            _append_audit(s, self.event_id, "director", "bye-requested", None, "",
+                          {"entrant": entrant_id, "name": e.name, "round": round_no})
 
     def entrants(self) -> list[Entrant]:
         with self.db.session() as s:
@@ -916,17 +922,22 @@ class Director:
                 raise DirectorError(say("match {id} is a table of {n}: correct it with one score per entrant "
                                         "(tablesense tournament correct MATCH --score A-B-C), not A-B",
                                         id=match_id, n=len(m.entrants)))
+            where = (say("the match at table {table} in round {round}", table=m.table_no, round=m.round_no)
+                     if m.table_no else say("the bye in round {round}", round=m.round_no))
             if winner not in (None, m.entrant_a, m.entrant_b):
-                raise DirectorError(say("entrant {entrant} did not play match {id}", entrant=winner, id=match_id))
-            # The score is in pairing order (first-named entrant first); a
-            # winner must be the side with more points unless they are level
-            # (a knockout tie decided otherwise), or the standings contradict it.
+                raise DirectorError(say("{entrant} did not play {where}", entrant=_entrant_label(s, self.event_id, winner),
+                                        where=where))
+            # The score is in pairing order (first-named entrant first); the
+            # winner is the side with more points (given or not) unless they are
+            # level (a knockout tie decided otherwise), or the standings contradict it.
             leader = m.entrant_a if score[0] > score[1] else m.entrant_b if score[1] > score[0] else None
+            winner = leader if winner is None else winner
             if leader is not None and winner != leader:
                 raise DirectorError(say(
-                    "score {score} makes entrant {leader} the winner of match {id}, not {winner}: "
+                    "score {score} makes {leader} the winner of {where}, not {winner}: "
                     "the score is in pairing order (first-named entrant first)",
-                    score=f"{score[0]:g}-{score[1]:g}", leader=leader, id=match_id, winner=winner))
+                    score=f"{score[0]:g}-{score[1]:g}", leader=_entrant_label(s, self.event_id, leader), where=where,
+                    winner=_entrant_label(s, self.event_id, winner)))
             before = {"score": [m.score_a, m.score_b], "winner": m.winner_id}
             m.score_a, m.score_b = float(score[0]), float(score[1])
             m.winner_id = winner
@@ -1018,6 +1029,17 @@ def badge_salt(options: dict[str, Any]) -> str:
 
 class _Refusal(Exception):
     pass
+
+
+def _entrant_label(s: Session, event_id: int, entrant_id: int | None) -> str:
+    """``#3 Ana & Bia``: an entrant as the director knows it (its number in the event, its name)."""
+    from .present import entrant_numbers, numbered
+
+    e = s.get(Entrant, entrant_id) if entrant_id is not None else None
+    if e is None or e.event_id != event_id:
+        return f"#? ({entrant_id})"
+    numbers = entrant_numbers(s.scalars(select(Entrant.id).where(Entrant.event_id == event_id)))
+    return numbered(numbers.get(e.id), e.name)
 
 
 def _check_text(text: str, what: str, limit: int = MAX_NAME) -> str:
