@@ -559,7 +559,8 @@ def table(
     """Run a headless table that plays its assigned matches with computer players."""
     _check_broker_url(broker)
     with _errors():
-        import time
+        import signal
+        import threading
 
         from .bridge import BrokerURL
         from .security import TableKey
@@ -569,14 +570,19 @@ def table(
         typer.echo(_("table {table}: headless table (computer players), key {key}, journal {journal}, "
                      "broker {broker} as {user}", table=number, key=key, journal=journal,
                      broker=f"{url.host}:{url.port}", user=url.username or _("anonymous")))
+        stop = threading.Event()
+        # Ctrl-C and SIGTERM stop the table at once, cleanly (offline status, journal closed).
+        # Set explicitly: a table started in the background of a script inherits SIGINT
+        # ignored, and Python then never raises KeyboardInterrupt for it.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda _sig, _frame: stop.set())
         t = HeadlessTable(number, TableKey.load(key), journal, url, seed=seed, say=lambda m: typer.echo(_(m))).start()
         try:
-            while True:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            pass
+            stop.wait()
         finally:
             t.close()
+        typer.echo(_("table {table}: stopped; its journal keeps any match in play, resumed at the next start",
+                     table=number))
 
 
 @tournament_app.command("simulate")
