@@ -82,6 +82,10 @@ def test_memory_pages_in_chromium(browser: Any, club: str, size: str) -> None:
         assert page.locator("svg.rating-chart polyline.mu").count() == 1
         assert page.locator("svg.rating-chart line.evening").count() == 3
         assert page.locator("#evenings tbody tr").count() == 3 and page.locator("#matches tbody tr").count() == 9
+        for row in page.locator("#matches tbody tr").all():  # the player's own score first: "59 – 39 lost" read wrong
+            mine, *others = [float(x) for x in row.locator("td").nth(2).inner_text().split(" – ")]
+            badge = row.locator("td .badge").get_attribute("class") or ""
+            assert mine > max(others) if "confirmed" in badge else mine < max(others) if "disputed" in badge else True
         _fits(page)
         _shoot(page, f"player-{size}")
         page.goto(srv.url + "/seasons/1")

@@ -246,7 +246,9 @@ def player_view(director: Director, player_id: int, tr: Translator | None = None
         rc = deltas.get(m.id)
         rows.append({"event": events[m.event_id].name, "round": m.round_no, "table": m.table_no,
                      "opponents": [all_names.get(e, "?") for e in ents_m if e != me.id],
-                     "score": " – ".join(_num(x) for x in scores) if scores[0] is not None else "",
+                     # the player's own score first, the others' after it, like "Against" ("59 – 39 lost" read wrong)
+                     "score": " – ".join(_num(scores[j]) for j in [i, *(j for j in range(len(scores)) if j != i)])
+                     if scores[0] is not None else "",
                      "mine": _num(scores[i]) if scores[i] is not None else "", "result": result,
                      "delta": f"{rc.mu_after - rc.mu_before:+.1f}" if rc else "",
                      "replay": m.id if m.result_id is not None or m.confirmed else None})
