@@ -120,7 +120,7 @@ def add_memory_pages(
 
     @app.get("/replay/{match_id}", response_class=HTMLResponse)
     def replay_page(request: Request, match_id: int, game: int = 1) -> Response:
-        from .record_view import RecordViewError, match_records, steps
+        from .record_view import RecordViewError, match_records, seat_names, steps
 
         try:
             recs = match_records(db, match_id)
@@ -129,7 +129,7 @@ def add_memory_pages(
                 return page(request, "replay.html", match_id=match_id, game=1, games=0, rec=None)
             if not 1 <= game <= len(recs):
                 raise RecordViewError(f"match {match_id} has no stored record {game} (it has {len(recs)})")  # a 404's detail
-            view = steps(recs[game - 1], tr_of(request))
+            view = steps(recs[game - 1], tr_of(request), seat_names(db, match_id))
         except RecordViewError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         return page(request, "replay.html", match_id=match_id, game=game, games=len(recs), rec=view)
