@@ -176,3 +176,41 @@ def test_kway_standings_rank_by_their_first_column_in_one_number_format(browser:
         server.stop()
     assert fmt_column([5.75, 3.5, None]) == ["5.75", "3.50", "–"]
     assert fmt_column([1.5, 2, -0.5]) == ["1½", "2", "−½"]
+
+
+def test_spectators_see_the_tables_view_without_its_correction_banners(browser: Any, tmp_path: Path) -> None:
+    """/live/table/N: the table's display for spectators, its variant by name; a rejected
+    move's red banner ("take back ...") is for the players at the table only."""
+    import json
+
+    from tablesense.tournament.live import LiveBoard
+
+    from .test_club_live import _view
+
+    d = Director.create_event(Database(f"sqlite:///{tmp_path / 'c.db'}"), "Spectators", variant="pips-two-player",
+                              options={"lots_seed": "s"})
+    d.add_table(1, "00" * 32)
+    board = LiveBoard()
+    view = _view(3)
+    assert view["variant"] == "pairs-pips"
+    banner = {"text": "take back the 5-6: it does not fit", "level": "error"}
+    board.update(1, json.dumps({"round": 1, "match": 1, "hand": 1, "scores": [0, 0], "view": {**view, "message": banner}})
+                 .encode())
+    server = Server(create_app(d, password_hash=hash_password(PASSWORD), secret_key="s", live=board))
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        for size, (w, h) in SIZES.items():
+            page.set_viewport_size({"width": w, "height": h})
+            page.goto(server.url + "/live/table/1")
+            page.wait_for_selector("#line svg .tile", timeout=10_000)
+            expect(page.locator("#variant")).to_have_text("pairs, scored in pips")
+            assert page.is_hidden("#message") and "take back" not in page.inner_text("body")
+            _shoot(page, f"live-table-{size}")
+        # an informative message still shows
+        board.update(1, json.dumps({"round": 1, "match": 1, "hand": 1, "scores": [0, 0],
+                                    "view": {**view, "message": {"text": "hand 1 is over", "level": "info"}}}).encode())
+        page.reload()
+        expect(page.locator("#message")).to_have_text("hand 1 is over")
+    finally:
+        page.close()
+        server.stop()

@@ -156,7 +156,8 @@
   function render(view, seq) {
     document.body.dataset.game = view.game || "";
     text($("#game"), GAME_NAMES[view.game] || view.game || "");
-    text($("#variant"), view.variant || "");
+    const variantKey = "variant:" + view.variant;  /* readable: "pairs, scored in pips", not "pairs-pips" */
+    text($("#variant"), view.variant ? (L[variantKey] !== undefined ? L[variantKey] : view.variant) : "");
     const handWord = view.game === "kems" ? "round_n" : "hand_n";
     text($("#hand-no"), view.hand_no ? t(handWord, { n: view.hand_no }) : "");
     let target = view.target ? t("to_target", { n: num(view.target) }) : "";
