@@ -31,7 +31,7 @@ def _time(cmd: list[str], runs: int, cwd: Path) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--peer", help="another checkout's python (its tablesense measured the same way)")
     args = ap.parse_args()

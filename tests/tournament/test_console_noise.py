@@ -59,7 +59,10 @@ def test_a_headless_table_stops_at_once_on_sigint_even_when_its_shell_ignored_it
     got: list[bytes] = []
     c = make_client("noise-check", BrokerURL("127.0.0.1", broker.port, DIRECTOR_USER,
                                              broker.files.credentials[DIRECTOR_USER]), clean=True)
-    c.on_connect = lambda cl, *_a: cl.subscribe(proto.status_topic(1), 1)
+    def subscribe(cl: Any, _u: Any, _f: Any, _rc: Any, _p: Any = None) -> None:
+        cl.subscribe(proto.status_topic(1), 1)
+
+    c.on_connect = subscribe
     c.on_message = lambda _c, _u, m: got.append(bytes(m.payload))
     c.connect("127.0.0.1", broker.port)
     c.loop_start()
