@@ -105,7 +105,7 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
         page.select_option("form[action='/director/correct'] select[name=match]", str(m2.id))
         page.fill("input[name=score_a]", "15")
         page.fill("input[name=score_b]", "3")
-        page.fill("input[name=winner]", str(m2.entrant_a))
+        page.select_option("form[action='/director/correct'] select[name=winner]", str(m2.entrant_a))
         page.fill("input[name=reason]", "the table's display froze on the last hand")
         page.click("form[action='/director/correct'] button")
         expect(page.locator(".flash")).to_contain_text("corrected")

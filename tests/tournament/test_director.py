@@ -141,7 +141,7 @@ def test_confirmation_needs_both_badges_then_correction_is_audited(db_url: str) 
     assert "already confirmed" in d.ingest(1, late).reason
     with pytest.raises(DirectorError, match="reason"):
         d.correct(m1.id, (10, 5), m1.entrant_a, "", "td")
-    with pytest.raises(DirectorError, match="makes entrant .* the winner"):
+    with pytest.raises(DirectorError, match="makes #. Pair . the winner of the match at table"):
         d.correct(m1.id, (10, 5), m1.entrant_b, "winner contradicts the score", "td")
     d.correct(m1.id, (10, 5), m1.entrant_a, "scoring sheet shows 10-5", "td")
     fixed = next(m for m in d.matches(1) if m.id == m1.id)

@@ -29,15 +29,15 @@ def _played(sqlite_url: str) -> Director:
 
 
 @pytest.mark.parametrize(("lang", "standings", "pairings", "html_lang"), [
-    ("pt-BR", "Classificação após a etapa 1", "Etapa 1", "pt-BR"),
-    ("ms", "Carta kedudukan selepas pusingan 1", "Pusingan 1", "ms"),
+    ("pt-BR", "Classificação até agora (etapa 1 em jogo)", "Etapa 1", "pt-BR"),
+    ("ms", "Kedudukan setakat ini (pusingan 1 sedang dimainkan)", "Pusingan 1", "ms"),
 ])
 def test_spectator_switches_language(sqlite_url: str, lang: str, standings: str, pairings: str, html_lang: str) -> None:
     c = _client(_played(sqlite_url))
-    assert "Standings after round 1" in c.get("/standings").text  # the event default stays English
+    assert "Standings so far (round 1 in play)" in c.get("/standings").text  # the event default stays English
     page = c.get(f"/standings?lang={lang}").text
     assert f"<h2>{standings}</h2>" in page and f'<html lang="{html_lang}">' in page
-    assert "Standings after round" not in page
+    assert "Standings so far" not in page
     heads = {h.strip() for h in re.findall(r"<th[^>]*>\s*(?:<abbr[^>]*>)?([^<]*)", page)}
     assert heads and not heads & {"Played", "Won", "Points for", "Games won"}, heads  # column and tie-break names too
     nxt = c.get("/pairings").text  # remembered without the query

@@ -185,7 +185,7 @@ def test_event_language_is_the_pages_default(sqlite_url: str) -> None:
     assert d.language() == "pt-BR"  # stored as the tag people read
     c = _client(d, lang="ms")  # the server's language is only the fallback
     page = c.get("/standings").text
-    assert '<html lang="pt-BR">' in page and "Classificação após a etapa 1" in page
+    assert '<html lang="pt-BR">' in page and "Classificação até agora (etapa 1 em jogo)" in page
     assert '<html lang="en">' in c.get("/standings?lang=en").text  # a visitor switches ...
     assert "<h2>Round 1</h2>" in c.get("/pairings").text
     assert '<html lang="en">' in c.get("/crosstable").text  # ... and the choice is remembered

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from tablesense.games.kems import KemsMatch
 from tablesense.games.kems_players import make_player, play_round
 from tablesense.tournament.db import Database
+from tablesense.tournament.kway import match_entrants
 from tablesense.tournament.players import add_player, register_players
 from tablesense.tournament.record_view import kems_steps
 from tablesense.tournament.security import TableKey
@@ -25,11 +26,11 @@ from .test_club_evening import Server
 from .test_players_web import PASSWORD, SIZES, _fits, _shoot
 
 
-def kems_record(seed: int, target: int = 2) -> dict[str, Any]:
+def kems_record(seed: int, target: int = 2, seats: int = 4) -> dict[str, Any]:
     """A genuine Kems match record played by the greedy bots (rounds that stall are dealt again)."""
     rng = random.Random(seed)
-    m = KemsMatch({"target": target}, seats=4)
-    players = [make_player("greedy") for _ in range(4)]
+    m = KemsMatch({"target": target}, seats=seats)
+    players = [make_player("greedy") for _ in range(seats)]
     while not m.is_over:
         if play_round(m.new_hand(rng), players, rng):
             m.finish_hand()
@@ -44,7 +45,7 @@ def _signed(d: Director, match_id: int, key: TableKey, rec: dict[str, Any]) -> d
     m = next(x for x in d.matches() if x.id == match_id)
     rr = replay(rec)
     score = [float(x) for x in rr.score]
-    sides = [m.entrant_a, m.entrant_b]
+    sides = match_entrants(m)
     return key.sign({"kind": "result", "event": d.event_id, "round": m.round_no, "table": m.table_no, "revision": 1,
                      "match": m.id, "entrants": sides, "score": score, "games": [score],
                      "winner": None if rr.winner is None else sides[rr.winner], "records": [rec]})
@@ -126,6 +127,47 @@ def test_kems_replay_in_chromium_and_a_hand_entered_result(browser: Any, tmp_pat
                 assert page.locator("#kems-board, #line, #next").count() == 0  # no empty viewer
                 _fits(page)
                 _shoot(page, f"replay-none-{size}")
+            finally:
+                page.close()
+    finally:
+        srv.stop()
+
+
+def test_a_six_seat_kems_replay_names_the_players_and_no_hands_overlap(browser: Any, tmp_path: Path) -> None:
+    """Three teams at a table, at 1280 px: every seat's four cards inside its own box (they overlapped)."""
+    db = Database(f"sqlite:///{tmp_path / 'club.db'}")
+    d = Director.create_event(db, "Kems six", game="kems", variant="classic",
+                              options={"target": 2, "lots_seed": "k", "rounds": 1, "seats": 6})
+    for team in ("Ana Bia", "Cy Di", "Eva Flo"):
+        d.register(team, team.split())
+    key = TableKey.from_seed(b"table-1")
+    d.add_table(1, key.public)
+    d.pair_next_round()
+    m = d.matches(1)[0]
+    rec = kems_record(7, seats=6)
+    assert d.ingest(1, _signed(d, m.id, key, rec)).status == "accepted"
+    srv = Server(create_app(d, password_hash=hash_password(PASSWORD), secret_key="k"))
+    try:
+        for size, (w, h) in SIZES.items():
+            page = browser.new_page(viewport={"width": w, "height": h})
+            try:
+                page.goto(srv.url + f"/replay/{m.id}")
+                assert page.locator("#kems-seats .seat").count() == 6
+                labels = page.locator("#kems-seats .seat > span").all_inner_texts()
+                teams = [next(e.members for e in d.entrants() if e.id == t) for t in match_entrants(m)]
+                # partners face each other: team t holds seats t and t + 3
+                assert [x.split(" · ")[0] for x in labels] == [teams[s % 3][s // 3] for s in range(6)], labels
+                for seat in page.locator("#kems-seats .seat").all():
+                    box = seat.bounding_box()
+                    assert box is not None
+                    for card in seat.locator(".card").all():
+                        c = card.bounding_box()
+                        assert c is not None and box["x"] <= c["x"] and c["x"] + c["width"] <= box["x"] + box["width"] + 0.5, \
+                            (size, box, c)
+                page.keyboard.press("End")
+                assert "Seat" not in page.inner_text("#move")
+                _fits(page)
+                _shoot(page, f"replay-kems-six-{size}")
             finally:
                 page.close()
     finally:

@@ -337,7 +337,7 @@ def test_cli_correct_says_what_a_score_looks_like_and_what_it_did(tmp_path: Path
     r = runner.invoke(cli_app, ["tournament", "correct", "1", "--score", "50-20", "--winner", str(first), "--reason", "sheet",
                                 "--db", db])
     assert r.exit_code == 0, r.output
-    assert "match 1" in r.stdout and "no result -> 50-20" in r.stdout and f"winner Team {first - 1}" in r.stdout
+    assert "round 1, table 1" in r.stdout and "no result -> 50-20" in r.stdout and f"winner #{first} Team {first - 1}" in r.stdout
     assert "audit log" in r.stdout
     # a wrong argument exits 2, a failure 1 (docs/troubleshooting.md)
     assert runner.invoke(cli_app, ["tournament", "export", "--db", db, "--csv", "nope"]).exit_code == 2

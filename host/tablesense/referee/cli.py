@@ -27,7 +27,7 @@ from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
 from tablesense.i18n.cli import PlainHelpCommand, _, activate
 from tablesense.referee.console import log_events as _log_events
 from tablesense.referee.keyboard import read_keys
-from tablesense.referee.reporting import archive_record
+from tablesense.referee.reporting import archive_record, match_over_line, record_path
 
 #: The game ``--game`` names when it is not given.
 DEFAULT_GAME = names()[0]
@@ -555,11 +555,13 @@ def register(app: typer.Typer) -> None:
                 threading.Thread(target=read_keys, args=(session, stop, console), daemon=True).start()
             session.run(stop, until=lambda s: referee.phase == "over")
             if referee.phase == "over":
+                path = record_path(archive, jour.match_id or match_id)  # before the journal moves on
                 jour.close_match("finished")
-                sys.stdout.write(json.dumps(referee.record(), separators=(",", ":")) + "\n")
+                sys.stdout.write(match_over_line(referee.view().get("scores"), path) + "\n")
+                sys.stdout.flush()
                 if evening is not None:
                     evening.finish(referee.record())
-                    evening.run(TableMatches(maker, session, jour, stop, bots=next_bots))
+                    evening.run(TableMatches(maker, session, jour, stop, bots=next_bots, records=archive))
         except (RefereeError, JournalError) as exc:
             raise _err(message_of(exc), 1) from None
         finally:

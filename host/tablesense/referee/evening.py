@@ -27,9 +27,11 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tablesense.i18n.cli import _  # the table's language (play makes it the command's)
+from tablesense.referee.reporting import match_over_line, record_path
 
 PENDING = "evening/pending"
 """Outbox key-value entry: the reported result whose confirmation is still owed."""
@@ -260,6 +262,8 @@ class TableMatches:
     out: Callable[[str], Any] = field(default=sys.stdout.write)
     bots: Callable[[], dict[int, Any]] = dict
     """The computer players of the next match, by seat (none: people play every seat)."""
+    records: Path = Path("records")
+    """Where the match's game record is archived (``play --records``): the line printed names it."""
 
     def __call__(self, m: dict[str, Any]) -> dict[str, Any] | None:
         referee = self.maker(m)
@@ -269,9 +273,10 @@ class TableMatches:
         self.session.run(self.stop, until=lambda s: referee.phase == "over")
         if referee.phase != "over":
             return None  # stopped mid-match: the journal resumes it at the next start
+        path = record_path(self.records, self.journal.match_id or "match")  # before the journal moves on
         self.journal.close_match("finished")
         record = referee.record()
-        self.out(json.dumps(record, separators=(",", ":")) + "\n")
+        self.out(match_over_line(referee.view().get("scores"), path) + "\n")
         return record
 
 

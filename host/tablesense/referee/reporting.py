@@ -102,13 +102,25 @@ def confirm_at_table(
     return status in ("accepted", "duplicate")
 
 
+def record_path(directory: Path, match_id: str) -> Path:
+    """Where :func:`archive_record` keeps a match's game record."""
+    return directory / f"{match_id}.json"
+
+
+def match_over_line(scores: Any, path: Path) -> str:
+    """What ``play`` prints when a match ends: one line a person reads (the
+    record itself is in the archive, not on the console)."""
+    score = " - ".join(f"{float(x):g}" for x in scores or [])
+    return _("match over, score {score}; its game record is {path}", score=score, path=path)
+
+
 def archive_record(ev: Any, directory: Path, match_id: str, console: Any) -> None:
     """Write the match record after every hand (temporary file, then rename)."""
     if ev.kind not in ("hand_ended", "match_ended") or "record" not in ev.data:
         return
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{match_id}.json"
+        path = record_path(directory, match_id)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(ev.data["record"], indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, path)

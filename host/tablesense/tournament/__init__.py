@@ -1,1 +1,5 @@
 """The tournament room."""
+
+#: The event database the tournament commands use when --db is not given
+#: (here, not in db.py: the commands' options need it without importing SQLAlchemy).
+DEFAULT_DB = "sqlite:///tablesense-events.db"

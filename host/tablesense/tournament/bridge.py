@@ -124,6 +124,7 @@ class DirectorBridge:
         self._stopping = threading.Event()
         self.quiet: set[int] = set()
         self._quiet_lock = threading.Lock()
+        self._started = time.time()
         self._connected = threading.Event()
         self._assignments: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -131,6 +132,7 @@ class DirectorBridge:
     # --------------------------------------------------------------- life
 
     def start(self) -> DirectorBridge:
+        self._started = time.time()
         if self._check_workers > 0:
             # forkserver: workers start from a clean process, not a copy of this threaded one
             self._pool = ProcessPoolExecutor(self._check_workers, mp_context=multiprocessing.get_context("forkserver"))
@@ -345,10 +347,19 @@ class DirectorBridge:
             except Exception:  # the watchdog must outlive a database hiccup
                 log.exception("director: quiet-table check failed")
 
-    def check_quiet(self) -> set[int]:
-        """Audit every table newly quiet since the last check; returns the quiet set."""
+    def check_quiet(self, now: float | None = None) -> set[int]:
+        """Audit every table newly quiet since the last check; returns the quiet set.
+
+        A director that has just (re)started has heard no heartbeat yet, and
+        the tables' retained statuses are still on their way: for a grace of
+        ``quiet_after_s`` after ``start()`` nobody is called quiet, then only
+        the tables that stayed silent through it."""
+        now = time.time() if now is None else now
+        grace = float(self.director.options().get("quiet_after_s", 10.0))
+        if now - self._started < grace:
+            return set()
         with self._quiet_lock:
-            now_quiet = set(self.director.quiet_tables())
+            now_quiet = set(self.director.quiet_tables(now))
             for t in sorted(now_quiet - self.quiet):
                 self.director.audit("director", "table-quiet", table=t, round=self.director.current_round_no())
                 log.warning("table %d has gone quiet", t)

@@ -19,7 +19,7 @@ import typer
 from tablesense.games.common import message_of, say
 from tablesense.games.registry import GAMES
 from tablesense.i18n.cli import LANG_OPTION, _
-from tablesense.tournament.db import DEFAULT_DB
+from tablesense.tournament import DEFAULT_DB
 
 director_app = typer.Typer(help="The tournament director: web pages and the MQTT bridge.", no_args_is_help=True)
 tournament_app = typer.Typer(help="Events: create, register, pair, simulate, export, broker config.", no_args_is_help=True)
@@ -235,6 +235,37 @@ def create(
         typer.echo(d.event_id)
 
 
+def _numbers(d: Any) -> dict[int, int]:
+    """Entrant id -> its number in the event (what people read and type)."""
+    from .present import entrant_numbers
+
+    return entrant_numbers(e.id for e in d.entrants())
+
+
+def _who(d: Any, entrant_id: int | None) -> str:
+    """``#3 Ana & Bia``, or "bye" for the empty side of a bye."""
+    from .present import numbered
+
+    if entrant_id is None:
+        return _("bye")
+    names = {e.id: e.name for e in d.entrants()}
+    return numbered(_numbers(d).get(entrant_id), names.get(entrant_id, "?"))
+
+
+def _entrant_by_number(d: Any, number: int) -> Any:
+    """The entrant numbered ``number`` in the event; a number nobody has fails with the range (exit 1)."""
+    entrants = d.entrants()  # in the order of registration: the numbers' order
+    if not 1 <= number <= len(entrants):
+        _fail(say("no entrant #{number} in this event (its entrants are #1 to #{last})", number=number,
+                  last=len(entrants)) if entrants else say("no entrant is registered in this event yet"))
+    return entrants[number - 1]
+
+
+def _checked_in(d: Any) -> str:
+    entrants = [e for e in d.entrants() if e.status != "withdrawn"]
+    return _("{n} of {total} checked in", n=sum(1 for e in entrants if e.status == "checked_in"), total=len(entrants))
+
+
 @tournament_app.command("register")
 def register_entrant(
     name: str = typer.Argument(...),
@@ -245,30 +276,52 @@ def register_entrant(
     seed: int = typer.Option(0, "--seed"),
     lang: str = LANG_OPTION,
 ) -> None:
-    """Register an entrant (a pair or an individual); prints its id."""
+    """Register an entrant (a pair or an individual); prints its number in the event (#1, #2, ... in order)."""
     with _errors():
-        typer.echo(_open(db, event).register(name, member, badge, seed))
+        d = _open(db, event)
+        eid = d.register(name, member, badge, seed)
+        typer.echo(_numbers(d)[eid])
 
 
 @tournament_app.command("check-in")
-def check_in(entrant: int = typer.Argument(...), db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
-    """Check an entrant in by hand (tables check in by badge taps)."""
+def check_in(number: int = typer.Argument(..., help="The entrant's number in the event (#3: 3)."), db: str = DbOpt,
+             event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
+    """Check an entrant in by hand (tables check in by badge taps); says who and how many are in."""
     with _errors():
-        _open(db, event).check_in(entrant)
+        d = _open(db, event)
+        e = _entrant_by_number(d, number)
+        changed = d.check_in(e.id, "director-cli")
+        said = (_("checked in {who}", who=_who(d, e.id)) if changed
+                else _("{who} was already checked in", who=_who(d, e.id)))
+        typer.echo(f"{said} ({_checked_in(d)})")
 
 
 @tournament_app.command("withdraw")
-def withdraw(entrant: int = typer.Argument(...), reason: str = typer.Option(..., "--reason"), db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
-    """Withdraw an entrant from later rounds."""
+def withdraw(number: int = typer.Argument(..., help="The entrant's number in the event."),
+             reason: str = typer.Option(..., "--reason"), db: str = DbOpt, event: int | None = EventOpt,
+             lang: str = LANG_OPTION) -> None:
+    """Withdraw an entrant from later rounds (its played matches stay)."""
     with _errors():
-        _open(db, event).withdraw(entrant, reason)
+        d = _open(db, event)
+        e = _entrant_by_number(d, number)
+        if d.withdraw(e.id, reason, "director-cli"):
+            typer.echo(_("withdrew {who} from the later rounds (reason: {reason}); its played matches stay",
+                         who=_who(d, e.id), reason=repr(reason)))
+        else:
+            typer.echo(_("{who} had already withdrawn", who=_who(d, e.id)))
 
 
 @tournament_app.command("bye")
-def bye(entrant: int = typer.Argument(...), round_no: int = typer.Option(..., "--round"), db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
+def bye(number: int = typer.Argument(..., help="The entrant's number in the event."),
+        round_no: int = typer.Option(..., "--round"), db: str = DbOpt, event: int | None = EventOpt,
+        lang: str = LANG_OPTION) -> None:
     """Record a requested (zero-point) bye for a future round."""
     with _errors():
-        _open(db, event).request_bye(entrant, round_no)
+        d = _open(db, event)
+        e = _entrant_by_number(d, number)
+        d.request_bye(e.id, round_no)
+        typer.echo(_("{who} sits out round {round} (a requested bye scores nothing)", who=_who(d, e.id),
+                     round=round_no))
 
 
 @tournament_app.command("add-table")
@@ -298,11 +351,10 @@ def pair(db: str = DbOpt, event: int | None = EventOpt, force: bool = typer.Opti
     with _errors():
         d = _open(db, event)
         n = d.pair_next_round(force=force)
-        names = {e.id: e.name for e in d.entrants()}
         for m in d.matches(n):
-            other = names[m.entrant_b] if m.entrant_b else (_("bye") if m.kind == "pairing-bye" else _("bye (requested)"))
+            other = _who(d, m.entrant_b) if m.entrant_b else (_("bye") if m.kind == "pairing-bye" else _("bye (requested)"))
             typer.echo(_("round {round}  table {table}  {a} v {b}", round=n, table=f"{m.table_no or '-':>3}",
-                         a=names[m.entrant_a], b=other))
+                         a=_who(d, m.entrant_a), b=other))
 
 
 @tournament_app.command("standings")
@@ -327,37 +379,68 @@ def standings(db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OP
         Console(width=None if sys.stdout.isatty() else 200).print(t)
 
 
+def _match_at(d: Any, table: int | None, number: int | None, round_no: int | None) -> Any:
+    """The match at ``table`` (or of entrant ``number``) in ``round_no`` (default: the current round)."""
+    rnd = round_no or d.current_round_no()
+    if not rnd:
+        _fail(say("no round has been paired yet"))
+    matches = d.matches(rnd)
+    if number is not None:
+        e = _entrant_by_number(d, number)
+        found = [m for m in matches if e.id in (*(m.entrants or []), m.entrant_a, m.entrant_b)]
+        if not found:
+            _fail(say("{who} has no match in round {round}", who=_who(d, e.id), round=rnd))
+        return found[0]
+    found = [m for m in matches if m.table_no == table]
+    if not found:
+        tables = sorted({m.table_no for m in matches if m.table_no is not None})
+        _fail(say("no match at table {table} in round {round} (its tables: {tables})", table=table, round=rnd,
+                  tables=", ".join(map(str, tables)) or "-"))
+    if len(found) > 1:
+        _fail(say("table {table} has {n} matches in round {round}: name the entrant with --pair N instead",
+                  table=table, n=len(found), round=rnd))
+    return found[0]
+
+
 @tournament_app.command("correct")
 def correct(
-    match: int = typer.Argument(...),
-    score: str = typer.Option(..., "--score", help="A-B, e.g. 150-97"),
-    winner: int | None = typer.Option(None, "--winner", help="Entrant id (omit for a draw)."),
+    table: int | None = typer.Argument(None, help="The table whose result to correct (in --round; default: the current round)."),
+    pair: int | None = typer.Option(None, "--pair", help="Or: the number of an entrant (#5: 5) whose match to correct."),
+    round_no: int | None = typer.Option(None, "--round", help="The round (default: the current one)."),
+    score: str = typer.Option(..., "--score", help="A-B in pairing order, e.g. 150-97 (a table of three or four: 4-1-0)."),
+    winner: int | None = typer.Option(None, "--winner", help="The winner's number (default: the side with more points; "
+                                      "a level score without it is a draw)."),
     reason: str = typer.Option(..., "--reason"),
     db: str = DbOpt,
     event: int | None = EventOpt,
     lang: str = LANG_OPTION,
 ) -> None:
-    """Correct a result (with a reason; written to the audit log); prints what changed."""
-    if score.count("-") >= 2:  # a table of three or four entrants: one score each, in seat order
-        with _errors():
-            from .kway import correct_table
-
-            typer.echo(correct_table(_open(db, event), match, score, reason, "director-cli"))
-        return
-    sa, sb = _parse_score(score)
+    """Correct a result by table or entrant number (with a reason; written to the audit log); prints what changed."""
+    if (table is None) == (pair is None):
+        _bad_argument(say("name the table (tournament correct 3 --score ...) or an entrant (--pair 5), one of the two"))
+    several = score.count("-") >= 2  # a table of three or four entrants: one score each, in seat order
+    sa, sb = (0.0, 0.0) if several else _parse_score(score)
     with _errors():
         d = _open(db, event)
-        before = next((m for m in d.matches() if m.id == match), None)
-        d.correct(match, (sa, sb), winner, reason, "director-cli")
-        names = {e.id: e.name for e in d.entrants()}
-        assert before is not None
+        before = _match_at(d, table, pair, round_no)
+        where = _("round {round}, table {table}", round=before.round_no, table=before.table_no or "-")
+        if several:
+            from .kway import correct_table, match_entrants
+
+            correct_table(d, before.id, score, reason, "director-cli")
+            sides = ", ".join(f"{_who(d, e)} {x}" for e, x in zip(match_entrants(before), score.split("-"), strict=False))
+            typer.echo(_("{where}: {sides}; confirmed, and written to the audit log with the reason {reason}",
+                         where=where, sides=sides, reason=repr(reason)))
+            return
+        won = _entrant_by_number(d, winner).id if winner is not None else None
+        d.correct(before.id, (sa, sb), won, reason, "director-cli")
+        after = next(m for m in d.matches(before.round_no) if m.id == before.id)
         was = _("no result") if before.score_a is None else f"{before.score_a:g}-{before.score_b or 0:g}"
-        who = names.get(winner, "?") if winner is not None else _("nobody (a draw)")
-        typer.echo(_("match {match} (round {round}, {a} v {b}): {was} -> {score}, winner {winner}; "
+        who = _who(d, after.winner_id) if after.winner_id is not None else _("nobody (a draw)")
+        typer.echo(_("{where} ({a} v {b}): {was} -> {score}, winner {winner}; "
                      "confirmed, and written to the audit log with the reason {reason}",
-                     match=match, round=before.round_no, a=names.get(before.entrant_a, "?"),
-                     b=names.get(before.entrant_b or 0, _("bye")), was=was, score=f"{sa:g}-{sb:g}", winner=who,
-                     reason=repr(reason)))
+                     where=where, a=_who(d, before.entrant_a), b=_who(d, before.entrant_b), was=was,
+                     score=f"{sa:g}-{sb:g}", winner=who, reason=repr(reason)))
 
 
 @tournament_app.command("confirm")
@@ -511,7 +594,8 @@ def table(
     """Run a headless table that plays its assigned matches with computer players."""
     _check_broker_url(broker)
     with _errors():
-        import time
+        import signal
+        import threading
 
         from .bridge import BrokerURL
         from .security import TableKey
@@ -521,14 +605,19 @@ def table(
         typer.echo(_("table {table}: headless table (computer players), key {key}, journal {journal}, "
                      "broker {broker} as {user}", table=number, key=key, journal=journal,
                      broker=f"{url.host}:{url.port}", user=url.username or _("anonymous")))
+        stop = threading.Event()
+        # Ctrl-C and SIGTERM stop the table at once, cleanly (offline status, journal closed).
+        # Set explicitly: a table started in the background of a script inherits SIGINT
+        # ignored, and Python then never raises KeyboardInterrupt for it.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda _sig, _frame: stop.set())
         t = HeadlessTable(number, TableKey.load(key), journal, url, seed=seed, say=lambda m: typer.echo(_(m))).start()
         try:
-            while True:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            pass
+            stop.wait()
         finally:
             t.close()
+        typer.echo(_("table {table}: stopped; its journal keeps any match in play, resumed at the next start",
+                     table=number))
 
 
 @tournament_app.command("simulate")

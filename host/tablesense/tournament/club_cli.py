@@ -34,7 +34,7 @@ def _fail(message: str, code: int = 1) -> NoReturn:
 
 
 def _default_db() -> str:
-    from .db import DEFAULT_DB
+    from . import DEFAULT_DB
 
     return DEFAULT_DB
 

@@ -27,8 +27,9 @@ from tablesense.games.common import Sentence, message_of, say
 
 from . import kway
 from . import pairing as pr
-from .db import Entrant, Match, Round
+from .db import AuditEntry, Entrant, Match, Round
 from .live import LiveBoard
+from .present import entrant_numbers, numbered
 from .service import Director, DirectorError, _append_audit
 from .words import STATUS
 
@@ -200,6 +201,29 @@ def console_state(director: Director, now: float | None = None, live: LiveBoard 
         "pair": ps.to_json(),
         "final": final_result(director),
         "counts": {s: sum(1 for m in matches if _status(m) == s) for s in ("pending", "reported", "disputed", "confirmed")},
+        **round_facts(director, cur, matches, names),
+    }
+
+
+def round_facts(director: Director, cur: int, matches: list[Match], names: dict[int, str]) -> dict[str, Any]:
+    """What the director reads beside the tables: who sits the round out (the
+    byes have no table card), how many have checked in, when the round began
+    (the console's clock counts from it)."""
+    entrants = [e for e in director.entrants() if e.status != "withdrawn"]
+    started = None
+    if cur:
+        with director.db.session() as s:
+            for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == director.event_id,
+                                                        AuditEntry.action == "round-paired")
+                               .order_by(AuditEntry.id.desc()).limit(5)):
+                if (a.detail or {}).get("round") == cur:
+                    started = a.ts
+                    break
+    return {
+        "byes": [{"name": names.get(kway.match_entrants(m)[0], "?"), "kind": m.kind}
+                 for m in matches if m.kind != "match"],
+        "checked_in": {"n": sum(1 for e in entrants if e.status == "checked_in"), "of": len(entrants)},
+        "round_started": started,
     }
 
 
@@ -209,7 +233,7 @@ def table_rows(
     """Each table of the round in progress: its state, its match, its live progress, when last heard."""
     now = time.time() if now is None else now
     cur = director.current_round_no()
-    names = {e.id: e.name for e in director.entrants()}
+    names = entrant_labels(director)
     quiet = set(director.quiet_tables(now))
     tables = {t.number: t for t in director.tables()}
     matches = director.matches(cur) if cur else []
@@ -279,6 +303,13 @@ def _playing_state(shown: dict[str, Any]) -> str:
     if since is not None and since >= STALLED_AFTER_S and not shown.get("finished"):
         return "stalled"
     return "playing"
+
+
+def entrant_labels(director: Director) -> dict[int, str]:
+    """Entrant id -> ``#3 Ana & Bia``: how the console and the pages name an entrant."""
+    entrants = director.entrants()
+    numbers = entrant_numbers(e.id for e in entrants)
+    return {e.id: numbered(numbers[e.id], e.name) for e in entrants}
 
 
 def _status(m: Match) -> str:

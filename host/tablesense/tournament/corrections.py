@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
 from tablesense.games.common import say
 from tablesense.i18n import N_
 
 from .audit import AuditTrail, DirectorError, _append_audit, _check_id, _check_text
-from .db import Match
+from .db import Entrant, Match
 from .scope import EventScope
 
 
@@ -50,17 +53,22 @@ class Corrections:
                 raise DirectorError(say("match {id} is a table of {n}: correct it with one score per entrant "
                                         "(tablesense tournament correct MATCH --score A-B-C), not A-B",
                                         id=match_id, n=len(m.entrants)))
+            where = (say("the match at table {table} in round {round}", table=m.table_no, round=m.round_no)
+                     if m.table_no else say("the bye in round {round}", round=m.round_no))
             if winner not in (None, m.entrant_a, m.entrant_b):
-                raise DirectorError(say("entrant {entrant} did not play match {id}", entrant=winner, id=match_id))
-            # The score is in pairing order (first-named entrant first); a
-            # winner must be the side with more points unless they are level
-            # (a knockout tie decided otherwise), or the standings contradict it.
+                raise DirectorError(say("{entrant} did not play {where}", entrant=_entrant_label(s, self.event_id, winner),
+                                        where=where))
+            # The score is in pairing order (first-named entrant first); the
+            # winner is the side with more points (given or not) unless they are
+            # level (a knockout tie decided otherwise), or the standings contradict it.
             leader = m.entrant_a if score[0] > score[1] else m.entrant_b if score[1] > score[0] else None
+            winner = leader if winner is None else winner
             if leader is not None and winner != leader:
                 raise DirectorError(say(
-                    "score {score} makes entrant {leader} the winner of match {id}, not {winner}: "
+                    "score {score} makes {leader} the winner of {where}, not {winner}: "
                     "the score is in pairing order (first-named entrant first)",
-                    score=f"{score[0]:g}-{score[1]:g}", leader=leader, id=match_id, winner=winner))
+                    score=f"{score[0]:g}-{score[1]:g}", leader=_entrant_label(s, self.event_id, leader), where=where,
+                    winner=_entrant_label(s, self.event_id, winner)))
             before = {"score": [m.score_a, m.score_b], "winner": m.winner_id}
             m.score_a, m.score_b = float(score[0]), float(score[1])
             m.winner_id = winner
@@ -69,3 +77,14 @@ class Corrections:
             _append_audit(s, self.event_id, actor, "correction", match_id, reason, {
                 "before": before, "after": {"score": list(score), "winner": winner},
             })
+
+
+def _entrant_label(s: Session, event_id: int, entrant_id: int | None) -> str:
+    """``#3 Ana & Bia``: an entrant as the director knows it (its number in the event, its name)."""
+    from .present import entrant_numbers, numbered
+
+    e = s.get(Entrant, entrant_id) if entrant_id is not None else None
+    if e is None or e.event_id != event_id:
+        return f"#? ({entrant_id})"
+    numbers = entrant_numbers(s.scalars(select(Entrant.id).where(Entrant.event_id == event_id)))
+    return numbered(numbers.get(e.id), e.name)

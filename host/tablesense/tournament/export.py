@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import select
 
 from .db import Result
+from .present import entrant_numbers
 from .service import Director
 
 
@@ -57,6 +58,7 @@ def export_event(director: Director, *, audit: bool | int = True) -> dict[str, A
         results = {r.id: r.payload for r in s.scalars(select(Result).where(Result.event_id == director.event_id))}
     entrants = director.entrants()
     names = {e.id: e.name for e in entrants}
+    numbers = entrant_numbers(names)  # the number people read and type (#3), beside the database id
     rounds: dict[int, dict[str, Any]] = {}
     for m in director.matches():
         rnd = rounds.setdefault(m.round_no, {"number": m.round_no, "matches": []})
@@ -90,7 +92,8 @@ def export_event(director: Director, *, audit: bool | int = True) -> dict[str, A
     return {
         "format": "tablesense.event/1",
         "event": event,
-        "entrants": [{"id": e.id, "name": e.name, "members": e.members, "seed": e.seed, "status": e.status} for e in entrants],
+        "entrants": [{"id": e.id, "number": numbers[e.id], "name": e.name, "members": e.members, "seed": e.seed,
+                      "status": e.status} for e in entrants],
         "rounds": [rounds[k] for k in sorted(rounds)],
         "standings": standings,
         "audit": [_public_audit(a) for a in director.audit_log()] if audit is True

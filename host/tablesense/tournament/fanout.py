@@ -190,7 +190,8 @@ class LiveFeed:
         seq = int(entry.get("seq", 0))
         cached = self._views.get(table)
         if cached is None or cached[0] != seq:
-            cached = (seq, json.dumps({"kind": "view", "data": entry["view"], "seq": seq}, separators=(",", ":")))
+            cached = (seq, json.dumps({"kind": "view", "data": spectators_view(entry["view"]), "seq": seq},
+                                      separators=(",", ":")))
             self._views[table] = cached
         return cached
 
@@ -241,3 +242,13 @@ async def _cancelled(task: asyncio.Task[None]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await task
+
+
+def spectators_view(view: dict[str, Any]) -> dict[str, Any]:
+    """A table's display view as spectators see it: without the banners meant for
+    the players at the table (a rejected move, "take back the 5-6", a correction
+    to make): only an informative message stays."""
+    msg = view.get("message")
+    if isinstance(msg, dict) and msg.get("level", "info") != "info":
+        return {**view, "message": None}
+    return view

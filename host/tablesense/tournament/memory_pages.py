@@ -120,7 +120,7 @@ def add_memory_pages(
 
     @app.get("/replay/{match_id}", response_class=HTMLResponse)
     def replay_page(request: Request, match_id: int, game: int = 1) -> Response:
-        from .record_view import RecordViewError, match_records, steps
+        from .record_view import RecordViewError, match_records, seat_names, steps
 
         try:
             recs = match_records(db, match_id)
@@ -129,7 +129,7 @@ def add_memory_pages(
                 return page(request, "replay.html", match_id=match_id, game=1, games=0, rec=None)
             if not 1 <= game <= len(recs):
                 raise RecordViewError(f"match {match_id} has no stored record {game} (it has {len(recs)})")  # a 404's detail
-            view = steps(recs[game - 1], tr_of(request))
+            view = steps(recs[game - 1], tr_of(request), seat_names(db, match_id))
         except RecordViewError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         return page(request, "replay.html", match_id=match_id, game=game, games=len(recs), rec=view)
@@ -246,7 +246,9 @@ def player_view(director: Director, player_id: int, tr: Translator | None = None
         rc = deltas.get(m.id)
         rows.append({"event": events[m.event_id].name, "round": m.round_no, "table": m.table_no,
                      "opponents": [all_names.get(e, "?") for e in ents_m if e != me.id],
-                     "score": " – ".join(_num(x) for x in scores) if scores[0] is not None else "",
+                     # the player's own score first, the others' after it, like "Against" ("59 – 39 lost" read wrong)
+                     "score": " – ".join(_num(scores[j]) for j in [i, *(j for j in range(len(scores)) if j != i)])
+                     if scores[0] is not None else "",
                      "mine": _num(scores[i]) if scores[i] is not None else "", "result": result,
                      "delta": f"{rc.mu_after - rc.mu_before:+.1f}" if rc else "",
                      "replay": m.id if m.result_id is not None or m.confirmed else None})

@@ -47,7 +47,7 @@ from tablesense.i18n import Translator
 from . import console as cons
 from .fanout import Gate, LiveFeed
 from .live import LiveBoard
-from .present import TIEBREAK_HELP, fmt_num, label, standings_rows
+from .present import TIEBREAK_HELP, fmt_num, label, numbered, standings_rows
 from .service import Director, DirectorError
 from .words import Message
 
@@ -141,6 +141,11 @@ def add_club_pages(
         pages = max(1, -(-total // AUDIT_PAGE))
         page = min(max(page, 1), pages)
         shown = list(reversed(director.audit_log(last=AUDIT_PAGE, skip=(page - 1) * AUDIT_PAGE)))
+        labels = cons.entrant_labels(director)
+        where = {m.id: (m.round_no, m.table_no) for m in director.matches()}
+        tr = tr_of(request)
+        for a in shown:
+            a["about"] = audit_about(a, labels, where, tr)
         return templates.TemplateResponse(request, "audit.html", {
             "request": request, "view": club_view(director), "entries": shown, "page": page, "pages": pages,
             "total": total, "chain_ok": director.verify_audit_chain(), "logged_in": True,
@@ -204,6 +209,38 @@ def add_club_pages(
         return act(request, csrf, run)
 
 
+def audit_about(entry: dict[str, Any], labels: dict[int, str], where: dict[int, tuple[int, int | None]],
+                tr: Callable[..., str]) -> str:
+    """What an audit entry is about, in words: who (``#3 Ana & Bia``, by number
+    and name, never an id), which table and round, the score before and after."""
+    d = entry.get("detail") or {}
+    parts: list[str] = []
+    m = entry.get("match")
+    if m in where:
+        rnd, table = where[m]
+        parts.append(tr(say("round {round}, table {table}", round=rnd, table=table)) if table
+                     else tr(say("round {round}", round=rnd)))
+    else:
+        if isinstance(d.get("table"), int):
+            parts.append(tr(say("table {table}", table=d["table"])))
+        if isinstance(d.get("round"), int):
+            parts.append(tr(say("round {round}", round=d["round"])))
+    listed = d.get("entrants")
+    ids: list[Any] = listed if isinstance(listed, list) else [d["entrant"]] if "entrant" in d else []
+    who = [labels.get(e) or str(d.get("name") or "?") for e in ids if isinstance(e, int)]
+    if not who and entry.get("action") in ("registered", "event-created") and d.get("name"):
+        who = [str(d["name"])]
+    parts += who
+    if entry.get("action") == "correction":
+        def score(side: Any) -> str:
+            sc = (side.get("score") or side.get("scores")) if isinstance(side, dict) else None
+            return "-".join(fmt_num(x) for x in sc) if isinstance(sc, list) and None not in sc else "–"
+        parts.append(f"{score(d.get('before'))} → {score(d.get('after'))}")
+    elif isinstance(d.get("score"), list) and None not in d["score"]:
+        parts.append("-".join(fmt_num(x) for x in d["score"]))
+    return " · ".join(parts)
+
+
 def _stable(state: dict[str, Any]) -> dict[str, Any]:
     """The console state without what changes every second (so only real changes are pushed);
     "last heard" is rounded to whole seconds and capped, which still shows a table going quiet."""
@@ -220,7 +257,7 @@ def club_view(director: Director, tr: Callable[[str], str] = lambda s: s) -> dic
     from .export import export_event
 
     data = export_event(director, audit=False)
-    names = {e["id"]: e["name"] for e in data["entrants"]}
+    names = {e["id"]: numbered(e["number"], e["name"]) for e in data["entrants"]}  # "#3 Ana & Bia"
     cols, rows = standings_rows(data)
     rounds = []
     for rnd in data["rounds"]:
@@ -244,6 +281,8 @@ def club_view(director: Director, tr: Callable[[str], str] = lambda s: s) -> dic
                   "confirm": ev["options"].get("confirm", "badges"),
                   "tiebreaks": [tr(label(t)) for t in ev["options"].get("tiebreaks", [])]},
         "round": rounds[-1]["number"] if rounds else 0,
+        # results of the round still out: the standings are "so far", not "after round N"
+        "in_play": bool(rounds) and any(not m["confirmed"] for m in data["rounds"][-1]["matches"]),
         "rounds": rounds,
         "columns": [{"key": k, "label": tr(h)} for k, h in cols],
         "standings": rows,

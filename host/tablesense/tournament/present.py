@@ -13,7 +13,7 @@ the random number behind it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tablesense.i18n import N_
@@ -45,6 +45,18 @@ TIEBREAK_HELP: dict[str, str] = {
 }
 
 
+def entrant_numbers(entrant_ids: Iterable[int]) -> dict[int, int]:
+    """Each entrant's number in its event (1 = registered first): the pair or
+    team number people read on every page and type at every command, never
+    the database id (which counts across all the events of a database)."""
+    return {e: n for n, e in enumerate(sorted(entrant_ids), start=1)}
+
+
+def numbered(number: int | None, name: str) -> str:
+    """An entrant as people read it: ``#3 Ana & Bia``."""
+    return name if number is None else f"#{number} {name}"
+
+
 def label(name: str) -> str:
     """The human name of a tie-break or column (the machine name if unknown)."""
     return TIEBREAK_LABELS.get(name, name.replace("_", " ").capitalize())
@@ -71,6 +83,18 @@ def fmt_num(x: Any) -> str:
     return f"{sign}{v:.2f}".rstrip("0").rstrip(".")
 
 
+def fmt_column(values: Sequence[Any]) -> list[str]:
+    """One number format for a whole column: halves as ``½`` when every value
+    is a whole or a half, otherwise every value with two decimals (``5.75``
+    beside ``3.50``, never beside ``3½``)."""
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    if all(float(v * 2).is_integer() for v in values if number(v)):
+        return [fmt_num(v) for v in values]
+    return [f"{'−' if v < 0 else ''}{abs(float(v)):.2f}" if number(v) else fmt_num(v) for v in values]
+
+
 def lots_places(standings: Sequence[dict[str, Any]]) -> dict[int, int]:
     """Each entrant's place in the drawing of lots (1 = highest draw, which ranks first)."""
     draws = [(st["tiebreaks"].get("lots", 0.0), st["entrant"]) for st in standings if "lots" in st["tiebreaks"]]
@@ -79,12 +103,15 @@ def lots_places(standings: Sequence[dict[str, Any]]) -> dict[int, int]:
 
 def standings_columns(tiebreaks: Sequence[str]) -> list[tuple[str, str]]:
     """(key, human header) of a standings table: unique, tie-breaks in the event's order."""
+    # The column that ranks (the first tie-break: Placement points at tables of
+    # three or four) comes first after Played, before Won and Games won.
+    ranking = [(f"tb:{t}", label(t)) for t in tiebreaks[:1]]
     cols = [("rank", N_("Rank")), ("name", N_("Entrant")), ("players", N_("Players")), ("played", N_("Played")),
-            ("wins", N_("Won")), ("draws", N_("Drawn")), ("losses", N_("Lost"))]
+            *ranking, ("wins", N_("Won")), ("draws", N_("Drawn")), ("losses", N_("Lost"))]
     shown = {"games_won", "wins"}
     if "games_won" not in tiebreaks:
         cols.append(("games_won", N_("Games won")))
-    cols += [(f"tb:{t}", label(t)) for t in tiebreaks]
+    cols += [(f"tb:{t}", label(t)) for t in tiebreaks[1:]]
     extra = [("points_for", N_("Points for")), ("points_against", N_("Points against")), ("point_difference", N_("Point difference"))]
     cols += [(k, h) for k, h in extra if k not in tiebreaks and k not in shown]
     return cols
@@ -95,6 +122,7 @@ def standings_rows(data: dict[str, Any], *, text: bool = True) -> tuple[list[tup
     tbs = list(data["event"]["options"].get("tiebreaks", []))
     cols = standings_columns(tbs)
     players = {e["id"]: ", ".join(e.get("members", [])) for e in data["entrants"]}
+    numbers = {e["id"]: e.get("number") for e in data["entrants"]}
     lots = lots_places(data["standings"])
     rows = []
     for st in data["standings"]:
@@ -103,14 +131,16 @@ def standings_rows(data: dict[str, Any], *, text: bool = True) -> tuple[list[tup
             "played": st["played"], "wins": st["wins"], "draws": st["draws"], "losses": st["losses"],
             "games_won": st["games_won"], "points_for": st["points_for"], "points_against": st["points_against"],
             "point_difference": _diff(st["points_for"], st["points_against"]),
-            "entrant": st["entrant"],
+            "entrant": st["entrant"], "number": numbers.get(st["entrant"]),
         }
         for t in tbs:
             v = lots.get(st["entrant"]) if t == "lots" else st["tiebreaks"].get(t)
             values[f"tb:{t}"] = v
-        if text:
-            values = {k: (v if k in ("name", "players", "entrant") else fmt_num(v)) for k, v in values.items()}
         rows.append(values)
+    if text:  # one format per column (fmt_column)
+        for k in {k for r in rows for k in r} - {"name", "players", "entrant", "number"}:
+            for r, shown in zip(rows, fmt_column([r.get(k) for r in rows]), strict=True):
+                r[k] = shown
     return cols, rows
 
 

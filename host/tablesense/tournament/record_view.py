@@ -16,7 +16,7 @@ page draws them with the display's own card function
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -39,7 +39,7 @@ from tablesense.games.kems import (
 from tablesense.games.registry import GAMES
 from tablesense.i18n import N_
 
-from .db import Database, Match, Result
+from .db import Database, Entrant, Event, Match, Result, match_entrants
 
 #: A Kems round's outcome (``HandResult.label``), by seed 003's names.
 _OUTCOMES = {k: k for k in (N_("kems"), N_("false kems"), N_("double kems"), N_("kems, false double"), N_("false double"),
@@ -64,7 +64,27 @@ def match_records(db: Database, match_id: int) -> list[dict[str, Any]]:
         return [x for x in recs if isinstance(x, dict)] if isinstance(recs, list) else []
 
 
-def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[str, Any]:
+def seat_names(db: Database, match_id: int) -> list[str]:
+    """Who sat where in a match (the director's seat plan, as its assignment gave
+    it to the table): the replay names the players, not "Seat 1"."""
+    from .kway import seat_plan
+    from .service import _seats
+
+    with db.session() as s:
+        m = s.get(Match, match_id)
+        if m is None:
+            return []
+        ev = s.get(Event, m.event_id)
+        sides = [s.get(Entrant, e) for e in match_entrants(m)]
+        members = [list(e.members) if e is not None else [] for e in sides]
+        if ev is None or len(members) < 2 or not all(members):
+            return []
+        seats = int(ev.options.get("seats", 4))
+        plan = _seats(members[0], members[1]) if len(members) == 2 else seat_plan(ev.game, members, seats)
+    return [str(p["player"]) for p in sorted(plan, key=lambda p: p["seat"])]
+
+
+def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str, names: Sequence[str] = ()) -> dict[str, Any]:
     """Every hand of a dominoes record (or round of a Kems record) as a list of steps.
 
     A step's ``text`` is a sentence for people, seats counted from 1, in ``tr``'s
@@ -73,7 +93,7 @@ def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[
     if game is None:
         raise RecordViewError(f"only {' and '.join(GAMES)} records can be stepped through, not {record.get('game')!r}")
     if game.play_area == "board":
-        return kems_steps(record, tr)
+        return kems_steps(record, tr, names)
     try:
         opts = DominoOptions.from_dict(str(record.get("variant")), record.get("options", {}))
         hands = record["hands"]
@@ -88,13 +108,13 @@ def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[
             for mv in h["moves"]:
                 m = move_from_json(mv)
                 hand.play(m)
-                st.append({"text": tr(_domino_text(m)), "seat": m.seat, "line": hand.line_view(),
+                st.append({"text": tr(_domino_text(m, names)), "seat": m.seat, "line": hand.line_view(),
                            "last": str(m.tile) if isinstance(m, Play) else None})
             match.finish_hand()
             out.append({"score_before": before, "score_after": [float(x) for x in match.score], "steps": st})
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise RecordViewError(f"the record cannot be replayed: {message_of(exc)}") from None
-    return {"game": "dominoes", "variant": record.get("variant"), "seats": seats, "hands": out}
+    return {"game": "dominoes", "variant": record.get("variant"), "seats": seats, "names": list(names), "hands": out}
 
 
 _SUITS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
@@ -107,25 +127,28 @@ def _card_text(card: object) -> str:
     return rank + _SUITS.get(c[-1], c[-1])
 
 
-def _seat(seat: int) -> str:
+def _seat(seat: int, names: Sequence[str] = ()) -> str:
+    """The player at ``seat`` by name when the seat plan is known, else "Seat 3" (seats from 1)."""
+    if 0 <= seat < len(names) and names[seat]:
+        return names[seat]
     return say("Seat {n}", n=seat + 1)
 
 
-def _domino_text(m: object) -> str:
+def _domino_text(m: object, names: Sequence[str] = ()) -> str:
     """A move as the table display says it (``referee.view``'s templates), seats from 1."""
     if isinstance(m, Play):
-        who, tile = _seat(m.seat), str(m.tile)
+        who, tile = _seat(m.seat, names), str(m.tile)
         if m.end == "left":
             return say("{who} plays {tile} on the left end", who=who, tile=tile)
         if m.end == "right":
             return say("{who} plays {tile} on the right end", who=who, tile=tile)
         return say("{who} plays {tile}", who=who, tile=tile)
     if isinstance(m, Pass):
-        return say("{who} passes", who=_seat(m.seat))
+        return say("{who} passes", who=_seat(m.seat, names))
     if isinstance(m, Draw):
-        return say("{who} draws {tile}", who=_seat(m.seat), tile=str(m.tile))  # a record shows every tile
+        return say("{who} draws {tile}", who=_seat(m.seat, names), tile=str(m.tile))  # a record shows every tile
     if isinstance(m, Announce):
-        return say("{who} announces {tile}", who=_seat(m.seat), tile=str(m.tile))
+        return say("{who} announces {tile}", who=_seat(m.seat, names), tile=str(m.tile))
     return str(m)
 
 
@@ -133,17 +156,17 @@ def _domino_text(m: object) -> str:
 _CALLS = {"kems": N_("Kems"), "double": N_("Double Kems"), "contre": N_("contre")}
 
 
-def _kems_text(event: Swap | Refresh | Call) -> str:
+def _kems_text(event: Swap | Refresh | Call, names: Sequence[str] = ()) -> str:
     if isinstance(event, Swap):
-        who = _seat(event.seat)
+        who = _seat(event.seat, names)
         if event.give == event.take:
             return say("{who} takes back {card}", who=who, card=_card_text(event.give))
         return say("{who} gives {give}, takes {take}", who=who, give=_card_text(event.give), take=_card_text(event.take))
     if isinstance(event, Call):
         call = say(_CALLS.get(event.kind, event.kind))
         if event.kind == "contre":
-            return say("{who} calls {call} on {target}", who=_seat(event.seat), call=call, target=_seat(event.target or 0))
-        return say("{who} calls {call}", who=_seat(event.seat), call=call)
+            return say("{who} calls {call} on {target}", who=_seat(event.seat, names), call=call, target=_seat(event.target or 0, names))
+        return say("{who} calls {call}", who=_seat(event.seat, names), call=call)
     return say("Refresh: four new board cards")
 
 
@@ -153,7 +176,7 @@ def _position(rnd: KemsRound) -> dict[str, Any]:
             "stock": len(rnd.stock)}
 
 
-def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> dict[str, Any]:
+def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str, names: Sequence[str] = ()) -> dict[str, Any]:
     """Every round of a Kems record as steps: event text, board, hands and what changed.
 
     The whole record is first checked with ``kems.replay_record`` (the rules'
@@ -185,10 +208,10 @@ def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str) -> 
                     changed["hand"] = [i for i, (a, b) in enumerate(zip(old["hands"][ev.seat], now["hands"][ev.seat], strict=True))
                                        if a != b]
                 seat = ev.seat if isinstance(ev, Swap | Call) else None
-                st.append({"text": tr(_kems_text(ev)), "kind": kind, "seat": seat, "changed": changed, **now})
+                st.append({"text": tr(_kems_text(ev, names)), "kind": kind, "seat": seat, "changed": changed, **now})
             res = match.finish_hand()
             out.append({"score_before": before, "score_after": [float(x) for x in match.score],
                         "outcome": tr(say(_OUTCOMES.get(res.label or res.outcome, res.label or res.outcome))), "steps": st})
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise RecordViewError(f"the record cannot be replayed: {message_of(exc)}") from None
-    return {"game": "kems", "variant": record.get("variant"), "seats": seats, "hands": out}
+    return {"game": "kems", "variant": record.get("variant"), "seats": seats, "names": list(names), "hands": out}

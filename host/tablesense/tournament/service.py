@@ -245,27 +245,32 @@ class Director(EventScope):
             _append_audit(s, self.event_id, "director", "registered", None, "", {"entrant": e.id, "name": name})
             return e.id
 
-    def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> None:
+    def _set_status(self, entrant_id: int, status: str, actor: str, reason: str = "") -> bool:
+        """False when the entrant already had that status (nothing written)."""
         _check_id(entrant_id, N_("entrant"))
         with self._lock, self.db.session() as s:
             e = s.get(Entrant, entrant_id)
             if e is None or e.event_id != self.event_id:
                 raise DirectorError(say("no entrant {id} in this event", id=entrant_id))
             if e.status == status:
-                return
+                return False
             if e.status == "withdrawn":
                 raise DirectorError(say("{name} has withdrawn", name=e.name))
             e.status = status
-            _append_audit(s, self.event_id, actor, status.replace("_", "-"), None, reason, {"entrant": entrant_id})
+            # who, by name: the audit log reads without looking the id up
+            _append_audit(s, self.event_id, actor, status.replace("_", "-"), None, reason,
+                          {"entrant": entrant_id, "name": e.name})
+            return True
 
-    def check_in(self, entrant_id: int, actor: str = "director") -> None:
-        self._set_status(entrant_id, "checked_in", actor)
+    def check_in(self, entrant_id: int, actor: str = "director") -> bool:
+        """Check an entrant in; False when it already was."""
+        return self._set_status(entrant_id, "checked_in", actor)
 
-    def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> None:
+    def withdraw(self, entrant_id: int, reason: str, actor: str = "director") -> bool:
         if not reason.strip():
             raise DirectorError(say("a withdrawal needs a reason"))
         reason = _check_text(reason, N_("a reason"), 1000)
-        self._set_status(entrant_id, "withdrawn", actor, reason)
+        return self._set_status(entrant_id, "withdrawn", actor, reason)
 
     def request_bye(self, entrant_id: int, round_no: int) -> None:
         """A zero-point bye the entrant asked for (it is left out of that round's pairing)."""
@@ -278,7 +283,8 @@ class Director(EventScope):
             if round_no <= self.current_round_no(s):
                 raise DirectorError(say("round {n} is already paired", n=round_no))
             e.bye_rounds = sorted({*e.bye_rounds, round_no})
-            _append_audit(s, self.event_id, "director", "bye-requested", None, "", {"entrant": entrant_id, "round": round_no})
+            _append_audit(s, self.event_id, "director", "bye-requested", None, "",
+                          {"entrant": entrant_id, "name": e.name, "round": round_no})
 
     def entrants(self) -> list[Entrant]:
         with self.db.session() as s:

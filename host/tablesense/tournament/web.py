@@ -41,6 +41,7 @@ from tablesense.i18n import ngettext as plural_text
 
 from .export import export_event, records_archive, results_csv, standings_csv
 from .page_cache import PageCache
+from .present import numbered
 from .service import Director, DirectorError
 from .words import STATUS, Message, word
 
@@ -250,7 +251,7 @@ def create_app(
 
     def ctx(request: Request, **extra: Any) -> dict[str, Any]:
         data = pages.get("export_event:100", lambda: export_event(director, audit=100))  # once per change
-        names = {e["id"]: e["name"] for e in data["entrants"]}
+        names = {e["id"]: numbered(e["number"], e["name"]) for e in data["entrants"]}  # "#3 Ana & Bia", never an id
         return {"request": request, "data": data, "names": names, "refresh": refresh_s,
                 "logged_in": logged_in(request), **extra}
 
@@ -423,26 +424,38 @@ def create_app(
             return say("match {id} corrected", id=mid)
         return act(request, csrf, run)
 
+    def _label(entrant_id: int) -> str:
+        """``#3 Ana & Bia``: an entrant in the console's answers (never its database id)."""
+        from .console import entrant_labels
+
+        return entrant_labels(director).get(entrant_id, "?")
+
     @app.post("/director/register")
     def register(request: Request, name: str = Form(""), members: str = Form(""), badges: str = Form(""),
                  seed: str = Form("0"), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
             eid = director.register(name, _split(members), _split(badges), _form_int(seed or "0", "seed", lo=-MAX_FORM_INT))
-            return say("{name} registered as entrant {id}", name=name, id=eid)
+            return say("{name} registered as {who}", name=name, who=_label(eid).split(" ", 1)[0])
         return act(request, csrf, run)
 
     @app.post("/director/checkin")
     def checkin(request: Request, entrant: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
-            director.check_in(_form_int(entrant, "entrant"), "director-web")
-            return say("entrant {id} checked in", id=entrant)
+            eid = _form_int(entrant, "entrant")
+            changed = director.check_in(eid, "director-web")
+            active = [e for e in director.entrants() if e.status != "withdrawn"]
+            counts = {"who": _label(eid), "n": sum(1 for e in active if e.status == "checked_in"), "total": len(active)}
+            if changed:
+                return say("{who} checked in ({n} of {total} checked in)", **counts)
+            return say("{who} was already checked in ({n} of {total} checked in)", **counts)
         return act(request, csrf, run)
 
     @app.post("/director/withdraw")
     def withdraw(request: Request, entrant: str = Form(""), reason: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
         def run() -> str:
-            director.withdraw(_form_int(entrant, "entrant"), reason, "director-web")
-            return say("entrant {id} withdrawn", id=entrant)
+            eid = _form_int(entrant, "entrant")
+            director.withdraw(eid, reason, "director-web")
+            return say("{who} withdrawn from the later rounds", who=_label(eid))
         return act(request, csrf, run)
 
     @app.post("/director/language")

@@ -112,6 +112,8 @@ def _actor(tr: Translator, actor: str) -> str:
         return tr(N_("director"))
     if actor == "director-web":
         return tr(N_("director (web page)"))
+    if actor == "director-cli":
+        return tr(N_("director (command line)"))
     if actor.startswith("table-") and actor[6:].isdigit():
         return tr(N_("Table {n}"), n=int(actor[6:]))
     if actor.startswith("web:"):

@@ -71,6 +71,11 @@ DISPLAY: dict[str, str] = {
     "coach_review": N_("the coach's review"),
     "review_head": N_("Coach · hand {n}: the moves that cost the most"),
     "review_none": N_("Coach · hand {n}: no move cost much"),
+    # the variants by their readable names (the display's heading; the director's pages say the same)
+    "variant:pairs-pips": N_("pairs, scored in pips"),
+    "variant:pips-two-player": N_("two players, scored in pips"),
+    "variant:brazilian-points": N_("Brazilian club rules, match points"),
+    "variant:classic": N_("classic"),
 }
 
 #: The coach's box (display.js ``renderCoach``), on a seat's own page: the

@@ -167,7 +167,8 @@
     const coachBox = SEAT !== null ? $("#coach") : null;
     if (coachBox) coachBox.dataset.lit = view.game === "kems" ? "coach_lit_kems" : "coach_lit_dominoes";
     text($("#game"), GAME_NAMES[view.game] || view.game || "");
-    text($("#variant"), view.variant || "");
+    const variantKey = "variant:" + view.variant;  /* readable: "pairs, scored in pips", not "pairs-pips" */
+    text($("#variant"), view.variant ? (L[variantKey] !== undefined ? L[variantKey] : view.variant) : "");
     const handWord = view.game === "kems" ? "round_n" : "hand_n";
     text($("#hand-no"), view.hand_no ? t(handWord, { n: view.hand_no }) : "");
     let target = view.target ? t("to_target", { n: num(view.target) }) : "";
