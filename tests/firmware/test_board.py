@@ -206,15 +206,16 @@ def test_reboot_without_callable_is_refused() -> None:
 # --- debounce -------------------------------------------------------------------
 
 
-def test_tag_confirmed_after_two_reads_and_one_event() -> None:
+def test_tag_confirmed_after_one_read_and_one_event() -> None:
+    """A tag's UID is certain after one read (BCC and CRC checked by the
+    driver), so it is reported at once; a removal still waits for three
+    empty reads."""
     r = ScriptedReader([None])
     board, t, _ = make_board([r])
     run_steps(board, 3)
     assert cell_events(t.frames) == [(0, None)]
     t.take()
     r.set(UID7)
-    board.step()
-    assert cell_events(t.frames) == []
     board.step()
     assert cell_events(t.frames) == [(0, UID7)]
     run_steps(board, 5)
@@ -258,7 +259,7 @@ def test_error_state_needs_three_errors_and_keeps_its_code() -> None:
 
 def test_flapping_cell_becomes_unstable() -> None:
     r = ScriptedReader([UID7, UID7] + [UID4, None] * 10)
-    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"unstable": 6}))
+    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"tag": 2, "unstable": 6}))
     run_steps(board, 2 + 6)
     assert cell_events(t.frames) == [(0, UID7), (0, proto.ERR_UNSTABLE)]
 
@@ -452,7 +453,7 @@ readings = st.sampled_from([None, UID4, UID7, proto.ERR_CRC, proto.ERR_TIMEOUT])
 @given(st.lists(readings, min_size=1, max_size=60))
 def test_debounce_property_events_only_after_agreeing_reads(seq: list[object]) -> None:
     """Whatever the reads: empty is reported only right after 3 empty reads in
-    a row, a tag only after 2 reads of that tag, an error only after 3 errors
+    a row, a tag only right after a read of that tag, an error only after 3 errors
     in a row (or as 'unstable' after 10 disagreeing reads)."""
     r = ScriptedReader(list(seq) + [seq[-1]])
     board, t, _ = make_board([r])
@@ -465,7 +466,7 @@ def test_debounce_property_events_only_after_agreeing_reads(seq: list[object]) -
             if state is None:
                 assert history[-3:] == [None] * 3
             elif isinstance(state, bytes):
-                assert history[-2:] == [state] * 2
+                assert history[-1] == state
             elif state == proto.ERR_UNSTABLE:
                 assert len(history) >= 10
             else:
