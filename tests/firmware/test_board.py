@@ -580,3 +580,67 @@ def test_a_dead_reader_is_skipped_until_its_retry_time() -> None:
             board.step()
         assert board.skipped == [False] * 4
         assert dict(cell_events(t.frames))[2] == UID4
+
+
+# --- the host's hot-cells hint (HOT) ----------------------------------------------------
+
+
+def test_hot_cells_are_read_between_every_two_ordinary_cells() -> None:
+    """HOT (a capability in IDENTITY) makes the named cells read once more
+    between every two cells of the sweep; a tag laid on a hot cell is
+    reported within two steps, and an empty list makes the cells ordinary."""
+    n = 16
+    board, t, chips = shared_field_board(n, None, set())
+    for _ in range(4 * n):
+        board.step()
+    t.send(proto.HELLO, 1, b"\x01")
+    board.step()
+    ident = proto.decode_identity(t.of_type(proto.IDENTITY)[-1][3])
+    assert ident["caps"] & proto.CAP_HOT
+    t.send(proto.HOT, 2, proto.encode_hot([5, 11, 5]))
+    board.step()
+    assert (2, 0) in [proto.decode_ack(f[3]) for f in t.of_type(proto.ACK)]
+    assert board.hot == [5, 11]
+    assert chips[5].field and chips[11].field  # kept on while hot
+    for _ in range(3 * n):  # hot fields have their lead; steady state
+        board.step()
+    before = board.hot_reads
+    for _ in range(2 * n):
+        board.step()
+    assert board.hot_reads - before == n  # every other step
+    assert chips[5].field and chips[11].field
+    t.take()
+    bus = chips[11].bus
+    chips[11].place(EmulatedCard(bytes([0x04, 11, 2, 3, 4, 5, 6])))
+    laid = bus.now_us
+    ready = 0.0
+    while not cell_events(t.frames):
+        before_step = bus.now_us
+        board.step()
+        if not ready and before_step - laid >= 5000:  # the tag's power-up (ISO 14443-3) is over
+            ready = before_step
+    assert cell_events(t.frames) == [(11, bytes([0x04, 11, 2, 3, 4, 5, 6]))]
+    # reported within a few steps of the tag's power-up, not a sweep later
+    assert bus.now_us - ready < 4 * 2000
+    t.send(proto.HOT, 3, proto.encode_hot([]))
+    board.step()
+    assert board.hot == []
+    off = 0
+    for _ in range(2 * n):
+        board.step()
+        off += not chips[5].field
+        assert sum(1 for c in chips if c.field) == board.fields_on
+    assert off > 0  # back in the time sharing
+
+
+def test_hot_cells_outside_the_board_are_refused() -> None:
+    board, t, _ = make_board([ScriptedReader([None]) for _ in range(4)])
+    board.step()
+    t.send(proto.HOT, 7, proto.encode_hot([1, 4]))
+    board.step()
+    nak = proto.decode_nak(t.of_type(proto.NAK)[-1][3])
+    assert nak[:2] == (7, proto.NAK_BAD_PAYLOAD) and "hot cell 4" in nak[2]
+    assert board.hot == []
+    t.send(proto.HOT, 8, b"\x03\x01")  # says 3 cells, carries 1
+    board.step()
+    assert proto.decode_nak(t.of_type(proto.NAK)[-1][3])[:2] == (8, proto.NAK_BAD_PAYLOAD)
