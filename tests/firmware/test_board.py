@@ -611,6 +611,7 @@ def test_hot_cells_are_read_between_every_two_ordinary_cells() -> None:
     assert chips[5].field and chips[11].field
     t.take()
     bus = chips[11].bus
+    assert bus is not None
     chips[11].place(EmulatedCard(bytes([0x04, 11, 2, 3, 4, 5, 6])))
     laid = bus.now_us
     ready = 0.0
