@@ -332,7 +332,11 @@ def test_hot_cells_reach_each_board_and_come_back_after_a_reboot(rig: RigFactory
     want = {b: sorted(geometry.cells[c].channel for c in hot if geometry.cells[c].board == b) for b in (1, 2)}
 
     def boards_hold(expected: dict[int, list[int]]) -> bool:
-        return all(sorted(r.table.boards[b].firmware.hot) == expected[b] for b in (1, 2))
+        for b in (1, 2):
+            fw = r.table.boards[b].firmware
+            if fw is None or sorted(fw.hot) != expected[b]:
+                return False
+        return True
 
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline and not boards_hold(want):
