@@ -64,7 +64,7 @@ def test_hello_answers_identity() -> None:
     assert info["uid"] == b"\x01\x02\x03\x04\x05\x06\x07\x08"
     assert info["fw_version"] == board.fw_version
     assert info["cells"] == 3 and info["leds"] == 12
-    assert info["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER
+    assert info["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER | proto.CAP_HOT
     raw = base_config(cells=3, leds=12)
     canonical = __import__("json").dumps(raw, sort_keys=True, separators=(",", ":")).encode()
     assert info["config_hash"] == hashlib.sha256(canonical).digest()[:4]
@@ -75,7 +75,7 @@ def test_identity_without_leds_or_bootloader_says_so() -> None:
     t.send(proto.HELLO, 1, b"\x01")
     board.step()
     info = proto.decode_identity(t.of_type(proto.IDENTITY)[0][3])
-    assert info["leds"] == 0 and info["caps"] == 0
+    assert info["leds"] == 0 and info["caps"] == proto.CAP_HOT  # (every board of this firmware takes HOT)
 
 
 def test_snapshot_reports_confirmed_states_and_unscanned() -> None:
