@@ -19,9 +19,12 @@
    times full sweeps of 8/16/32 cells on its own clock (time.ticks_us) and
    reports gc.mem_free() after boot and while sweeping. These are rp2040js
    figures: its cycle accounting is not a real Pico's (XIP cache and flash
-   timing are not modelled); the peer is section 1's model, same run. With
-   one dead reader (MISO pulled up by the firmware) the 16-cell sweep is
-   measured again (``sweep16_dead_reader_ms``, against the empty sweep), and
+   timing are not modelled); the peer is section 1's model, same run. Then
+   the 16-cell firmware is booted as on a table and its own STATS give the
+   sweep it really runs (``sweep16_empty_emulated_ms``, ``sweep16_emulated_ms``
+   with an NTAG on every other cell, ``sweep16_dead_reader_ms`` with one
+   reader dead; the REPL-stepped empty figure stands beside them as
+   ``sweep16_empty_stepped_ms``), and
    tags laid one at a time on the running 16-cell firmware give the time
    from the tag's arrival to the host's CELL event, in the board's own time
    (``place_to_report_ms``, p95).
@@ -347,6 +350,33 @@ def place_to_report_ms(board: Any, path: str, cells: int, placements: int, seed:
     return out
 
 
+def booted_sweep_ms(path: str, settle: int = 4, sweeps: int = 12, timeout: float = 300.0) -> tuple[float, float]:
+    """The running firmware's own sweep, from its STATS: the mean over
+    ``sweeps`` sweeps (board uptime over sweeps done: everything the booted
+    loop does between two reads is in it, the host's STATS requests too) and
+    the last sweep's ``sweep_us``, after ``settle`` sweeps (the events of
+    what changed). What the REPL-stepped figures of diag cannot show: the
+    heap as the booted program leaves it, input polling, collections."""
+    from tablesense.flash.client import BoardClient
+
+    deadline = default_timer() + timeout
+    with BoardClient(path, timeout=5.0) as client:
+        client.hello()
+        first, _ = client.stats_request()
+        start = first
+        while start["sweeps"] - first["sweeps"] < settle and default_timer() < deadline:
+            client.poll_events(0.5)
+            start, _ = client.stats_request()
+        end = start
+        while end["sweeps"] - start["sweeps"] < sweeps and default_timer() < deadline:
+            client.poll_events(0.5)
+            end, _ = client.stats_request()
+    done = end["sweeps"] - start["sweeps"]
+    if done <= 0:
+        return float("nan"), float("nan")
+    return (end["uptime_ms"] - start["uptime_ms"]) / done, end["sweep_us"] / 1000
+
+
 def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
     """Section 4: sweeps and free memory measured by an emulated RP2040 board;
     a dead reader's cost; a placed tag's time to its event."""
@@ -376,10 +406,25 @@ def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
             dead = query_runtime(path, [16])
             with board.lock:
                 board.chips[5].dead = False
-            # the firmware, 16 cells, running: tags laid one at a time
+            # the firmware, 16 cells, booted and running: its own sweeps (all
+            # empty, one reader dead, an NTAG on every other cell), then tags
+            # laid one at a time
             cfg16 = dp.bench_config(cells=16, leds=16)
             dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg16), confirm_timeout=120.0)
             wait_for_firmware(path, 60.0)
+            booted = {"empty": booted_sweep_ms(path)}
+            with board.lock:
+                board.chips[5].dead = True
+            booted["dead"] = booted_sweep_ms(path)
+            with board.lock:
+                board.chips[5].dead = False
+                for i in range(0, 16, 2):
+                    board.chips[i].place(Card(bytes([0x04, i, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6])))
+            booted["half"] = booted_sweep_ms(path)
+            with board.lock:
+                for i in range(0, 16, 2):
+                    board.chips[i].remove()
+            booted_sweep_ms(path, settle=4, sweeps=1)  # the removals reported
             reports = place_to_report_ms(board, path, 16, placements)
             dp.deploy(path, dp.build_payload(dp.FIRMWARE_DIR, config=cfg), confirm_timeout=120.0)
             with board.lock:  # a 7-byte NTAG on every other reader
@@ -393,9 +438,13 @@ def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
         return None
     print(f"  {empty.machine}, MicroPython {empty.micropython}; gc.mem_free() after boot "
           f"{(empty.mem_free_boot or 0) / 1024:.0f} KiB")
-    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot, "dead16": dead.sweeps[0]["sweep_ms"]}
-    print(f"  16 cells, one reader dead: {dead.sweeps[0]['sweep_ms']:6.1f} ms "
-          f"(all empty {empty.sweeps[1]['sweep_ms']:.1f} ms)")
+    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot, "booted": booted}
+    for name, label in (("empty", "all empty"), ("half", "half NTAG"), ("dead", "one reader dead")):
+        mean, last = booted[name]
+        print(f"  booted firmware, 16 cells, {label:15s}: {mean:6.1f} ms a sweep (mean over 12, STATS), "
+              f"last sweep_us {last:.1f} ms")
+    print(f"  stepped from the REPL (diag), 16 cells: all empty {empty.sweeps[1]['sweep_ms']:.1f} ms, "
+          f"one reader dead {dead.sweeps[0]['sweep_ms']:.1f} ms, half NTAG {half.sweeps[1]['sweep_ms']:.1f} ms")
     if reports:
         reports.sort()
         p95 = reports[min(len(reports) - 1, int(0.95 * len(reports)))]
@@ -484,11 +533,17 @@ def main() -> None:
     print(f"  16 cells: all empty {floor_empty:.1f} ms | half NTAG {floor_half:.1f} ms full reads, "
           f"{floor_known:.1f} ms known-tag reads")
     if emu is not None:
-        print(f"  rp2040js / floor: all empty {emu[16][0] / floor_empty:.1f}x, half NTAG {emu[16][1] / floor_half:.1f}x "
+        print(f"  stepped from the REPL / floor: all empty {emu[16][0] / floor_empty:.1f}x, half NTAG {emu[16][1] / floor_half:.1f}x "
               f"(of full reads), {emu[16][1] / floor_known:.1f}x (of known-tag reads)")
-    emu16 = f"{emu[16][1]:.1f}" if emu else "nan"
-    emu16_empty = f"{emu[16][0]:.1f}" if emu else "nan"
-    dead16 = f"{emu['dead16']:.1f}" if emu else "nan"
+    if emu is not None:
+        booted = emu["booted"]
+        print(f"  booted firmware / floor: all empty {booted['empty'][0] / floor_empty:.1f}x, "
+              f"half NTAG {booted['half'][0] / floor_half:.1f}x (of full reads), "
+              f"{booted['half'][0] / floor_known:.1f}x (of known-tag reads)")
+    emu16 = f"{emu['booted']['half'][0]:.1f}" if emu else "nan"
+    emu16_empty = f"{emu['booted']['empty'][0]:.1f}" if emu else "nan"
+    dead16 = f"{emu['booted']['dead'][0]:.1f}" if emu else "nan"
+    stepped16 = f"{emu[16][0]:.1f}" if emu else "nan"
     place = f"{emu['place_p95']:.1f}" if emu and "place_p95" in emu else "nan"
     mem_kb = f"{min(emu[n][2] for n in (8, 16, 32)) / 1024:.0f}" if emu else "nan"
     print(
@@ -497,7 +552,7 @@ def main() -> None:
         f"sweep16_ms={sweeps[16][1] / 1000:.1f} sweep32_ms={sweeps[32][1] / 1000:.1f} "
         f"step_us_mpy_wasm={mp_step:.1f} step_us_cpython={cp_step:.1f} spi_call_us_mpy_wasm={mp_call:.1f} "
         f"cell_event_bytes={ours['tag7']} dgt_bytes=5 certabo_scan_bytes={certabo} "
-        f"floor16_half_known_ms={floor_known:.1f}"
+        f"floor16_half_known_ms={floor_known:.1f} sweep16_empty_stepped_ms={stepped16}"
     )
     print(
         f"sweep16_empty_emulated_ms={emu16_empty} sweep16_emulated_ms={emu16} sweep16_dead_reader_ms={dead16} "

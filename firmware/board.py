@@ -177,6 +177,14 @@ class Board:
         # again until its retry time (_read)
         self.skipped = [False] * n
 
+        # The host's hint (HOT): cells a legal move can touch, read once more
+        # between every two cells of the sweep's own order, their fields kept
+        # on. Empty: every cell is ordinary.
+        self.hot = []
+        self._hot_next = 0  # the hot cell whose turn comes next
+        self._hot_turn = False  # the next step reads a hot cell
+        self.hot_reads = 0
+
         self.decoder = proto.FrameDecoder()
         self.seq = 0
         self.started = False
@@ -302,7 +310,7 @@ class Board:
         lit = self._lit - 1
         ahead = self._ahead
         try:
-            if n > 1 and since[i] is not None:
+            if n > 1 and since[i] is not None and not (self.hot and i in self.hot):
                 fields[i](False)  # (the decoder still holds its address: no routing)
                 since[i] = None
                 self.fields_on -= 1
@@ -436,6 +444,9 @@ class Board:
                 self._send(proto.SELFTEST_RESULT, proto.encode_selftest(seq, self.self_test()))
             elif msg_type == proto.STATS_REQ:
                 self._send(proto.STATS, proto.encode_stats(seq, self.stats(), self.read_errors))
+            elif msg_type == proto.HOT:
+                self._set_hot(proto.decode_hot(payload))
+                self._send(proto.ACK, proto.encode_ack(seq))
             elif msg_type == proto.FILES_REQ:
                 files = self.files() if callable(self.files) else (self.files or [])
                 self._send(proto.FILES, proto.encode_files(seq, files))
@@ -477,6 +488,7 @@ class Board:
             caps |= proto.CAP_LEDS
         if self.bootloader is not None:
             caps |= proto.CAP_BOOTLOADER
+        caps |= proto.CAP_HOT
         return proto.encode_identity(
             seq, self.uid, self.fw_version, self.cells, n_leds, caps, self.config["hash"]
         )
@@ -536,10 +548,55 @@ class Board:
 
     # --- scanning -------------------------------------------------------------
 
+    def _set_hot(self, cells):
+        """Take the host's HOT list: cells outside the board are an error
+        (ProtocolError -> NAK bad payload); a hot cell's field is switched
+        on and stays on while it is hot, one that cools down goes back to
+        the time sharing."""
+        for c in cells:
+            if c >= self.cells:
+                raise proto.ProtocolError("hot cell %d, the board has %d" % (c, self.cells))
+        hot = []
+        for c in cells:
+            if c not in hot:
+                hot.append(c)
+        for c in self.hot:
+            if c not in hot and self._field[c] is not None and self._field_since[c] is not None and self.cells > 1:
+                self._set_field(c, False)
+        for c in hot:
+            if self._field[c] is not None and self._field_since[c] is None and not self.skipped[c]:
+                self._set_field(c, True)
+        self.hot = hot
+        self._hot_next = 0
+        self._hot_turn = False
+
+    def _scan_hot(self):
+        """Read the hot cell whose turn it is, if its field has had its lead
+        (a cell just made hot is read in its own turn until then)."""
+        hot = self.hot
+        k = self._hot_next
+        if k >= len(hot):
+            k = 0
+        c = hot[k]
+        self._hot_next = k + 1
+        since = self._field_since[c]
+        if self._field[c] is not None and (
+            since is None or self.clock.ticks_diff(self.clock.ticks_us(), since) < self.field_lead_us
+        ):
+            return
+        self.hot_reads += 1
+        self.observe(c, self._read(c))
+
     def _scan_one(self):
         n = self.cells
         if n == 0:
             return
+        if self.hot:
+            turn = self._hot_turn
+            self._hot_turn = not turn
+            if turn:
+                self._scan_hot()
+                return
         i = self.next_cell
         sharing = self._sharing
         if sharing:

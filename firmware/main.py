@@ -232,6 +232,27 @@ def build(cfg, transport=None):
     )
 
 
+def settle_heap():
+    """Collect the heap's garbage now. Why it matters for speed, not memory:
+    MicroPython puts the frame of a call whose locals and stack need more
+    than 11 words (most methods of board.py and mfrc522.py) on the heap,
+    allocated at the call and freed at its return, and an allocation of
+    more than one block searches from the lowest free block upwards, past
+    every block of garbage made since the last collection. After boot ~100
+    KiB of the heap is garbage from compiling and importing, and the steady
+    loop allocates nothing that stays, so nothing ever collected it: the
+    booted 16-cell board swept in 81-93 ms against 31 ms for the same Board
+    stepped from the REPL after gc.collect() (rp2040js; a PC profile put ~60 %
+    of the time in the allocator's search). gc.threshold() is no cure: it
+    counts those frames too, and collected every ~150 calls."""
+    try:
+        import gc
+
+        gc.collect()
+    except Exception:  # noqa: BLE001 - a port without gc: nothing to settle
+        pass
+
+
 def main(config_path=config.CONFIG_PATH, transport=None, max_steps=None):
     """Run the board until a maintenance break (or max_steps, for tests).
     Returns the Board (None when the config is unusable: the message is
@@ -242,11 +263,21 @@ def main(config_path=config.CONFIG_PATH, transport=None, max_steps=None):
         print("tablesense: %s" % exc)
         return None
     b = build(cfg, transport)
+    settle_heap()
     micropython.kbd_intr(-1)  # 0x03 is data while we speak frames
     try:
         steps = 0
+        traffic = 0
         while b.step():
             steps += 1
+            if b.next_cell == 0:
+                # A sweep ended: if frames went in or out since the last
+                # collection (the only garbage a running board makes), collect
+                # it before it slows every call (settle_heap).
+                seen = b.frames_tx + b.decoder.frames
+                if seen != traffic:
+                    traffic = seen
+                    settle_heap()
             if max_steps is not None and steps >= max_steps:
                 break
     finally:

@@ -39,6 +39,7 @@ STATS_REQ = 0x06  # -> STATS
 REBOOT = 0x07  # -> ACK, then machine.reset()
 BOOTLOADER = 0x08  # -> ACK, then machine.bootloader()
 FILES_REQ = 0x09  # -> FILES
+HOT = 0x0A  # payload: count u8, count x cell u8 (cells a legal move can touch) -> ACK
 
 # Board -> host replies and events.
 ACK = 0x80  # ack_seq u8, status u8 (0 = ok)
@@ -76,6 +77,7 @@ ERR_UNSTABLE = 5  # reads disagreed for longer than the debounce allows
 # Capability bits in IDENTITY
 CAP_LEDS = 0x01
 CAP_BOOTLOADER = 0x02
+CAP_HOT = 0x04  # the board takes HOT (an older board NAKs it: the host asks first)
 
 # Reset causes in BOOT
 BOOT_POWER_ON = 0
@@ -387,6 +389,22 @@ def decode_snapshot_req(payload):
     if len(payload) != 2:
         raise ProtocolError("SNAPSHOT_REQ payload of %d bytes (0 or 2)" % len(payload))
     return payload[0], payload[1]
+
+
+def encode_hot(cells):
+    """HOT payload: the cells the host wants read more often (at most 255,
+    each below 256); an empty list makes every cell ordinary again."""
+    cells = list(cells)
+    if len(cells) > 255:
+        raise ProtocolError("%d hot cells (at most 255)" % len(cells))
+    return bytes([len(cells)] + [c & 0xFF for c in cells])
+
+
+def decode_hot(payload):
+    """-> the list of hot cells (as sent, duplicates kept)."""
+    if not payload or len(payload) != 1 + payload[0]:
+        raise ProtocolError("HOT payload of %d bytes" % len(payload))
+    return list(payload[1:])
 
 
 def encode_snapshot_part(ack_seq, first, events, states):

@@ -64,7 +64,7 @@ def test_hello_answers_identity() -> None:
     assert info["uid"] == b"\x01\x02\x03\x04\x05\x06\x07\x08"
     assert info["fw_version"] == board.fw_version
     assert info["cells"] == 3 and info["leds"] == 12
-    assert info["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER
+    assert info["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER | proto.CAP_HOT
     raw = base_config(cells=3, leds=12)
     canonical = __import__("json").dumps(raw, sort_keys=True, separators=(",", ":")).encode()
     assert info["config_hash"] == hashlib.sha256(canonical).digest()[:4]
@@ -75,7 +75,7 @@ def test_identity_without_leds_or_bootloader_says_so() -> None:
     t.send(proto.HELLO, 1, b"\x01")
     board.step()
     info = proto.decode_identity(t.of_type(proto.IDENTITY)[0][3])
-    assert info["leds"] == 0 and info["caps"] == 0
+    assert info["leds"] == 0 and info["caps"] == proto.CAP_HOT  # (every board of this firmware takes HOT)
 
 
 def test_snapshot_reports_confirmed_states_and_unscanned() -> None:
@@ -206,15 +206,16 @@ def test_reboot_without_callable_is_refused() -> None:
 # --- debounce -------------------------------------------------------------------
 
 
-def test_tag_confirmed_after_two_reads_and_one_event() -> None:
+def test_tag_confirmed_after_one_read_and_one_event() -> None:
+    """A tag's UID is certain after one read (BCC and CRC checked by the
+    driver), so it is reported at once; a removal still waits for three
+    empty reads."""
     r = ScriptedReader([None])
     board, t, _ = make_board([r])
     run_steps(board, 3)
     assert cell_events(t.frames) == [(0, None)]
     t.take()
     r.set(UID7)
-    board.step()
-    assert cell_events(t.frames) == []
     board.step()
     assert cell_events(t.frames) == [(0, UID7)]
     run_steps(board, 5)
@@ -258,7 +259,7 @@ def test_error_state_needs_three_errors_and_keeps_its_code() -> None:
 
 def test_flapping_cell_becomes_unstable() -> None:
     r = ScriptedReader([UID7, UID7] + [UID4, None] * 10)
-    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"unstable": 6}))
+    board, t, _ = make_board([r], config=base_config(cells=1, debounce={"tag": 2, "unstable": 6}))
     run_steps(board, 2 + 6)
     assert cell_events(t.frames) == [(0, UID7), (0, proto.ERR_UNSTABLE)]
 
@@ -452,7 +453,7 @@ readings = st.sampled_from([None, UID4, UID7, proto.ERR_CRC, proto.ERR_TIMEOUT])
 @given(st.lists(readings, min_size=1, max_size=60))
 def test_debounce_property_events_only_after_agreeing_reads(seq: list[object]) -> None:
     """Whatever the reads: empty is reported only right after 3 empty reads in
-    a row, a tag only after 2 reads of that tag, an error only after 3 errors
+    a row, a tag only right after a read of that tag, an error only after 3 errors
     in a row (or as 'unstable' after 10 disagreeing reads)."""
     r = ScriptedReader(list(seq) + [seq[-1]])
     board, t, _ = make_board([r])
@@ -465,7 +466,7 @@ def test_debounce_property_events_only_after_agreeing_reads(seq: list[object]) -
             if state is None:
                 assert history[-3:] == [None] * 3
             elif isinstance(state, bytes):
-                assert history[-2:] == [state] * 2
+                assert history[-1] == state
             elif state == proto.ERR_UNSTABLE:
                 assert len(history) >= 10
             else:
@@ -579,3 +580,68 @@ def test_a_dead_reader_is_skipped_until_its_retry_time() -> None:
             board.step()
         assert board.skipped == [False] * 4
         assert dict(cell_events(t.frames))[2] == UID4
+
+
+# --- the host's hot-cells hint (HOT) ----------------------------------------------------
+
+
+def test_hot_cells_are_read_between_every_two_ordinary_cells() -> None:
+    """HOT (a capability in IDENTITY) makes the named cells read once more
+    between every two cells of the sweep; a tag laid on a hot cell is
+    reported within two steps, and an empty list makes the cells ordinary."""
+    n = 16
+    board, t, chips = shared_field_board(n, None, set())
+    for _ in range(4 * n):
+        board.step()
+    t.send(proto.HELLO, 1, b"\x01")
+    board.step()
+    ident = proto.decode_identity(t.of_type(proto.IDENTITY)[-1][3])
+    assert ident["caps"] & proto.CAP_HOT
+    t.send(proto.HOT, 2, proto.encode_hot([5, 11, 5]))
+    board.step()
+    assert (2, 0) in [proto.decode_ack(f[3]) for f in t.of_type(proto.ACK)]
+    assert board.hot == [5, 11]
+    assert chips[5].field and chips[11].field  # kept on while hot
+    for _ in range(3 * n):  # hot fields have their lead; steady state
+        board.step()
+    before = board.hot_reads
+    for _ in range(2 * n):
+        board.step()
+    assert board.hot_reads - before == n  # every other step
+    assert chips[5].field and chips[11].field
+    t.take()
+    bus = chips[11].bus
+    assert bus is not None
+    chips[11].place(EmulatedCard(bytes([0x04, 11, 2, 3, 4, 5, 6])))
+    laid = bus.now_us
+    ready = 0.0
+    while not cell_events(t.frames):
+        before_step = bus.now_us
+        board.step()
+        if not ready and before_step - laid >= 5000:  # the tag's power-up (ISO 14443-3) is over
+            ready = before_step
+    assert cell_events(t.frames) == [(11, bytes([0x04, 11, 2, 3, 4, 5, 6]))]
+    # reported within a few steps of the tag's power-up, not a sweep later
+    assert bus.now_us - ready < 4 * 2000
+    t.send(proto.HOT, 3, proto.encode_hot([]))
+    board.step()
+    assert board.hot == []
+    off = 0
+    for _ in range(2 * n):
+        board.step()
+        off += not chips[5].field
+        assert sum(1 for c in chips if c.field) == board.fields_on
+    assert off > 0  # back in the time sharing
+
+
+def test_hot_cells_outside_the_board_are_refused() -> None:
+    board, t, _ = make_board([ScriptedReader([None]) for _ in range(4)])
+    board.step()
+    t.send(proto.HOT, 7, proto.encode_hot([1, 4]))
+    board.step()
+    nak = proto.decode_nak(t.of_type(proto.NAK)[-1][3])
+    assert nak[:2] == (7, proto.NAK_BAD_PAYLOAD) and "hot cell 4" in nak[2]
+    assert board.hot == []
+    t.send(proto.HOT, 8, b"\x03\x01")  # says 3 cells, carries 1
+    board.step()
+    assert proto.decode_nak(t.of_type(proto.NAK)[-1][3])[:2] == (8, proto.NAK_BAD_PAYLOAD)

@@ -141,12 +141,23 @@ for step in range(3 * 14):
                    + proto.encode_frame(proto.PING, 0, 4)
                    + proto.encode_frame(proto.STATS_REQ, 0, 5)
                    + proto.encode_frame(proto.FILES_REQ, 0, 6)
-                   + proto.encode_frame(0x42, 0, 7))
+                   + proto.encode_frame(0x42, 0, 7)
+                   + proto.encode_frame(proto.HOT, 0, 8, proto.encode_hot([])))
     b.step()
     clock.ms += 1
 out = proto.FrameDecoder().feed(bytes(t.out))
 result("board_frames", [[ty, bd, s, hx(p)] for ty, bd, s, p in out])
 result("board_leds", [list(c) for c in np.written[-1]])
+
+# the hot-cells hint: cell 2 read between every two cells of the sweep
+t2 = Loop()
+b2 = board.Board({"board": 9, "cells": 3}, [Reader([None]), Reader([None]), Reader([U])], None, t2, Clock(),
+                 b"\x01" * 8)
+b2.step()
+t2.inbox = proto.encode_frame(proto.HOT, 0, 1, proto.encode_hot([2]))
+for _ in range(12):
+    b2.step()
+result("board_hot", {"hot": b2.hot, "hot_reads": b2.hot_reads, "sweeps": b2.sweeps})
 
 # 4. our driver against the emulator, on MicroPython
 bus = machine.SPI(0)
@@ -222,7 +233,7 @@ def test_board_step_on_micropython(mpy_results: dict[str, Any]) -> None:
     events = [proto.decode_cell_event(p) for t, _b, _s, p in frames if t == proto.CELL]
     uid = bytes.fromhex("04a1b2c3d4e5f6")
     cell0 = [s for c, s in events if c == 0]
-    # a tag confirmed after 2 reads; single misses and errors never made it empty;
+    # a tag confirmed after 1 read; single misses and errors never made it empty;
     # three empty reads in a row finally did
     assert cell0 == [uid, None]
     assert (1, None) in events and (2, proto.ERR_TIMEOUT) in events
@@ -231,15 +242,17 @@ def test_board_step_on_micropython(mpy_results: dict[str, Any]) -> None:
         by_type.setdefault(t, []).append(p)
     ident = proto.decode_identity(by_type[proto.IDENTITY][0])
     assert ident["ack_seq"] == 1 and ident["cells"] == 3 and ident["leds"] == 3
-    assert ident["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER
+    assert ident["caps"] == proto.CAP_LEDS | proto.CAP_BOOTLOADER | proto.CAP_HOT
     ack, states = proto.decode_snapshot(by_type[proto.SNAPSHOT][0])
     assert ack == 2 and states[1] is None and states[2] == proto.ERR_TIMEOUT
-    assert [proto.decode_ack(p) for p in by_type[proto.ACK]] == [(3, 0), (4, 0)]
+    assert [proto.decode_ack(p) for p in by_type[proto.ACK]] == [(3, 0), (4, 0), (8, 0)]
     ack, stats, errs = proto.decode_stats(by_type[proto.STATS][0])
-    assert ack == 5 and stats["frames_rx"] == 7 and errs[2] >= 6
+    assert ack == 5 and stats["frames_rx"] == 8 and errs[2] >= 6
     assert proto.decode_files(by_type[proto.FILES][0]) == (6, [("main.py", b"\x02" * 8)])
     assert proto.decode_nak(by_type[proto.NAK][0])[:2] == (7, proto.NAK_UNKNOWN_TYPE)
     assert mpy_results["board_leds"] == [[5, 6, 7]] * 3
+    # HOT: 12 steps after it alternate ordinary and hot reads
+    assert mpy_results["board_hot"] == {"hot": [2], "hot_reads": 6, "sweeps": 2}
 
 
 def test_driver_against_emulator_on_micropython(mpy_results: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ def _table_codes() -> dict[str, int]:
 
 def test_message_codes_are_the_documented_ones() -> None:
     codes = _table_codes()
-    assert len(codes) == 20
+    assert len(codes) == 21
     for name, code in codes.items():
         assert getattr(proto, name) == code, name
 
@@ -43,8 +43,8 @@ def test_nak_codes_error_codes_caps_and_boot_causes_are_the_documented_ones() ->
     assert "1 timeout" in PROTOCOL_MD and "5 unstable" in PROTOCOL_MD
     assert (proto.ERR_TIMEOUT, proto.ERR_CRC, proto.ERR_COLLISION, proto.ERR_PROTOCOL,
             proto.ERR_UNSTABLE) == (1, 2, 3, 4, 5)
-    assert "bit 0 `CAP_LEDS`, bit 1 `CAP_BOOTLOADER`" in PROTOCOL_MD
-    assert (proto.CAP_LEDS, proto.CAP_BOOTLOADER) == (0x01, 0x02)
+    assert "bit 0 `CAP_LEDS`, bit 1 `CAP_BOOTLOADER`, bit 2 `CAP_HOT`" in PROTOCOL_MD
+    assert (proto.CAP_LEDS, proto.CAP_BOOTLOADER, proto.CAP_HOT) == (0x01, 0x02, 0x04)
     assert "0 power on, 1 watchdog, 2 soft reset, 3 other" in PROTOCOL_MD
     assert (proto.BOOT_POWER_ON, proto.BOOT_WATCHDOG, proto.BOOT_SOFT,
             proto.BOOT_OTHER) == (0, 1, 2, 3)

@@ -320,3 +320,40 @@ def test_direct_subscribers_see_every_state_in_order(rig: RigFactory) -> None:
     assert seen == sorted(seen) and len(set(seen)) == len(seen)
     assert seen[-1] == r.link.state().version
     assert all(name.startswith("board-conn") for name in threads)  # no dispatcher hop
+
+
+def test_hot_cells_reach_each_board_and_come_back_after_a_reboot(rig: RigFactory) -> None:
+    """set_hot_cells splits the referee's hint per board (HOT); a board that
+    restarts forgets it and is told again."""
+    r = rig()
+    r.wait(lambda s: s.complete)
+    geometry = r.link.geometry
+    hot = ["b1-2", "b1-5", "b2-0"]
+    r.link.set_hot_cells(hot)
+    want = {b: sorted(geometry.cells[c].channel for c in hot if geometry.cells[c].board == b) for b in (1, 2)}
+
+    def boards_hold(expected: dict[int, list[int]]) -> bool:
+        for b in (1, 2):
+            fw = r.table.boards[b].firmware
+            if fw is None or sorted(fw.hot) != expected[b]:
+                return False
+        return True
+
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not boards_hold(want):
+        time.sleep(0.02)
+    assert boards_hold(want)
+    conn = r.link.connection(1)
+    assert conn is not None
+    boots = conn.stats.boots
+    r.table.reboot(1)
+    r.wait(lambda s: conn.stats.boots > boots, timeout=3)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not boards_hold(want):
+        time.sleep(0.02)
+    assert boards_hold(want)
+    r.link.set_hot_cells([])
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and not boards_hold({1: [], 2: []}):
+        time.sleep(0.02)
+    assert boards_hold({1: [], 2: []})

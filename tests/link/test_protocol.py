@@ -52,9 +52,10 @@ class Heard:
 class Board:
     """The board's side, by hand: numbered frames from a board of ``cells`` cells."""
 
-    def __init__(self, cells: int = 4, leds: int = 4) -> None:
+    def __init__(self, cells: int = 4, leds: int = 4, caps: int = 0) -> None:
         self.cells = cells
         self.leds = leds
+        self.caps = caps  # beyond CAP_LEDS: 0 is a board older than the hot-cells hint
         self.seq = 0
 
     def frame(self, msg_type: int, payload: bytes = b"") -> tuple[int, int, int, bytes]:
@@ -63,7 +64,7 @@ class Board:
         return f
 
     def identity(self, hello: OutFrame) -> tuple[int, int, int, bytes]:
-        caps = proto.CAP_LEDS if self.leds else 0
+        caps = (proto.CAP_LEDS if self.leds else 0) | self.caps
         return self.frame(proto.IDENTITY, proto.encode_identity(hello[2], UID, "1.2.3", self.cells, self.leds, caps,
                                                                  b"\0\0\0\0"))
 
@@ -206,3 +207,50 @@ def test_a_lost_range_of_a_resync_is_asked_again_alone() -> None:
               0.23, 0.0)
     assert p.state is ConnState.ONLINE
     assert heard.cells == {0: Tag(UID[:7]), 1: EMPTY, 2: EMPTY, 3: Tag(UID[:7])}
+
+
+def _online_with(board: Board, p: BoardProtocol, t: float) -> None:
+    p.begin(t)
+    (hello,) = sent(p, proto.HELLO)
+    p.receive(board.identity(hello), t + 0.001, 0.0)
+    (req,) = sent(p, proto.SNAPSHOT_REQ)
+    p.receive(board.frame(proto.SNAPSHOT, proto.encode_snapshot(req[2], [None] * board.cells)), t + 0.002, 0.0)
+    assert p.state is ConnState.ONLINE
+
+
+def test_hot_cells_go_to_a_board_that_takes_them_and_again_after_a_new_session() -> None:
+    """The referee's hint (HOT): sent once the board is online, not again
+    while it holds it, again when it changes and after a new session (a
+    restarted board forgets it); an unanswered one is sent again."""
+    p2 = BoardProtocol("wire", Heard(), LinkOptions(snapshot_chunk=0, led_ack_timeout=0.5))
+    board = Board(caps=proto.CAP_HOT)
+    assert p2.want_hot([2, 0, 2], 0.0) is False  # not online yet: kept for later
+    p2.begin(0.0)
+    (hello,) = sent(p2, proto.HELLO)
+    p2.receive(board.identity(hello), 0.001, 0.0)
+    (req,) = sent(p2, proto.SNAPSHOT_REQ)
+    p2.receive(board.frame(proto.SNAPSHOT, proto.encode_snapshot(req[2], [None] * 4)), 0.002, 0.0)
+    (hot,) = sent(p2, proto.HOT)
+    assert proto.decode_hot(hot[3]) == [0, 2]
+    p2.tick(0.1)
+    assert sent(p2, proto.HOT) == []  # on its way
+    p2.tick(0.6)
+    (again,) = sent(p2, proto.HOT)  # unanswered: sent again
+    p2.receive(board.frame(proto.ACK, proto.encode_ack(again[2])), 0.61, 0.0)
+    assert p2.want_hot([0, 2], 0.7) is False  # the board holds it
+    assert p2.want_hot([1], 0.8) is True
+    (changed,) = sent(p2, proto.HOT)
+    assert proto.decode_hot(changed[3]) == [1]
+    p2.receive(board.frame(proto.ACK, proto.encode_ack(changed[2])), 0.81, 0.0)
+    p2.closed()
+    _online_with(board, p2, 1.0)
+    (after,) = sent(p2, proto.HOT)
+    assert proto.decode_hot(after[3]) == [1]
+
+
+def test_hot_cells_are_not_sent_to_a_board_without_the_capability() -> None:
+    p = BoardProtocol("wire", Heard(), LinkOptions(snapshot_chunk=0))
+    _online_with(Board(), p, 0.0)
+    assert p.want_hot([1, 2], 0.1) is False
+    p.tick(0.2)
+    assert sent(p, proto.HOT) == []

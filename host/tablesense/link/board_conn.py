@@ -217,6 +217,13 @@ class BoardConnection:
         self._write()
         return sent
 
+    def send_hot(self, channels: Sequence[int]) -> bool:
+        """Want these channels read more often (see BoardProtocol.want_hot);
+        True when the HOT frame was written right now. Never raises."""
+        sent = self.protocol.want_hot(channels, self._clock())
+        self._write()
+        return sent
+
     # --- the transport -------------------------------------------------------
 
     def _write(self) -> None:

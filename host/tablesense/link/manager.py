@@ -28,7 +28,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from tablesense.link import discovery
 from tablesense.link.board_conn import (
@@ -79,6 +79,7 @@ class TableLink:
         self._conns: list[BoardConnection] = []
         self._owner: dict[int, BoardConnection] = {}
         self._led_frames: dict[int, list[RGB]] = {}
+        self._hot: dict[int, list[int]] = {}  # board -> its hot channels (set_hot_cells)
         self._subs: list[tuple[StateCallback | None, StatusCallback | None]] = []
         self._direct: list[tuple[StateCallback | None, StatusCallback | None]] = []
         # Held from a merge to the delivery of its state to direct subscribers, so
@@ -238,6 +239,25 @@ class TableLink:
                     written += 1
         return written
 
+    def set_hot_cells(self, cells: Iterable[CellId]) -> int:
+        """Tell each board which of its cells a legal move can touch (the
+        referee's hint): those are read more often. Boards whose firmware
+        does not take the hint are left alone; a board that comes back is
+        told again. Unknown cells raise KeyError (a programming error).
+        Returns how many boards' HOT frames were written right now."""
+        per_board: dict[int, list[int]] = {b.id: [] for b in self.geometry.boards}
+        for cid in cells:
+            cell = self.geometry.cells[cid]
+            per_board[cell.board].append(cell.channel)
+        written = 0
+        with self._lock:
+            for board, channels in per_board.items():
+                self._hot[board] = channels
+                conn = self._owner.get(board)
+                if conn is not None and conn.send_hot(channels):
+                    written += 1
+        return written
+
     # --- ConnListener ------------------------------------------------------------
 
     def board_identified(self, conn: BoardConnection, identity: BoardIdentity) -> str | None:
@@ -309,6 +329,7 @@ class TableLink:
             with self._lock:
                 owner = self._owner.get(board)
                 frame = self._led_frames.get(board)
+                hot = self._hot.get(board)
             if owner is not None and owner.port == status.port:
                 with self._emit_lock:
                     st = self.merger.set_online(board, status.online, time.perf_counter())
@@ -316,6 +337,8 @@ class TableLink:
                         self._emit("state", st)
                 if status.online and frame is not None:
                     owner.send_leds(frame)
+                if status.online and hot is not None:
+                    owner.send_hot(hot)
         with self._emit_lock:
             self._emit("status", status)
 

@@ -65,6 +65,12 @@ class BoardIdentity:
         return bool(self.caps & proto.CAP_LEDS) and self.leds > 0
 
     @property
+    def takes_hot(self) -> bool:
+        """The board reads hot cells more often when told (HOT); an older
+        one would NAK the frame, so it is not sent to it."""
+        return bool(self.caps & proto.CAP_HOT)
+
+    @property
     def usb_serial(self) -> str:
         """MicroPython on RP2040 reports its unique id in hex as the USB serial number."""
         return self.uid.hex().upper()
@@ -253,6 +259,11 @@ class BoardProtocol:
         self._leds_disabled = False
         self._led_flush_due = False
         self._flush_in: float | None = None
+        # hot cells (the referee's hint; under _lock): wanted, and (seq, cells,
+        # sent at) of the HOT frame on its way, and what the board acknowledged
+        self._hot_wanted: tuple[int, ...] | None = None
+        self._hot_inflight: tuple[int, tuple[int, ...], float] | None = None
+        self._hot_confirmed: tuple[int, ...] | None = None
 
     # --- what the transport calls ---------------------------------------------
 
@@ -292,6 +303,8 @@ class BoardProtocol:
             self._out.clear()
             self._led_inflight = None
             self._led_confirmed = None
+            self._hot_inflight = None
+            self._hot_confirmed = None
 
     def want_leds(self, colors: Sequence[RGB], now: float) -> bool:
         """Want this whole LED frame on the board. Latest wins; True when the
@@ -302,6 +315,17 @@ class BoardProtocol:
             self._now = now
             self._led_wanted = frame
             return self._maybe_send_leds(now)
+
+    def want_hot(self, channels: Sequence[int], now: float) -> bool:
+        """Want these channels read more often (the cells a legal move can
+        touch). Latest wins, kept across sessions (a restarted board is told
+        again); True when the HOT frame was queued right now (False: not
+        online, unchanged, or a board without the capability)."""
+        wanted = tuple(sorted({int(c) for c in channels}))
+        with self._lock:
+            self._now = now
+            self._hot_wanted = wanted
+            return self._maybe_send_hot(now)
 
     def flush_leds(self, now: float) -> None:
         """A deferred LED frame is due (see :meth:`take_led_flush`)."""
@@ -440,6 +464,8 @@ class BoardProtocol:
         )
         with self._lock:
             self._led_confirmed = None  # the board's strip is unknown after a (re)connect
+            self._hot_confirmed = None  # and so are its hot cells (a restart forgets them)
+            self._hot_inflight = None
         self._start_round(now)
 
 
@@ -567,6 +593,7 @@ class BoardProtocol:
             self.report(ConnState.ONLINE, f"board {board} online on {self.port}")
             with self._lock:
                 self._maybe_send_leds(now)
+                self._maybe_send_hot(now)
         else:
             self.listener.board_cells(board, readings, True, received_at)
             self._set_frozen(False)
@@ -574,6 +601,11 @@ class BoardProtocol:
 
     def _on_ack(self, ack_seq: int) -> None:
         with self._lock:
+            hot = self._hot_inflight
+            if hot is not None and hot[0] == ack_seq:
+                self._hot_confirmed = hot[1]
+                self._hot_inflight = None
+                self._maybe_send_hot(self._now)
             inflight = self._led_inflight
             if inflight is not None and inflight[0] == ack_seq:
                 self._led_confirmed = inflight[1]
@@ -583,6 +615,12 @@ class BoardProtocol:
 
     def _on_nak(self, ack_seq: int, code: int, message: str) -> None:
         with self._lock:
+            hot = self._hot_inflight
+            if hot is not None and hot[0] == ack_seq:
+                # (a channel the board does not have: the table file and the
+                # board disagree, which the handshake reports; not resent)
+                self._hot_inflight = None
+                self._hot_confirmed = hot[1]
             inflight = self._led_inflight
             if inflight is not None and inflight[0] == ack_seq:
                 self._led_inflight = None
@@ -637,6 +675,7 @@ class BoardProtocol:
                 self._led_confirmed = None  # frames are idempotent: refresh the strip too
         with self._lock:
             self._maybe_send_leds(now)
+            self._maybe_send_hot(now)
 
 
     def _resync(self, reason: str, now: float, urgent: bool) -> None:
@@ -732,6 +771,25 @@ class BoardProtocol:
         self.stats.led_frames += 1
         return True
 
+
+    def _maybe_send_hot(self, now: float) -> bool:
+        """Send the wanted hot cells if the board takes them and does not
+        have them yet (caller holds _lock); an unanswered HOT is sent again
+        after the LED acknowledgement wait."""
+        wanted = self._hot_wanted
+        ident = self.identity
+        if wanted is None or not self.connected or self._state is not ConnState.ONLINE or ident is None:
+            return False
+        if not ident.takes_hot:
+            return False
+        inflight = self._hot_inflight
+        if inflight is not None and inflight[1] == wanted and now - inflight[2] < self._wait(self.options.led_ack_timeout):
+            return False
+        if inflight is None and wanted == self._hot_confirmed:
+            return False
+        seq = self._send(proto.HOT, proto.encode_hot(wanted))
+        self._hot_inflight = (seq, wanted, now)
+        return True
 
     def _schedule_led_flush(self, delay: float) -> None:
         """Ask the transport to call :meth:`flush_leds` in ``delay`` seconds

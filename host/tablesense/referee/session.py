@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tablesense.referee.core import Referee, RefereeError
+from tablesense.referee.hot import hot_cells
 from tablesense.referee.layout import Sensed
 
 log = logging.getLogger(__name__)
@@ -136,6 +137,7 @@ class Session:
         self._drive_bots()
         if self.paint_leds:
             self._paint()
+        self._hint_hot()
 
     def _handle(self, items: list[tuple[Any, ...]]) -> None:
         ref = self.referee
@@ -379,6 +381,21 @@ class Session:
             )
             self._expect = ref.accepted + 1
             self._suggested = (ref.hand_no, ref.accepted, "refresh")
+
+    # -- the boards' hot cells --------------------------------------------------------
+    def _hint_hot(self) -> None:
+        """Tell the boards which cells a legal move can touch (a source that
+        cannot take the hint, a virtual or direct one, is left alone)."""
+        send = getattr(self.source, "set_hot_cells", None)
+        if send is None:
+            return
+        cells = hot_cells(self.referee)
+        if cells != getattr(self, "_hot", None):
+            self._hot = cells
+            try:
+                send(cells)
+            except Exception as exc:  # noqa: BLE001 - a hint must never stop the match
+                log.warning("hot cells not sent: %s", exc)
 
     # -- LEDs ------------------------------------------------------------------------
     def _paint(self) -> None:
