@@ -35,7 +35,7 @@ class Spectator:
         self.client.on_subscribe = lambda *_a: self.subscribed.set()
         self.client.on_message = lambda _c, _u, m: self.got.append((m.topic, bytes(m.payload)))
         self.client.connect_async("127.0.0.1", port)  # the loop retries until the listener answers
-        self.client.reconnect_delay_set(0.1, 1)
+        self.client.reconnect_delay_set(1, 2)
         self.client.loop_start()
 
     def close(self) -> None:

@@ -68,7 +68,7 @@ def seat_names(db: Database, match_id: int) -> list[str]:
     """Who sat where in a match (the director's seat plan, as its assignment gave
     it to the table): the replay names the players, not "Seat 1"."""
     from .kway import seat_plan
-    from .service import _seats
+    from .rounds import _seats
 
     with db.session() as s:
         m = s.get(Match, match_id)
