@@ -107,6 +107,20 @@ def _payload(rig: dict, source: Path = dp.FIRMWARE_DIR) -> dp.Payload:
     return dp.build_payload(source, config=rig["geometry"].board_config(1))
 
 
+def _firmware_running(rig: dict) -> str:
+    """The board's path once it runs this tree's firmware and config.
+
+    The tests below need a deployed board. In file order the deploy test has
+    just done it and this is one no-change round trip; a test run alone (or
+    after a failed deploy test) would otherwise start on the fixture's bare
+    MicroPython and fail for want of firmware, not for what it tests."""
+    path = rig["vt"].boards[1].path
+    assert path is not None, "the board is unplugged"
+    ident = dp.deploy(path, _payload(rig), confirm_timeout=60.0).identity
+    assert ident is not None and ident.fw_version == dp.firmware_version()
+    return path
+
+
 def test_a_new_board_boots_bare_micropython(rig: dict) -> None:
     path = rig["paths"][1]
     assert wait_for_prompt(path, timeout=30.0)
@@ -138,7 +152,7 @@ def test_deploy_then_handshake_then_unchanged_redeploy(rig: dict) -> None:
 
 def test_a_sweep_sees_tags_placed_and_removed(rig: dict) -> None:
     vt = rig["vt"]
-    path = vt.boards[1].path
+    path = _firmware_running(rig)
     with BoardClient(path, timeout=2.0) as c:
         c.hello(retries=5)
         assert until(lambda: c.snapshot()[1] is None, 60.0), "cells never read empty"
@@ -155,8 +169,7 @@ def test_an_led_frame_comes_back_from_the_decoded_strip(rig: dict) -> None:
     vt = rig["vt"]
     board = _board(rig)
     frame = [(255, 0, 0), (0, 128, 0), (0, 0, 64), (1, 2, 3), (0, 0, 0), (10, 20, 30), (255, 255, 255), (7, 0, 7)]
-    assert board.path is not None
-    with BoardClient(board.path, timeout=2.0) as c:
+    with BoardClient(_firmware_running(rig), timeout=2.0) as c:
         c.hello(retries=5)
         c.leds(frame)
     assert until(lambda: board.leds() == frame, 30.0), f"strip shows {board.leds()}"
@@ -166,7 +179,7 @@ def test_an_led_frame_comes_back_from_the_decoded_strip(rig: dict) -> None:
 def test_unplug_and_replug_keep_the_flash(rig: dict) -> None:
     vt = rig["vt"]
     board = _board(rig)
-    old = board.path
+    old = _firmware_running(rig)
     vt.unplug(1)
     assert board.path is None and not board.running
     new = vt.replug(1)
@@ -179,7 +192,6 @@ def test_unplug_and_replug_keep_the_flash(rig: dict) -> None:
 
 def test_a_deploy_cut_mid_way_leaves_the_previous_firmware_running(rig: dict) -> None:
     vt = rig["vt"]
-    board = _board(rig)
     newer = rig["tmp"] / "fw-newer"
     shutil.copytree(dp.FIRMWARE_DIR, newer)
     text = (newer / "board.py").read_text()
@@ -193,9 +205,9 @@ def test_a_deploy_cut_mid_way_leaves_the_previous_firmware_running(rig: dict) ->
             cut.set()
             vt.unplug(1)  # the cable comes out while files are being written
 
-    assert board.path is not None
+    running = _firmware_running(rig)  # the previous firmware the cut must not lose
     with pytest.raises(dp.DeployError):
-        dp.deploy(board.path, payload, progress=progress, confirm_timeout=10.0)
+        dp.deploy(running, payload, progress=progress, confirm_timeout=10.0)
     assert cut.is_set()
     path = vt.replug(1)
     with BoardClient(path, timeout=2.0) as c:
