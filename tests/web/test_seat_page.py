@@ -32,10 +32,10 @@ def kems_round() -> tuple[Any, Any]:
 
     rng = random.Random(5)
     match = KemsMatch()
-    rnd = match.new_round(rng=rng)
+    rnd = match.new_hand(rng=rng)
     while rnd.is_misdeal:
-        match.finish_round()
-        rnd = match.new_round(rng=rng)
+        match.finish_hand()
+        rnd = match.new_hand(rng=rng)
     return match, rnd
 
 
@@ -96,9 +96,10 @@ def test_a_kems_hint_reaches_only_its_seats_page(
         if advice.give is not None:
             break
     assert advice is not None and advice.give is not None and advice.take is not None
+    from tablesense.games.registry import find_game
     from tablesense.referee.words import pretty_sentence
 
-    text = str(pretty_sentence(advice.text, "kems"))  # as coaching.py words it: cards as people write them
+    text = str(pretty_sentence(advice.text, find_game("kems")))  # as coaching.py words it: cards as people write them
     assert text.startswith("take ") and ", then give " in text  # the order the table teaches
     bus.publish("coach", seat=0, hand_no=1, private={
         "seat": 0, "kind": "suggestion", "text": text, "move": None, "piece": str(advice.give),
