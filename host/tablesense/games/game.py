@@ -183,7 +183,13 @@ class Game(ABC):
     def move_to_json(self, move: Any) -> dict[str, Any]: ...
 
     @abstractmethod
-    def move_from_json(self, obj: Mapping[str, Any]) -> Any: ...
+    def move_from_json(self, obj: Mapping[str, Any], *, seats: int | None = None) -> Any:
+        """Read one record move; raises :class:`~tablesense.games.common.RecordFormatError` when it does
+        not fit the format. ``seats``: the table's seat count, so that a move
+        naming another seat than its mover's (a Kems contre's target) outside
+        ``0..seats-1`` is refused here, as a format error, and never reaches
+        the engine (a remote table's claim may name anything); a move that
+        names only its mover leaves that seat to the hand's own check."""
 
     @abstractmethod
     def deal_to_json(self, hand: Any) -> dict[str, Any]:

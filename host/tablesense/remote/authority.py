@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, message_of, say
-from tablesense.games.dominoes import DominoMatch, Draw, Play, move_from_json, move_to_json
-from tablesense.games.kems import Call, KemsMatch, event_from_json, event_to_json
+from tablesense.games.dominoes import Draw, Play
+from tablesense.games.kems import Call
+from tablesense.games.registry import find_game
 
 #: One full-information step of the match (a JSON object with ``kind``).
 Fact = dict[str, Any]
@@ -71,17 +72,12 @@ class Authority:
         options: Mapping[str, Any] | None = None,
         seed: int = 0,
     ) -> None:
-        if game not in ("dominoes", "kems"):
-            raise ValueError(say("unknown game {game!r}: dominoes or kems", game=game))
+        self.rules = find_game(game)  # UnknownGame (a ValueError) names the games there are
         self.game = game
         self.variant = variant
         self.seating = seating
         self.rng = random.Random(seed)
-        self.match: Any = (
-            DominoMatch(variant, options, seats=seating.seats)
-            if game == "dominoes"
-            else KemsMatch(options, seats=seating.seats)
-        )
+        self.match: Any = self.rules.new_match(variant, options, seats=seating.seats)
         self.facts: list[Fact] = []
         self.inputs: list[dict[str, Any]] = []
         """Every call that changed the match, in order (``start``, an accepted
@@ -100,7 +96,7 @@ class Authority:
         return len(self._done()) + (1 if self.match.current is not None else 0)
 
     def _done(self) -> list[Any]:
-        return list(self.match.hands if self.game == "dominoes" else self.match.rounds)
+        return list(self.match.hands)
 
     def start(self) -> list[Fact]:
         """Deal the first hand; the facts to publish."""
@@ -113,22 +109,11 @@ class Authority:
     def _deal(self) -> list[Fact]:
         """Deal the next hand; a hand over at the deal (a Kems misdeal, seven
         doubles) is scored at once and the next one dealt."""
-        if self.game == "dominoes":
-            hand = self.match.new_hand(self.rng)
-            fact: Fact = {
-                "kind": "deal", "game": "dominoes", "hand": self.hand_no,
-                "deal": [[str(t) for t in h] for h in hand.deal],
-                "boneyard": [str(t) for t in hand.dealt_boneyard],
-                "to_play": hand.to_play, "openers": list(hand.openers),
-            }
-        else:
-            rnd = self.match.new_round(self.rng)
-            fact = {
-                "kind": "deal", "game": "kems", "hand": self.hand_no,
-                "deal": [[str(c) for c in h] for h in rnd.deal],
-                "board": [str(c) for c in rnd.initial_board],
-                "stock": [str(c) for c in rnd.initial_stock],
-            }
+        hand = self.match.new_hand(self.rng)
+        # the full deal as the record writes it: every hand, the boneyard or the board and stock
+        fact: Fact = {"kind": "deal", "game": self.game, "hand": self.hand_no, **self.rules.deal_to_json(hand)}
+        if self.rules.has_turns:
+            fact |= {"to_play": hand.to_play, "openers": list(hand.openers)}
         return [self._log(fact), *self._maybe_end()]
 
     def _log(self, fact: Fact) -> Fact:
@@ -145,18 +130,14 @@ class Authority:
         cur = self._current()
         if cur is None or not cur.is_over:
             return []
-        if self.game == "kems" and cur.awaiting_double:
+        if self.rules.may_call_double(cur):
             return []
         return self._close_hand()
 
     def _close_hand(self) -> list[Fact]:
         number = self.hand_no
-        if self.game == "dominoes":
-            result = self.match.finish_hand()
-            record = self.match.to_record()["hands"][-1]
-        else:
-            result = self.match.finish_round()
-            record = self.match.rounds[-1].to_json()
+        result = self.match.finish_hand()
+        record = self.match.to_record()["hands"][-1]
         out = [self._log({
             "kind": "hand_end", "hand": number, "record": record, "result": result.to_json(),
             "score": list(self.match.score),
@@ -182,43 +163,41 @@ class Authority:
                                      tables=", ".join(sorted(self.paused))))
         seat = move.get("seat")
         own = isinstance(seat, int) and not isinstance(seat, bool) and seat in self.seating.tables.get(table, ())
-        # a Kems refresh is nobody's move: any table may turn the board over
-        anyone = self.game == "kems" and move.get("refresh") is True and table in self.seating.tables
+        # without turns every seat may act at any time, and a refresh (Kems)
+        # is nobody's move: any table may turn the board over
+        anyone = not self.rules.has_turns and move.get("refresh") is True and table in self.seating.tables
         if not own and not anyone:
             raise RemoteRejected(say("table {table} has no seat {seat!r}", table=table, seat=seat))
         cur = self._current()
         if cur is None:
             raise RemoteRejected(say("no hand is being played"))
-        if self.game == "kems" and move.get("decline") is True:
+        if not self.rules.has_turns and move.get("decline") is True:  # the answer to a call (Kems)
             return self._decline(int(seat))  # type: ignore[arg-type]  # checked above
         try:
-            if self.game == "dominoes":
-                m = self._domino_move(cur, move)
-                cur.play(m)
-                applied = move_to_json(m)
-                if isinstance(m, Play) and cur.line[-1].end is not None:
-                    applied["end"] = cur.line[-1].end  # the arm it went to, for every table's line
-            else:
-                e = event_from_json(dict(move), seats=self.seating.seats)
-                cur.play(e)
-                applied = event_to_json(e)
+            m = self._move(cur, move)
+            cur.play(m)
+            applied = self.rules.move_to_json(m)
+            if isinstance(m, Play) and cur.line[-1].end is not None:
+                applied["end"] = cur.line[-1].end  # the arm it went to, for every table's line
         except (IllegalPlayError, ValueError) as exc:
             raise RemoteRejected(message_of(exc)) from None
         self._input({"op": "submit", "table": table, "move": dict(move)})
         fact: Fact = {"kind": "move", "hand": self.hand_no, "move": applied}
-        if self.game == "dominoes":
+        if self.rules.has_turns:
             fact["to_play"] = cur.to_play
         else:
             fact["board"], fact["stock"] = [str(c) for c in cur.board], len(cur.stock)
         return [self._log(fact), *self._maybe_end()]
 
-    def _domino_move(self, hand: Any, move: Mapping[str, Any]) -> Any:
-        if move.get("draw") is True:  # the table asks; the authority draws the next tile
+    def _move(self, hand: Any, move: Mapping[str, Any]) -> Any:
+        """The engine's move for a claim (a seat and a format check: a seat
+        outside the table does not fit the record)."""
+        if self.rules.has_turns and move.get("draw") is True:  # the table asks; the authority draws the next tile
             drawn = [m for m in hand.legal_moves(move["seat"]) if isinstance(m, Draw)]
             if not drawn:
                 raise RemoteRejected(say("seat number {seat} may not draw now", seat=move["seat"]))
             return drawn[0]
-        return move_from_json(dict(move))
+        return self.rules.move_from_json(dict(move), seats=self.seating.seats)
 
     def _decline(self, seat: int) -> list[Fact]:
         """Kems: the partner of a ``kems`` caller says no double."""
@@ -282,16 +261,16 @@ class Authority:
             return []
         seats = self.seating.tables[table]
         out: list[dict[str, Any]] = []
-        if self.game == "dominoes":
+        if self.rules.has_turns:
             movers = {cur.to_play} | (set(cur.openers) if not cur.line else set())
             for s in sorted(movers & seats):
                 for m in cur.legal_moves(s):
-                    claim = {"seat": s, "draw": True} if isinstance(m, Draw) else move_to_json(m)
+                    claim = {"seat": s, "draw": True} if isinstance(m, Draw) else self.rules.move_to_json(m)
                     if claim not in out:
                         out.append(claim)
         else:
             for s in sorted(seats):
-                out += [event_to_json(e) for e in cur.legal_swaps(s) + cur.legal_calls(s)]
+                out += [self.rules.move_to_json(e) for e in cur.legal_swaps(s) + cur.legal_calls(s)]
                 if cur.awaiting_double and cur.legal_calls(s):
                     out.append({"seat": s, "decline": True})
             if not cur.is_over:

@@ -44,6 +44,8 @@ from tablesense.table.state import Empty, Tag
 from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
 from tablesense.table.words import message_of, say
 
+GAME, VARIANT = "dominoes", "pairs-pips"
+"""What this first slice plays (the authority and the view filter play any game)."""
 HOST_SEATS = frozenset({0, 2})
 JOIN_SEATS = frozenset({1, 3})
 #: A table that sent nothing for this long is away: the match pauses.
@@ -159,7 +161,7 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         geometry = TableGeometry.load(table)
     except (GeometryError, FileNotFoundError) as exc:
         raise RemoteExit(message_of(exc), 2) from None
-    if "dominoes" not in geometry.games or len(geometry.seats) != 4 or len(geometry.stock) < len(ALL_TILES):
+    if GAME not in geometry.games or len(geometry.seats) != 4 or len(geometry.stock) < len(ALL_TILES):
         raise RemoteExit(say("table {name} has no stock for 28 tiles: a remote pairs-pips match plays on "
                              "dominoes-4-remote (or a layout like it)", name=geometry.name), 2)
     local = HOST_SEATS if mode == "host" else JOIN_SEATS
@@ -290,9 +292,9 @@ class Hosting:
 def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: TagRegistry, stop: threading.Event,
           deadline: float | None, console: Console) -> dict[str, Any] | None:
     code = hosting.code
-    wire.announce(code, {"game": "dominoes", "variant": "pairs-pips", "options": hosting.options,
+    wire.announce(code, {"game": GAME, "variant": VARIANT, "options": hosting.options,
                          "seats": sorted(JOIN_SEATS)})
-    welcome = {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": "dominoes", "variant": "pairs-pips"}
+    welcome = {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": GAME, "variant": VARIANT}
     if hosting.joiner is None:
         console.print(f"remote match code: [bold]{code}[/]  (at the other table: tablesense play --remote join {code})")
         console.file.flush()
@@ -311,7 +313,7 @@ def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: Ta
     wire.trusted[joiner] = hosting.joiner_key
     wire.send(joiner, welcome)
     me = wire.user
-    authority = Authority("dominoes", "pairs-pips", Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
+    authority = Authority(GAME, VARIANT, Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
                           options=hosting.options, seed=hosting.seed)
     host = HostSide(authority)
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tablesense.games.registry import find_game
 from tablesense.remote.authority import Fact
 
 #: A frame for one table (a JSON object with ``kind``).
@@ -43,7 +44,7 @@ def frame_for(fact: Fact, seats: frozenset[int]) -> Frame:
             "hands": {str(s): list(deal[s]) for s in sorted(seats)},
             "counts": [len(h) for h in deal],
         }
-        if fact["game"] == "dominoes":
+        if find_game(fact["game"]).has_turns:  # whose turn, who may open; else the Kems board
             base |= {"boneyard": len(fact["boneyard"]), "to_play": fact["to_play"],
                      "openers": list(fact["openers"])}
         else:
@@ -139,7 +140,7 @@ class TableView:
         move = frame["move"]
         seat = move.get("seat")
         self.place = frame.get("place")
-        if self.game == "dominoes":
+        if find_game(self.game).has_turns:
             self.to_play = frame["to_play"]
             if "tile" in move:
                 self.line.append((_tile_text(move["tile"]), move.get("end")))

@@ -82,7 +82,8 @@ class Dominoes(Game):
     def move_to_json(self, move: Any) -> dict[str, Any]:
         return move_to_json(move)
 
-    def move_from_json(self, obj: Mapping[str, Any]) -> Any:
+    def move_from_json(self, obj: Mapping[str, Any], *, seats: int | None = None) -> Any:
+        # a dominoes move names only its mover, whom the hand checks
         return move_from_json(obj)
 
     def deal_to_json(self, hand: Any) -> dict[str, Any]:

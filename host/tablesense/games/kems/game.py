@@ -74,8 +74,8 @@ class Kems(Game):
     def move_to_json(self, move: Any) -> dict[str, Any]:
         return event_to_json(move)
 
-    def move_from_json(self, obj: Mapping[str, Any]) -> Any:
-        return event_from_json(obj)
+    def move_from_json(self, obj: Mapping[str, Any], *, seats: int | None = None) -> Any:
+        return event_from_json(obj, seats=seats)
 
     def deal_to_json(self, hand: Any) -> dict[str, Any]:
         return {
