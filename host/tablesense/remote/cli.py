@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -38,10 +38,12 @@ from tablesense.remote.authority import Authority, Seating
 from tablesense.remote.journal import HostJournal, RemoteJournalError
 from tablesense.remote.judge import PLACE, TARGET
 from tablesense.remote.match import HostSide, Message, TableSide
-from tablesense.remote.wire import Wire, WireError, check_code, new_code
 from tablesense.table.geometry import CellId, GeometryError, TableGeometry
 from tablesense.table.state import Empty, Tag
 from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
+
+if TYPE_CHECKING:  # the wire loads paho: only a remote match needs it, not every command's start
+    from tablesense.remote.wire import Wire
 from tablesense.table.words import message_of, say
 
 GAME, VARIANT = "dominoes", "pairs-pips"
@@ -140,6 +142,7 @@ def play_remote(
 def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: str | None, ports: list[str],
          tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
          console: Console) -> int:
+    from tablesense.remote.wire import Wire, WireError, check_code, new_code
     from tablesense.tournament.broker_client import BrokerURL
     from tablesense.tournament.security import TableKey
 
