@@ -250,7 +250,11 @@ def create_app(
         return True
 
     def ctx(request: Request, **extra: Any) -> dict[str, Any]:
-        data = pages.get("export_event:100", lambda: export_event(director, audit=100))  # once per change
+        # Once per change. The director's own pages read the exact data version
+        # (the page after a check-in shows it); spectators' pages the throttled
+        # cache, whose version is read at most twice a second.
+        cache = director.memo if logged_in(request) else pages.get
+        data = cache("export_event:100", lambda: export_event(director, audit=100))
         names = {e["id"]: numbered(e["number"], e["name"]) for e in data["entrants"]}  # "#3 Ana & Bia", never an id
         return {"request": request, "data": data, "names": names, "refresh": refresh_s,
                 "logged_in": logged_in(request), **extra}
