@@ -510,6 +510,7 @@ def register(app: typer.Typer) -> None:
                 console.print("[yellow]" + escape(_(say("seat buttons unavailable ({error}); use the keyboard",
                                                         error=_(message_of(exc))))) + "[/]")
             evening = None
+            evening_matches: Any = None  # the director's next matches, played one after another (referee.evening)
             if reporter is not None:  # match after match as the director announces them (referee.evening)
                 from tablesense.referee.evening import Evening, MatchMaker, TableMatches
 
@@ -518,6 +519,7 @@ def register(app: typer.Typer) -> None:
 
                 def next_bots() -> dict[int, Any]:
                     return {i: the_game.player(player, think_ms) for i in sorted(computer)}
+                evening_matches = TableMatches(maker, session, jour, stop, bots=next_bots, records=archive)
                 if running is not None and running.entries == 0:
                     running = None  # begun while waiting for the announcement, never played
                 if running is None:
@@ -561,7 +563,7 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.flush()
                 if evening is not None:
                     evening.finish(referee.record())
-                    evening.run(TableMatches(maker, session, jour, stop, bots=next_bots, records=archive))
+                    evening.run(evening_matches)
         except (RefereeError, JournalError) as exc:
             raise _err(message_of(exc), 1) from None
         finally:

@@ -211,7 +211,7 @@ class SyncedHands(VirtualHands):
         return self.top.piece_map()
 
     @cells.setter
-    def cells(self, value: dict[str, str]) -> None:
+    def cells(self, value: dict[str, str]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride] - a view of the table, on purpose
         """The table is the truth; VirtualHands' own bookkeeping is ignored."""
 
     def lift(self, cell: str) -> str | None:
