@@ -22,14 +22,13 @@ plain MQTT listener beside it, which is also what the next relay bridges to.
 from __future__ import annotations
 
 import re
-import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from .live import LIVE_TOPIC_FILTER
-from .mosquitto import broker_account, give_to_broker_account, password_hash
-from .venues import VenueError, _replace_line
+from .mosquitto import broker_account, give_to_broker_account
+from .venues import VenueError, add_broker_user
 
 RELAY_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
 #: Spectators one relay listener admits by default (a 2-core relay carries this comfortably).
@@ -57,18 +56,8 @@ def add_relay_user(director_dir: Path, name: str, password: str | None = None) -
     Run again for the same relay, it replaces that account's password; the
     director's broker reads it on its next start (or ``kill -HUP``)."""
     user = relay_user(name)
-    director_dir = director_dir.resolve()
-    passwd, acl, creds = director_dir / "passwd", director_dir / "acl", director_dir / "credentials"
-    for f in (passwd, acl, creds):
-        if not f.is_file():
-            raise VenueError(f"{f} is missing: generate the director's broker first (tournament mosquitto-config --out {director_dir})")
-    pw = password or secrets.token_urlsafe(12)
-    _replace_line(passwd, f"{user}:", f"{user}:{password_hash(pw)}")
-    _replace_line(creds, f"{user} ", f"{user} {pw}")
-    text = acl.read_text()
-    if f"user {user}\n" not in text:
-        acl.write_text(text.rstrip("\n") + f"\n\n# relay {name!r}: the tables' public progress, read only\n"
-                       f"user {user}\ntopic read {LIVE_TOPIC_FILTER}\n")
+    pw = add_broker_user(director_dir, user, password, f"# relay {name!r}: the tables' public progress, read only\n"
+                         f"user {user}\ntopic read {LIVE_TOPIC_FILTER}\n")
     return user, pw
 
 

@@ -60,6 +60,16 @@ def add_venue_user(director_dir: Path, venue: str, password: str | None = None) 
     director's broker reads the new account on its next start (or ``kill -HUP``).
     """
     user = venue_user(venue)
+    block = f"user {user}\ntopic write {TOPIC_ROOT}/tables/#\ntopic read {TOPIC_ROOT}/director/#\n"
+    pw = add_broker_user(director_dir, user, password,
+                         f"# the bridge of venue {venue!r}: its tables' messages out, the director's in\n" + block)
+    return user, pw
+
+
+def add_broker_user(director_dir: Path, user: str, password: str | None, acl_block: str) -> str:
+    """Write ``user``'s account at the director's broker (passwd, credentials) and
+    append ``acl_block`` to its acl once; returns the password (given or new).
+    The one way a bridge (a venue's, a relay's) gets an account."""
     director_dir = director_dir.resolve()
     passwd, acl, creds = director_dir / "passwd", director_dir / "acl", director_dir / "credentials"
     for f in (passwd, acl, creds):
@@ -69,10 +79,9 @@ def add_venue_user(director_dir: Path, venue: str, password: str | None = None) 
     _replace_line(passwd, f"{user}:", f"{user}:{password_hash(pw)}")
     _replace_line(creds, f"{user} ", f"{user} {pw}")
     text = acl.read_text()
-    block = f"user {user}\ntopic write {TOPIC_ROOT}/tables/#\ntopic read {TOPIC_ROOT}/director/#\n"
     if f"user {user}\n" not in text:
-        acl.write_text(text.rstrip("\n") + f"\n\n# the bridge of venue {venue!r}: its tables' messages out, the director's in\n" + block)
-    return user, pw
+        acl.write_text(text.rstrip("\n") + "\n\n" + acl_block)
+    return pw
 
 
 def _replace_line(path: Path, prefix: str, line: str) -> None:
