@@ -1,20 +1,21 @@
 """Computer players for dominoes, like :mod:`tablesense.games.kems_players`.
 
-A package split by concern: ``simple`` (the player protocol, random, greedy,
-Monte Carlo, players by name, the match loop), ``search`` (the strongest
+A package split by concern: ``player`` (what a player is and the moves it
+chooses among), ``simple`` (random, greedy, Monte Carlo, players by name, the
+match loop), ``search`` (the strongest
 player: inference, sampled worlds, policy playouts), ``inference`` (what a
 seat can know of the hidden hands), ``endgame`` (exact alpha-beta once few
 tiles are left), ``equity`` and ``equity_data`` (what a hand is worth to the
 match). The public names are re-exported here, so
 ``from tablesense.games.dominoes_players import X`` works for each; see
-:mod:`.simple` for what a player answers.
+:mod:`.player` for what a player answers.
 """
 
 from __future__ import annotations
 
+from tablesense.games.dominoes_players.player import DominoPlayer, legal_choices
 from tablesense.games.dominoes_players.simple import (
     PLAYERS,
-    DominoPlayer,
     GreedyPlayer,
     MonteCarloPlayer,
     RandomPlayer,
@@ -35,6 +36,7 @@ __all__ = [
     "SearchPlayer",
     "guess_world",
     "head_to_head",
+    "legal_choices",
     "make_player",
     "missing_numbers",
     "play_match",

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 
 from tablesense.games.dominoes import (
     ALL_TILES,
-    Announce,
     DominoHand,
     DominoMove,
     Draw,
@@ -61,18 +60,9 @@ from tablesense.games.dominoes_players.endgame import (
 )
 from tablesense.games.dominoes_players.equity import hand_value
 from tablesense.games.dominoes_players.inference import HAS, infer, mask_tiles, tile_mask
+from tablesense.games.dominoes_players.player import legal_choices
 
 __all__ = ["SearchPlayer", "policy_playout", "solve", "solve_fast"]
-
-
-def _choices(hand: DominoHand, seat: int) -> list[DominoMove]:
-    if hand.is_over:
-        raise ValueError("the hand is over: there is nothing to choose")
-    if seat != hand.to_play:
-        raise ValueError(f"it is seat {hand.to_play}'s turn, not seat {seat}'s")
-    moves: list[DominoMove] = [m for m in hand.legal_moves(seat) if not isinstance(m, Announce)]
-    assert moves, "a seat to play always has a play, a draw or a pass"
-    return moves
 
 
 def policy_playout(
@@ -324,7 +314,7 @@ class SearchPlayer:
     budget binds."""
 
     def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
-        moves = _choices(hand, seat)
+        moves = legal_choices(hand, seat)
         if len(moves) == 1:
             return moves[0]
         if all(isinstance(m, Draw) for m in moves):
@@ -342,7 +332,7 @@ class SearchPlayer:
         """The chosen move and every candidate's mean value (side's points
         minus the best other side's, per hand) — what a coach would show."""
         if moves is None:
-            moves = _choices(hand, seat)
+            moves = legal_choices(hand, seat)
         start = time.perf_counter()
         belief = infer(hand, seat)
         team = hand.team_of(seat)

@@ -31,11 +31,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from tablesense.games.dominoes import (
     ALL_TILES,
-    Announce,
     DominoHand,
     DominoMatch,
     DominoMove,
@@ -43,37 +41,8 @@ from tablesense.games.dominoes import (
     Play,
     Tile,
 )
+from tablesense.games.dominoes_players.player import DominoPlayer, legal_choices
 from tablesense.games.dominoes_players.search import SearchPlayer
-
-__all__ = [
-    "DominoPlayer",
-    "GreedyPlayer",
-    "MonteCarloPlayer",
-    "PLAYERS",
-    "RandomPlayer",
-    "SearchPlayer",
-    "guess_world",
-    "head_to_head",
-    "make_player",
-    "missing_numbers",
-    "play_match",
-]
-
-
-class DominoPlayer(Protocol):
-    name: str
-
-    def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove: ...
-
-
-def _choices(hand: DominoHand, seat: int) -> list[DominoMove]:
-    if hand.is_over:
-        raise ValueError("the hand is over: there is nothing to choose")
-    if seat != hand.to_play:
-        raise ValueError(f"it is seat {hand.to_play}'s turn, not seat {seat}'s")
-    moves: list[DominoMove] = [m for m in hand.legal_moves(seat) if not isinstance(m, Announce)]
-    assert moves, "a seat to play always has a play, a draw or a pass"
-    return moves
 
 
 @dataclass
@@ -83,7 +52,7 @@ class RandomPlayer:
     name: str = "random"
 
     def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
-        moves = _choices(hand, seat)
+        moves = legal_choices(hand, seat)
         return moves[rng.randrange(len(moves))]
 
 
@@ -103,7 +72,7 @@ class GreedyPlayer:
     name: str = "greedy"
 
     def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
-        moves = _choices(hand, seat)
+        moves = legal_choices(hand, seat)
         if len(moves) == 1:
             return moves[0]
         best = max(_greedy_key(m) for m in moves)
@@ -198,7 +167,7 @@ class MonteCarloPlayer:
     name: str = "montecarlo"
 
     def choose(self, hand: DominoHand, seat: int, rng: random.Random) -> DominoMove:
-        moves = _choices(hand, seat)
+        moves = legal_choices(hand, seat)
         if len(moves) == 1:
             return moves[0]
         team = hand.team_of(seat)
