@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from tablesense.firmware import proto
-from tablesense.link.serial_link import LinkError, SerialLink
+from tablesense.link.serial_link import LinkError, Received, SerialLink
 from tablesense.sentence import message_of, say
 
 
@@ -107,6 +107,13 @@ class BoardClient:
 
     # --- one command, one reply -------------------------------------------
 
+    def _receive(self) -> list[Received]:
+        """The frames the link has for us now; a failing port is the cable's fault to the user."""
+        try:
+            return self.link.receive()
+        except LinkError as exc:
+            raise BoardError(say("{error}: check the USB cable", error=message_of(exc))) from None
+
     def request(
         self, msg_type: int, payload: bytes = b"", expect: tuple[int, ...] = (), timeout: float | None = None,
         retries: int = 0,
@@ -125,11 +132,7 @@ class BoardClient:
             self.stats.sent += 1
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline:
-                try:
-                    frames = self.link.receive()
-                except LinkError as exc:
-                    raise BoardError(say("{error}: check the USB cable", error=message_of(exc))) from None
-                for frame in frames:
+                for frame in self._receive():
                     if frame is None:
                         continue
                     rtype, board, _rseq, rpayload = frame
@@ -228,11 +231,7 @@ class BoardClient:
         """Read for ``seconds``, recording unsolicited events."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            try:
-                frames = self.link.receive()
-            except LinkError as exc:
-                raise BoardError(say("{error}: check the USB cable", error=message_of(exc))) from None
-            for frame in frames:
+            for frame in self._receive():
                 if frame is not None:
                     self._event(frame[0], frame[3])
 
