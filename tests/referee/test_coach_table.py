@@ -143,7 +143,7 @@ def test_the_review_is_shown_journaled_and_kept_in_the_record(tmp_path: Any) -> 
         store=lambda e: None,
     )
     again.replay(stored, 0.0)
-    assert again.coach is None  # the switch is the command line's, each start
+    assert not again.coaching.on  # the switch is the command line's, each start
     assert again.record()["hands"] == record["hands"]
     assert again.view()["review"] == view["review"]
 

@@ -235,7 +235,7 @@ def test_speech_says_that_it_speaks(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     would otherwise give none); the voice itself is stood in for."""
     import tablesense.outputs.speech as speech
     from tablesense.i18n.cli import activate
-    from tablesense.referee import cli
+    from tablesense.referee import options
 
     class QuietVoice:
         def __init__(self, *args: object, **kwargs: object) -> None:
@@ -244,7 +244,7 @@ def test_speech_says_that_it_speaks(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     monkeypatch.setattr(speech, "EspeakVoice", QuietVoice)
     activate("pt-BR")
     try:
-        announcer = cli._announcer("pt-BR", True, 70, "22:00-08:00")
+        announcer = options.announcer("pt-BR", True, 70, "22:00-08:00")
     finally:
         activate("en")
     announcer.close()

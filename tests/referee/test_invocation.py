@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tablesense.referee.cli import _invocation
+from tablesense.referee.options import invocation as _invocation
 
 
 def _exe(folder: Path) -> Path:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tablesense.outputs.events import EventBus
-from tablesense.referee.cli import _start_reporter
 from tablesense.referee.demo import DemoConfig, run_demo
+from tablesense.referee.evening import start_reporter as _start_reporter
 from tablesense.referee.reporting import confirm_at_table, report_match
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
 from tablesense.tournament.console import confirm_match

@@ -18,9 +18,9 @@ from sqlalchemy import select
 
 from tablesense.games.record import replay
 from tablesense.outputs.events import EventBus
-from tablesense.referee.cli import _start_reporter
 from tablesense.referee.demo import DemoConfig, run_demo
 from tablesense.referee.direct import DirectTable
+from tablesense.referee.evening import start_reporter as _start_reporter
 from tablesense.referee.reporting import confirm_at_table, report_match
 from tablesense.table.geometry import TableGeometry
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tablesense.referee.cli import _start_reporter
+from tablesense.referee.evening import start_reporter as _start_reporter
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge
 from tablesense.tournament.db import Database
 from tablesense.tournament.security import TableKey

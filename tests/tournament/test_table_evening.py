@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from tablesense.outputs.events import EventBus
-from tablesense.referee.cli import _start_reporter
 from tablesense.referee.demo import DemoConfig, run_demo
 from tablesense.referee.evening import PENDING, Evening
+from tablesense.referee.evening import start_reporter as _start_reporter
 from tablesense.table.state import Tag
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
 from tablesense.tournament.console import confirm_match

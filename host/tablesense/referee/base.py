@@ -6,7 +6,10 @@ buttons (:mod:`.buttons`), the public display state (:mod:`.view`) and the
 judging of table snapshots (:mod:`.core`). They share this base: the match,
 the rules, the waits, and the output helpers (``_say``, ``_reject``,
 ``_notice``). A method one part needs from another is declared here, so each
-part can be read (and type-checked) on its own.
+part can be read (and type-checked) on its own. The coach is a composed part
+instead (``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`),
+which reads the referee through the protocol it declares: it needs no
+declaration here.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Literal
 from tablesense.games.common import HandResult, OptionError, message_of, say
 from tablesense.games.game import Game, Match
 from tablesense.games.registry import UnknownGame, find_game
+from tablesense.referee.coaching import TableCoach
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import Rejection, TableMove, TableRules, rules_for
@@ -175,12 +179,8 @@ class RefereeBase:
         """Replayed from the journal and the table not yet seen to agree."""
         self._shown: set[str] = set()
         """Kems: the cards that lay face up on the board during this round."""
-        self.coach: Any = None
-        """The coach (:mod:`.coaching`): None while it is off."""
-        self.reviews: dict[int, list[Any]] = {}
-        """Finished hand index -> the coach's review (its costliest moves)."""
-        self.review_hand: tuple[int, int] | None = None
-        """The last review shown: (finished hand index, hand number)."""
+        self.coaching = TableCoach(self)
+        """The coach, a part of its own (:mod:`.coaching`): off until :meth:`set_coach`."""
         self.boards_kind: BoardsKind = "usb"
         """Where the boards are, for what an offline board is told: ``usb``
         (check the cable), ``sim`` (``tablesense sim boards`` in another
@@ -188,6 +188,11 @@ class RefereeBase:
         board is never told about a USB cable."""
 
     # ------------------------------------------------------------------ setup
+    def set_coach(self, on: bool) -> None:
+        """Turn the coach on or off for this table (``play --coach``,
+        ``demo --coach``). A tournament table never turns it on."""
+        self.coaching.turn(on)
+
     def _new_match(self) -> Match:
         spec = self.spec
         try:
@@ -409,28 +414,10 @@ class RefereeBase:
     def record(self, limit: int | None = None) -> dict[str, Any]:  # view.py
         raise NotImplementedError
 
-    def _review_view(self) -> dict[str, Any] | None:  # coaching.py
-        raise NotImplementedError
-
-    def _review_finished(self) -> None:  # coaching.py
-        raise NotImplementedError
-
-    def _review_private(self) -> list[dict[str, Any]]:  # coaching.py
-        raise NotImplementedError
-
     def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
         raise NotImplementedError
 
     def _evaluate_now(self, now: float) -> None:  # buttons.py
-        raise NotImplementedError
-
-    def _coach_press(self, seat: int, now: float) -> None:  # coaching.py
-        raise NotImplementedError
-
-    def _apply_review(self, entry: dict[str, Any]) -> None:  # coaching.py
-        raise NotImplementedError
-
-    def coached_record(self, record: dict[str, Any]) -> dict[str, Any]:  # coaching.py
         raise NotImplementedError
 
     def _next_hand(self, now: float) -> None:  # journaling.py

@@ -33,7 +33,7 @@ class ButtonsMixin(RefereeBase):
             return
         if button == "coach":
             # a long press asks the coach; it never confirms the referee's menu
-            self._coach_press(seat, now)
+            self.coaching.press(seat, now)
             return
         if self.menu is not None:
             self._confirm_menu(seat, now)

@@ -35,12 +35,15 @@ rules replay`` ignores (the record format lets a writer add ``x-`` fields).
 from __future__ import annotations
 
 import random
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from tablesense.games.common import say
+from tablesense.games.game import Game
 from tablesense.i18n import N_
-from tablesense.referee.base import RefereeBase
-from tablesense.referee.rules import DELAY_NOW, Rejection
+from tablesense.referee.layout import Sensed
+from tablesense.referee.rules import DELAY_NOW, Rejection, TableRules
+from tablesense.referee.spec import MatchSpec
+from tablesense.table.geometry import TableGeometry
 
 #: ``{seat}`` as :func:`~tablesense.referee.words.engine_sentence` rewrites
 #: the coach's "seat {seat} ..." (the catalogs hold both).
@@ -55,86 +58,149 @@ COACH_NAMED = (
 COACH_WORLDS = 40
 
 
-class CoachMixin(RefereeBase):
-    """The coach's part of the referee (off until :meth:`set_coach`)."""
+class CoachedReferee(Protocol):
+    """What the coach reads of the referee it is part of (and the two things
+    it asks of it: to judge the table now, to journal an entry)."""
 
-    def set_coach(self, on: bool) -> None:
+    @property
+    def spec(self) -> MatchSpec: ...
+
+    @property
+    def geometry(self) -> TableGeometry: ...
+
+    @property
+    def game(self) -> Game: ...
+
+    @property
+    def rules(self) -> TableRules: ...
+
+    @property
+    def phase(self) -> str: ...
+
+    @property
+    def hand_no(self) -> int: ...
+
+    @property
+    def accepted(self) -> int: ...
+
+    @property
+    def sensed(self) -> Sensed | None: ...
+
+    @property
+    def laying_out(self) -> bool: ...
+
+    @property
+    def last_hand_no(self) -> int | None: ...
+
+    @property
+    def hand(self) -> Any: ...
+
+    def _emit(self, kind: str, /, **data: Any) -> Any: ...
+
+    def _notice(self, rejection: Rejection) -> None: ...
+
+    def _per_deal(self, hand: str, round: str) -> str: ...
+
+    def _finished(self) -> list[Any]: ...
+
+    def engine_text(self, message: object) -> str: ...
+
+    def _evaluate_now(self, now: float) -> None: ...
+
+    def _commit(self, entry: dict[str, Any]) -> None: ...
+
+
+class TableCoach:
+    """The coach's part of the referee (``referee.coaching``), off until
+    :meth:`turn` turns it on: the suggestion on a seat's request
+    (:meth:`press`) and the review of each finished hand, journaled
+    (:meth:`review_finished`, :meth:`apply_review`), as the display and each
+    seat read it (:meth:`review_view`, :meth:`review_private`) and in the
+    game record (:meth:`annotate`)."""
+
+    def __init__(self, referee: CoachedReferee) -> None:
+        self.ref = referee
+        self.engine: Any = None
+        """The game's coach (``Game.coach``): None while the coach is off."""
+        self.reviews: dict[int, list[Any]] = {}
+        """Finished hand index -> the coach's review (its costliest moves)."""
+        self.review_hand: tuple[int, int] | None = None
+        """The last review shown: (finished hand index, hand number)."""
+
+    @property
+    def on(self) -> bool:
+        return self.engine is not None
+
+    def turn(self, on: bool) -> None:
         """Turn the coach on or off for this table (``play --coach``,
         ``demo --coach``). A tournament table never turns it on."""
-        if not on:
-            self.coach = None
-            return
-        self.coach = self.game.coach(worlds=COACH_WORLDS)
+        self.engine = self.ref.game.coach(worlds=COACH_WORLDS) if on else None
 
     # ------------------------------------------------------------ suggestion
-    def _coach_press(self, seat: int, now: float) -> None:
+    def press(self, seat: int, now: float) -> None:
         """A long press of ``seat``'s button (or its page's "Suggest a move")."""
-        who = self.rules.seat_label(seat)
-        if self.coach is None:
-            self._coach_refuse(seat, say("{seat}: the coach is off at this table", seat=who))
+        ref = self.ref
+        who = ref.rules.seat_label(seat)
+        if self.engine is None:
+            self._refuse(seat, say("{seat}: the coach is off at this table", seat=who))
             return
-        if self.phase != "play" or self.hand is None or self.hand.is_over:
-            self._coach_refuse(
+        if ref.phase != "play" or ref.hand is None or ref.hand.is_over:
+            self._refuse(
                 seat,
-                self._per_deal(
+                ref._per_deal(
                     hand=say("{seat}: the coach suggests a move while a hand is played", seat=who),
                     round=say("{seat}: the coach suggests a move while a round is played", seat=who),
                 ),
             )
             return
-        if self.laying_out:
+        if ref.laying_out:
             # a host deal not on the racks yet: a hint about pieces the seat
             # cannot see yet would only confuse
-            self._coach_refuse(
-                seat, say("{seat}: the coach answers once the deal is laid out", seat=who)
-            )
+            self._refuse(seat, say("{seat}: the coach answers once the deal is laid out", seat=who))
             return
-        self._evaluate_now(now)  # a move the table already shows counts first
-        hand = self.hand
-        if self.game.has_turns:
-            if seat != self.game.to_play(hand):
-                self._coach_refuse(
-                    seat, say("{seat}: the coach suggests a move on your turn", seat=who)
-                )
+        ref._evaluate_now(now)  # a move the table already shows counts first
+        hand = ref.hand
+        if ref.game.has_turns:
+            if seat != ref.game.to_play(hand):
+                self._refuse(seat, say("{seat}: the coach suggests a move on your turn", seat=who))
                 return
-            self._coach_private(seat, self._domino_suggestion(seat))
+            self._private(seat, self._domino_suggestion(seat))
         else:
-            self._coach_private(seat, self._kems_suggestion(seat))
+            self._private(seat, self._kems_suggestion(seat))
 
-    def _coach_refuse(self, seat: int, text: str) -> None:
-        self._notice(Rejection("coach_unavailable", text, (), DELAY_NOW, seat=seat))
+    def _refuse(self, seat: int, text: str) -> None:
+        self.ref._notice(Rejection("coach_unavailable", text, (), DELAY_NOW, seat=seat))
 
-    def _coach_rng(self, seat: int) -> random.Random:
-        return random.Random(
-            f"tablesense-coach:{self.spec.seed}:{self.hand_no}:{self.accepted}:{seat}"
-        )
+    def _rng(self, seat: int) -> random.Random:
+        ref = self.ref
+        return random.Random(f"tablesense-coach:{ref.spec.seed}:{ref.hand_no}:{ref.accepted}:{seat}")
 
     def _rack_cell(self, seat: int, piece: str | None) -> list[str]:
         """The cell of ``seat``'s rack that holds ``piece`` (never any other cell)."""
-        s = self.sensed
+        s = self.ref.sensed
         if piece is None or s is None:
             return []
-        return [c for c in self.geometry.seats[seat].rack if s.pieces.get(c) == piece]
+        return [c for c in self.ref.geometry.seats[seat].rack if s.pieces.get(c) == piece]
 
     def _domino_suggestion(self, seat: int) -> dict[str, Any]:
         from tablesense.games.coach import move_words
         from tablesense.games.dominoes import Play, move_to_json
 
-        sug = self.coach.suggest(self.hand, seat, self._coach_rng(seat))
+        sug = self.engine.suggest(self.ref.hand, seat, self._rng(seat))
         piece = str(sug.move.tile) if isinstance(sug.move, Play) else None
         return {
             "kind": "suggestion",
-            "text": self.engine_text(sug.text),
+            "text": self.ref.engine_text(sug.text),
             "move": move_to_json(sug.move),
             "piece": piece,
             "cells": self._rack_cell(seat, piece),
-            **self._coach_target(sug.move),
+            **self._target(sug.move),
             "options": [
                 {"text": move_words(m), "points": round(v, 1)} for m, v in sug.values[:3]
             ],
         }
 
-    def _coach_target(self, move: Any) -> dict[str, Any]:
+    def _target(self, move: Any) -> dict[str, Any]:
         """Where a suggested play goes: its arm (``end``: left, right, or
         center for the opening) and the line cell it is laid on
         (``target``). Lighting that cell tells the table no more than the
@@ -143,8 +209,8 @@ class CoachMixin(RefereeBase):
 
         if type(move).__name__ != "Play":
             return {}
-        rules = cast("DominoRules", self.rules)  # asked by the dominoes suggestion only
-        end = rules.end_of(move) if self.hand.line else None
+        rules = cast("DominoRules", self.ref.rules)  # asked by the dominoes suggestion only
+        end = rules.end_of(move) if self.ref.hand.line else None
         cell = rules.target_cell(end)
         return {"end": end or "center", "target": [cell] if cell else []}
 
@@ -152,11 +218,11 @@ class CoachMixin(RefereeBase):
         from tablesense.games.kems import event_to_json
         from tablesense.referee.words import pretty_sentence
 
-        advice = self.coach.suggest(self.hand, seat, self._coach_rng(seat))
+        advice = self.engine.suggest(self.ref.hand, seat, self._rng(seat))
         action = advice.action
         return {
             "kind": "suggestion",
-            "text": pretty_sentence(self.engine_text(advice.text), self.game),
+            "text": pretty_sentence(self.ref.engine_text(advice.text), self.ref.game),
             "move": None if action is None else event_to_json(action),
             "piece": advice.give,
             "take": advice.take,
@@ -164,37 +230,33 @@ class CoachMixin(RefereeBase):
             "options": [],
         }
 
-    def _coach_private(self, seat: int, data: dict[str, Any]) -> None:
+    def _private(self, seat: int, data: dict[str, Any]) -> None:
         """Publish the coach's answer for ``seat``'s own devices only."""
-        self._emit(
-            "coach",
-            seat=seat,
-            hand_no=self.hand_no,
-            private={"seat": seat, **data},
-        )
+        self.ref._emit("coach", seat=seat, hand_no=self.ref.hand_no, private={"seat": seat, **data})
 
     # ---------------------------------------------------------------- review
-    def _review_finished(self) -> None:
+    def review_finished(self) -> None:
         """After a dominoes hand: review it, journal the review (a resumed
         match keeps it) and show it (``view.review``)."""
-        if self.coach is None or not self.game.reviews_hands:
+        ref = self.ref
+        if self.engine is None or not ref.game.reviews_hands:
             return
-        done = self._finished()
+        done = ref._finished()
         if not done:
             return
         index = len(done) - 1
-        rng = random.Random(f"tablesense-review:{self.spec.seed}:{index}")
-        mistakes = self.coach.review(done[-1], rng)
-        self._commit(
+        rng = random.Random(f"tablesense-review:{ref.spec.seed}:{index}")
+        mistakes = self.engine.review(done[-1], rng)
+        ref._commit(
             {
                 "type": "review",
                 "hand": index,
-                "hand_no": self.last_hand_no,
+                "hand_no": ref.last_hand_no,
                 "lines": [m.to_json() for m in mistakes],
             }
         )
 
-    def _apply_review(self, entry: dict[str, Any]) -> None:
+    def apply_review(self, entry: dict[str, Any]) -> None:
         """A journal ``review`` entry: the hand's costliest moves."""
         from tablesense.games.coach import Mistake
 
@@ -202,47 +264,45 @@ class CoachMixin(RefereeBase):
         self.reviews[index] = [Mistake.from_json(x) for x in entry.get("lines") or []]
         self.review_hand = (index, entry.get("hand_no") or index + 1)
 
-    def _review_view(self) -> dict[str, Any] | None:
+    def _last_review(self) -> tuple[int, Any, set[str]] | None:
+        """The last review's hand number, its finished hand and the tiles the table saw in it."""
+        if self.review_hand is None:
+            return None
+        index, hand_no = self.review_hand
+        done = self.ref._finished()
+        if index >= len(done):
+            return None
+        return hand_no, self.reviews[index], _shown_in(done[index])
+
+    def review_view(self) -> dict[str, Any] | None:
         """The last review as the display shows it (public: see the module
         docstring for which tiles it names)."""
-        if self.review_hand is None:
+        last = self._last_review()
+        if last is None:
             return None
-        index, hand_no = self.review_hand
-        done = self._finished()
-        if index >= len(done):
-            return None
-        hand = done[index]
-        shown = _shown_in(hand)
-        return {
-            "hand_no": hand_no,
-            "lines": [self.engine_text(m.sentence(shown)) for m in self.reviews[index]],
-        }
+        hand_no, mistakes, shown = last
+        return {"hand_no": hand_no, "lines": [self.ref.engine_text(m.sentence(shown)) for m in mistakes]}
 
-    def _review_private(self) -> list[dict[str, Any]]:
+    def review_private(self) -> list[dict[str, Any]]:
         """The last review as each seat may read it: its own moves' tiles
         named (it held them), the others' as the display shows them."""
-        if self.review_hand is None:
+        last = self._last_review()
+        if last is None:
             return []
-        index, hand_no = self.review_hand
-        done = self._finished()
-        if index >= len(done):
-            return []
-        hand = done[index]
-        shown = _shown_in(hand)
-        mistakes = self.reviews[index]
+        hand_no, mistakes, shown = last
         return [
             {
                 "seat": seat,
                 "hand_no": hand_no,
                 "lines": [
-                    self.engine_text(m.sentence(None if m.seat == seat else shown))
+                    self.ref.engine_text(m.sentence(None if m.seat == seat else shown))
                     for m in mistakes
                 ],
             }
-            for seat in range(len(self.spec.seat_names))
+            for seat in range(len(self.ref.spec.seat_names))
         ]
 
-    def coached_record(self, record: dict[str, Any]) -> dict[str, Any]:
+    def annotate(self, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` with each reviewed hand's ``x-review`` (in place)."""
         hands = record.get("hands") or []
         for index, mistakes in self.reviews.items():

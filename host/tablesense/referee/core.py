@@ -37,7 +37,6 @@ from typing import Any
 from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.base import Phase, RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
-from tablesense.referee.coaching import CoachMixin
 from tablesense.referee.journaling import JournalMixin
 from tablesense.referee.layout import Layout, Sensed
 from tablesense.referee.public import public_move
@@ -60,14 +59,16 @@ __all__ = [
 ]
 
 
-class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
+class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
     """Referees one match on one table; see the module docstring.
 
     The parts: :class:`~tablesense.referee.journaling.JournalMixin` (start,
     replay, entries), :class:`~tablesense.referee.buttons.ButtonsMixin`,
-    :class:`~tablesense.referee.coaching.CoachMixin` (suggestions on request,
-    the review after a hand), :class:`~tablesense.referee.view.ViewMixin`
-    (the public display state); here, the judging of table snapshots.
+    :class:`~tablesense.referee.view.ViewMixin` (the public display state);
+    here, the judging of table snapshots. The coach is composed, not mixed
+    in: ``self.coaching``, a :class:`~tablesense.referee.coaching.TableCoach`
+    (suggestions on request, the review after a hand) over the referee it
+    reads through a narrow protocol.
     """
 
     # ------------------------------------------------------------------ inputs
@@ -300,13 +301,13 @@ class Referee(JournalMixin, ButtonsMixin, CoachMixin, ViewMixin, RefereeBase):
     def _finish(self, now: float) -> None:
         self.finish_at = None
         self._commit({"type": "finish"})
-        self._review_finished()
+        self.coaching.review_finished()
         result = self.last_result or {}
         # the coach's review of this hand: public (it names only tiles the
         # table saw), and privately as each seat may read it (its own tiles named)
-        review = self._review_view() if self.coach is not None else None
+        review = self.coaching.review_view() if self.coaching.on else None
         coached: dict[str, Any] = (
-            {} if review is None else {"review": review, "private": {"reviews": self._review_private()}}
+            {} if review is None else {"review": review, "private": {"reviews": self.coaching.review_private()}}
         )
         self._emit(
             "hand_ended",

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tablesense.games.common import say
+from tablesense.games.common import message_of, say
 from tablesense.games.registry import find_game
 from tablesense.outputs.events import EventBus, TableEvent
 from tablesense.referee.hands import VirtualHands
@@ -93,6 +93,55 @@ def demo_table(cfg: DemoConfig, variant: str) -> str:
     if not any(seats in game.seat_counts(v) for v in game.variants):
         raise ValueError(say("no demo table for {game} with {n} seats", game=cfg.game, n=seats))
     return game.layout_name(seats)
+
+
+def prepare_demo(
+    cfg: DemoConfig, *, lang: str | None, speech: bool = False, volume: int = 80,
+    quiet_hours: str | None = None, sit: str | None = None,
+) -> None:
+    """Check ``demo``'s options before anything starts, in the order a person
+    reads them (a :class:`~tablesense.referee.options.CommandRefused`: exit 2,
+    or 3 without espeak-ng for ``--speech``), and fill in what they name: the
+    table's language and voice, and the seats people take (``--sit``)."""
+    from tablesense.referee.options import CommandRefused, announcer, table_lang
+
+    try:
+        the_game = find_game(cfg.game)
+    except ValueError as exc:
+        raise CommandRefused(message_of(exc)) from None
+    if cfg.variant is not None and cfg.variant not in the_game.variants:
+        raise CommandRefused(say("unknown {game} variant {variant!r}: use {variants}", game=cfg.game,
+                                 variant=cfg.variant, variants=", ".join(the_game.variants)))
+    cfg.lang = table_lang(lang)
+    cfg.announcer = announcer(cfg.lang, speech, volume, quiet_hours)
+    if cfg.link not in ("virtual", "direct"):
+        raise CommandRefused(say("--link is virtual or direct"))
+    if cfg.boards not in ("virtual", "rp2040"):
+        raise CommandRefused(say("--boards is virtual or rp2040"))
+    # the options that name things (--variant above, --seats, --player) are
+    # usage errors, exit 2, before anything starts
+    try:
+        table = demo_table(cfg, demo_variant(cfg))
+        the_game.player(cfg.player, cfg.think_ms)
+    except ValueError as exc:
+        raise CommandRefused(message_of(exc)) from None
+    if sit is not None:
+        from tablesense.i18n import Translator
+        from tablesense.referee.sit import parse_seats
+        from tablesense.referee.words import seat_word
+        from tablesense.table.geometry import TableGeometry
+
+        _ = Translator(cfg.lang)
+        try:
+            layout = TableGeometry.load(table)
+            names = [seat.name for seat in layout.seats]
+            cfg.sit = parse_seats(sit, names, [_(seat_word(name)) for name in names])
+        except (ValueError, FileNotFoundError) as exc:
+            raise CommandRefused(message_of(exc)) from None
+        if not cfg.web or cfg.link != "virtual":
+            raise CommandRefused(say("--sit needs the page and the virtual boards (no --no-web, no --link direct)"))
+    elif cfg.open_hands:
+        raise CommandRefused(say("--open-hands goes with --sit"))
 
 
 @dataclass
@@ -373,6 +422,23 @@ class DisplayPortBusyError(RuntimeError):
     def __init__(self, port: int) -> None:
         super().__init__(say("port {port} is in use by another program", port=port))
         self.port = port
+
+
+def port_busy(exc: BaseException, option: str, host: str) -> Any:
+    """What to do when the display page's port is taken (None for any other
+    failure): the same command again with a port that is free now, and how to
+    see which program holds the busy one."""
+    if not isinstance(exc, DisplayPortBusyError):
+        return None
+    from tablesense.referee.options import again_with
+    from tablesense.web.server import free_port_near
+
+    return say(
+        "port {port} is in use by another program (a demo or play still running?): stop it, or choose "
+        "another port: {command}\n  ('ss -ltnp' lists the programs that hold ports)",
+        port=exc.port,
+        command=again_with(option, str(free_port_near(exc.port, host))),
+    )
 
 
 def serve_display(

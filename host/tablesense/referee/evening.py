@@ -340,3 +340,34 @@ def drop_unplayed(journal: Any) -> None:
     row = journal.running()
     if row is not None and row.entries == 0:
         journal.close_match("abandoned", row.id)
+
+
+def start_reporter(
+    director: str, table_no: int | None, table_key: Path | None, outbox: Path | None, journal: Path | None
+) -> Any:
+    """Connect the table to the director (tournament.reporter: the table's
+    outbox, signing and re-sending); a bad ``--director``, ``--table-key`` or
+    outbox is refused with exit 2."""
+    from tablesense.games.common import message_of, say
+    from tablesense.referee.options import CommandRefused, default_journal
+    from tablesense.tournament.bridge import BrokerURL
+    from tablesense.tournament.reporter import TableReporter
+    from tablesense.tournament.security import SignatureError, TableKey
+
+    if table_no is None or table_key is None:
+        raise CommandRefused(_("--director needs --table-no and --table-key"))
+    try:
+        broker = BrokerURL.parse(director)
+    except ValueError as exc:
+        raise CommandRefused(say("--director: {error}", error=message_of(exc))) from None
+    try:
+        key = TableKey.load(table_key)
+    except (OSError, ValueError, SignatureError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else message_of(exc)
+        raise CommandRefused(say("--table-key {path}: {error}", path=str(table_key), error=reason)) from None
+    path = outbox or Path(journal or default_journal()).with_name("outbox.sqlite")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return TableReporter(table_no, key, path, broker).start()
+    except Exception as exc:  # noqa: BLE001 - whatever stops the outbox opening is said, never a traceback
+        raise CommandRefused(_("cannot open the outbox {path}: {error}", path=path, error=exc)) from None

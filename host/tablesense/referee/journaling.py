@@ -158,7 +158,7 @@ class JournalMixin(RefereeBase):
         elif kind == "finish":
             self._after_finish(self.match.finish_hand())
         elif kind == "review":
-            self._apply_review(entry)
+            self.coaching.apply_review(entry)
             return
         else:
             raise RefereeError(f"unknown journal entry type {kind!r}")

@@ -24,7 +24,7 @@ class ViewMixin(RefereeBase):
 
     def record(self, limit: int | None = None) -> dict[str, Any]:
         """The match's game record (finished hands; the first ``limit``)."""
-        rec = self.coached_record(self.match.to_record())
+        rec = self.coaching.annotate(self.match.to_record())
         if limit is not None:
             rec["hands"] = rec["hands"][:limit]
         return rec
@@ -135,7 +135,7 @@ class ViewMixin(RefereeBase):
             "match_over": self.match.is_over,
             "winner": self.match.winner,
             "moves": self.accepted,
-            "review": self._review_view(),
+            "review": self.coaching.review_view(),
         }
         done = self._finished()
         out.update(self.game.pieces_view(hand, done[-1] if done else None, self.last_hand_no,

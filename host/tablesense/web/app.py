@@ -16,7 +16,6 @@ Nothing is fetched from a CDN: scripts, styles and fonts are served from
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import json
@@ -27,12 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, FastAPI, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from tablesense.outputs.events import EventBus, Subscription, TableEvent, public_event
+from tablesense.web.sockets import stream_events
 
 __all__ = ["OPTIONAL_ROUTERS", "DisplayHub", "create_app"]
 
@@ -156,44 +156,13 @@ def create_app(
     @app.websocket("/ws")
     async def ws(socket: WebSocket) -> None:
         await socket.accept()
-        sub = hub.open()
 
-        async def watch_client() -> None:
-            # The page sends nothing meaningful; reading detects a closed tab.
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-                while True:
-                    await socket.receive_text()
+        async def send(ev: TableEvent) -> None:
+            public = public_event(ev)
+            if public is not None:
+                await socket.send_text(_event_json(public))
 
-        watcher = asyncio.create_task(watch_client())
-        try:
-            while True:
-                # Wait for an event or for the tab to go away, whichever first,
-                # so a closed tab releases its subscription at once.
-                getter = asyncio.ensure_future(sub.aget(timeout=KEEPALIVE_S))
-                await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
-                if watcher.done():
-                    getter.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await getter
-                    break
-                ev = getter.result()
-                if ev is None:
-                    if sub.closed:
-                        break
-                    await socket.send_text('{"kind":"ping"}')
-                    continue
-                ev = public_event(ev)
-                if ev is not None:
-                    await socket.send_text(_event_json(ev))
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            pass
-        finally:
-            hub.release(sub)
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watcher
-            with contextlib.suppress(Exception):
-                await socket.close()
+        await stream_events(socket, hub, send, keepalive_s=KEEPALIVE_S)
 
     @app.get("/events")
     async def sse(request: Request) -> StreamingResponse:

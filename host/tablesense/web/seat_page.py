@@ -38,13 +38,14 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
 from tablesense.outputs.coach_hints import CoachHints
-from tablesense.outputs.events import EventBus, public_event
+from tablesense.outputs.events import EventBus, TableEvent, public_event
 from tablesense.web.app import KEEPALIVE_S, TEMPLATES_DIR
+from tablesense.web.sockets import stream_events
 from tablesense.web.tabletop import TableKeys
 
 __all__ = ["SeatPages", "people_seats", "seat_refused", "seat_router"]
@@ -200,7 +201,6 @@ def seat_router(pages: SeatPages) -> APIRouter:
             return
         await socket.accept()
         hub = socket.app.state.hub  # the display's: a server that stops ends this stream too
-        sub = hub.open()
         hints = pages.hints.copy()  # fed by this stream's own events from here on
         last = ""
 
@@ -212,42 +212,14 @@ def seat_router(pages: SeatPages) -> APIRouter:
                 last = text
                 await socket.send_text(text)
 
-        async def watch_client() -> None:
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-                while True:
-                    await socket.receive_text()
-
-        watcher = asyncio.create_task(watch_client())
-        try:
+        async def send(ev: TableEvent) -> None:
+            hints.follow(ev)
+            public = public_event(ev)
+            if public is not None:
+                await socket.send_text(json.dumps(public.to_json(), separators=(",", ":")))
             await send_coach()
-            while True:
-                getter = asyncio.ensure_future(sub.aget(timeout=KEEPALIVE_S))
-                await asyncio.wait({getter, watcher}, return_when=asyncio.FIRST_COMPLETED)
-                if watcher.done():
-                    getter.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await getter
-                    break
-                ev = getter.result()
-                if ev is None:
-                    if sub.closed:
-                        break
-                    await socket.send_text('{"kind":"ping"}')
-                    continue
-                hints.follow(ev)
-                public = public_event(ev)
-                if public is not None:
-                    await socket.send_text(json.dumps(public.to_json(), separators=(",", ":")))
-                await send_coach()
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            pass
-        finally:
-            hub.release(sub)
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watcher
-            with contextlib.suppress(Exception):
-                await socket.close()
+
+        await stream_events(socket, hub, send, keepalive_s=KEEPALIVE_S, first=send_coach)
 
     return router
 

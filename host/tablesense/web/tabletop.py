@@ -28,7 +28,6 @@ DOM and live messages hold nothing that seat may not see.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import math
 import secrets
@@ -36,19 +35,23 @@ import threading
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
 
 from tablesense.web.app import TEMPLATES_DIR
+from tablesense.web.sockets import closing
 
 __all__ = [
     "PUSH_INTERVAL_S",
     "DisplayFollower",
     "KeyRefused",
     "TableKeys",
+    "TabletopRoutes",
+    "TabletopSite",
     "serve_tabletop",
     "tabletop_router",
     "tabletop_url",
@@ -263,13 +266,269 @@ def _json_type(value: object) -> str:
         type(value), type(value).__name__)
 
 
+def _hand_of(who: int | None, open_view: bool) -> str:
+    """The hand a keyed request moves (``seat:N`` or ``open``); the public view has none."""
+    if open_view:
+        return "open"
+    if who is None:
+        raise KeyRefused(
+            "the public view moves nothing: open the address printed for your seat (it carries its key)"
+        )
+    return f"seat:{who}"
+
+
+def refusal(exc: BaseException, status: int = 409) -> JSONResponse:
+    """A refused request as the page reads it: ``{"ok": false, "error": ...}``,
+    403 for a key, 400 for a field of the wrong type, else ``status``."""
+    text = exc.args[0] if exc.args else str(exc)
+    if isinstance(exc, KeyRefused):
+        status = 403
+    elif isinstance(exc, BadField):
+        status = 400
+    return JSONResponse({"ok": False, "error": str(text)}, status_code=status)
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object ({} for anything else)."""
+    try:
+        data = await request.json()
+    except (ValueError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+#: What a table-top request may be refused with (answered, never a 500).
+REFUSALS: tuple[type[BaseException], ...] = (ValueError, KeyError)
+
+
+@dataclass
+class TabletopSite:
+    """What the table-top routes read: the table top, the seats' keys, the
+    coach and the presence (see :func:`tabletop_router`)."""
+
+    top: Any
+    keys: TableKeys
+    coach: Any = None
+    presence: Any = None
+
+    def who(self, seat: str | None, open_: str | None, key: str | None) -> tuple[int | None, bool]:
+        """Who is asking: ``(seat, open view)``, see :func:`_who`."""
+        return _who(self.top, self.keys, seat, open_, key)
+
+    def seen_by(self, who: int | None, open_view: bool) -> dict[str, Any]:
+        """The table as ``who`` sees it, with its own coach's hint."""
+        view: dict[str, Any] = self.top.view(who, open_view)
+        if self.coach is not None and who is not None and not open_view:
+            view["coach"] = {
+                "on": bool(self.coach.coach),
+                "hint": self.coach.hint(who),
+                "review": self.coach.review(who),
+            }
+        return view
+
+    def hand_for(self, data: dict[str, Any]) -> str:
+        """The hand a request moves: a seat's (with that seat's key) or the
+        open-hands screen's (with its key); the public view has none.
+        Every POST calls it first: the fields' types are checked here."""
+        check_fields(data)
+        seat = data.get("seat")
+        key = data.get("key")
+        who, open_view = self.who(
+            None if seat is None else str(seat),
+            "1" if data.get("open") else None,
+            key if isinstance(key, str) else None,
+        )
+        return _hand_of(who, open_view)
+
+    def page_context(self, lang: str, seat: str | None, open_: str | None, key: str | None) -> dict[str, Any]:
+        """The page's template context for who asks (a wrong key: the public
+        view and the sentence why, ``refused``)."""
+        from tablesense.i18n import Translator
+        from tablesense.web.labels import TABLETOP, labels, labels_json
+
+        top = self.top
+        refused = ""
+        try:
+            who, open_view = self.who(seat, open_, key)
+            chooser = who is None and not open_view
+        except KeyRefused as exc:
+            # the public view: every rack face down, no buttons of any seat
+            who, open_view, chooser, refused = None, False, False, str(exc)
+        except ValueError:
+            who, open_view, chooser = None, False, True
+        table = top.layout()
+        seats, game = table["seats"], str(table["game"])
+        words = labels(lang, TABLETOP)
+        seat_name = Translator(lang)
+        words.update({f"name:{s['name']}": seat_name(str(s["name"])) for s in seats})
+        return {
+            "lang": lang,
+            "L": words,
+            "labels_json": labels_json(words),
+            "seat_names": {s["index"]: seat_name(str(s["name"])) for s in seats},
+            "title": words["table_top_of"].replace("{name}", words.get(f"game:{game}", game)),
+            "seat": "" if who is None else str(who),
+            "open_view": open_view,
+            "chooser": chooser,
+            "refused": refused,
+            "seats": [s for s in seats if s["index"] in top.seats],
+            "open_hands": bool(top.open_hands),
+        }
+
+
+class TabletopRoutes:
+    """The table-top page's routes, one method each, over a :class:`TabletopSite`
+    (the module docstring lists them). The hands' calls run off the event
+    loop: a lift waits for the board's firmware step."""
+
+    def __init__(self, site: TabletopSite) -> None:
+        self.site = site
+        self.templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+
+    def router(self) -> APIRouter:
+        router = APIRouter()
+        router.add_api_route("/tabletop", self.page, methods=["GET"], response_class=HTMLResponse)
+        router.add_api_route("/tabletop/api/layout", self.layout, methods=["GET"])
+        router.add_api_route("/tabletop/api/state", self.state, methods=["GET"])
+        for name in ("lift", "lay", "press", "coach", "deal"):
+            router.add_api_route(f"/tabletop/api/{name}", getattr(self, name), methods=["POST"])
+        router.add_api_route("/tabletop/api/scenario", self.scenario, methods=["GET"])
+        router.add_api_websocket_route("/tabletop/ws", self.ws)
+        return router
+
+    async def page(
+        self, request: Request, seat: str | None = None, open: str | None = None, key: str | None = None
+    ) -> Any:
+        # the table's language, from the display app (web/app.py create_app)
+        lang = getattr(request.app.state, "lang", "en")
+        context = self.site.page_context(lang, seat, open, key)
+        return self.templates.TemplateResponse(
+            request,
+            "tabletop.html",
+            context,
+            status_code=403 if context["refused"] else 200,
+            headers={"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"},
+        )
+
+    async def layout(self) -> JSONResponse:
+        return JSONResponse(self.site.top.layout())
+
+    async def state(self, seat: str | None = None, open: str | None = None, key: str | None = None) -> JSONResponse:
+        try:
+            who, open_view = self.site.who(seat, open, key)
+            return JSONResponse(self.site.seen_by(who, open_view))
+        except REFUSALS as exc:
+            return refusal(exc, 403)
+
+    async def lift(self, request: Request) -> JSONResponse:
+        data = await json_body(request)
+        try:
+            hand = self.site.hand_for(data)
+            piece = await asyncio.to_thread(
+                self.site.top.lift, hand, data.get("cell"), from_stock=bool(data.get("stock"))
+            )
+        except REFUSALS as exc:
+            return refusal(exc)
+        return JSONResponse({"ok": True, "piece": piece})
+
+    async def lay(self, request: Request) -> JSONResponse:
+        data = await json_body(request)
+        try:
+            hand = self.site.hand_for(data)
+            await asyncio.to_thread(self.site.top.lay, hand, str(data.get("piece")), data.get("cell"))
+        except REFUSALS as exc:
+            return refusal(exc)
+        return JSONResponse({"ok": True})
+
+    async def press(self, request: Request) -> JSONResponse:
+        data = await json_body(request)
+        top = self.site.top
+        try:
+            hand = self.site.hand_for(data)
+            seat = int(data.get("button_seat", data.get("seat", -1)))
+            if hand != "open" and hand != f"seat:{seat}":
+                name = _seat_name(top, seat)
+                raise KeyRefused(f"that is {name}'s button: only {name}'s key presses it")
+            # how long the finger held it (a second or more: a long press)
+            hold = min(max(float(data.get("hold") or 0.0), 0.0), MAX_HOLD_S)
+            await asyncio.to_thread(top.press, seat, str(data.get("kind")), hold)
+        except (*REFUSALS, TypeError) as exc:
+            return refusal(exc)
+        return JSONResponse({"ok": True})
+
+    async def coach(self, request: Request) -> JSONResponse:
+        """The seat's "Suggest a move": the answer comes on its own view."""
+        data = await json_body(request)
+        coach = self.site.coach
+        try:
+            hand = self.site.hand_for(data)
+            if not hand.startswith("seat:"):
+                raise KeyRefused("the coach answers a seat: open the address printed for your seat")
+            if coach is None or not coach.coach:
+                raise ValueError("the coach is off at this table (start the demo with --coach)")
+            await asyncio.to_thread(coach.ask, int(hand.split(":", 1)[1]))
+        except REFUSALS as exc:
+            return refusal(exc)
+        return JSONResponse({"ok": True})
+
+    async def deal(self, request: Request) -> JSONResponse:
+        data = await json_body(request)
+        top = self.site.top
+        try:
+            self.site.hand_for(data)
+            if getattr(top, "dealer", None) == "computer":
+                raise ValueError("the computer deals at this table")
+            await asyncio.to_thread(top.deal)
+        except REFUSALS as exc:
+            return refusal(exc)
+        return JSONResponse({"ok": True})
+
+    async def scenario(self, key: str | None = None) -> JSONResponse:
+        top = self.site.top
+        if not top.open_hands:
+            return refusal(ValueError("the session names every tag: only in the open-hands mode"), 403)
+        if not self.site.keys.open_ok(key):
+            return refusal(KeyRefused(OPEN_REFUSED))
+        return JSONResponse(
+            top.scenario(),
+            headers={"Content-Disposition": 'attachment; filename="tabletop-session.json"'},
+        )
+
+    async def ws(self, socket: WebSocket) -> None:
+        """The seat's view, pushed whenever it changes (recomputed every
+        :data:`PUSH_INTERVAL_S`); a seat's keyed view tells the presence."""
+        q = socket.query_params
+        try:
+            who, open_view = self.site.who(q.get("seat"), q.get("open"), q.get("key"))
+        except ValueError as exc:
+            await socket.close(code=4403, reason=str(exc))
+            return
+        await socket.accept()
+        presence = self.site.presence
+        present = presence if presence is not None and who is not None and not open_view else None
+        if present is not None:
+            present.arrive(who)
+        last = ""
+        async with closing(socket, lambda: present.leave(who) if present is not None else None) as watcher:
+            while not watcher.done():
+                try:
+                    view = await asyncio.to_thread(self.site.seen_by, who, open_view)
+                except REFUSALS as exc:
+                    await socket.send_text(json.dumps({"error": str(exc)}))
+                    break
+                view.pop("version", None)
+                text = json.dumps(view, separators=(",", ":"), sort_keys=True)
+                if text != last:
+                    last = text
+                    await socket.send_text(text)
+                await asyncio.sleep(PUSH_INTERVAL_S)
+
+
 def tabletop_router(
     top: Any, keys: TableKeys | None = None, coach: Any = None, presence: Any = None
 ) -> APIRouter:
     """Routes of the table-top page for ``top`` (a TableTop), guarded by
     ``keys`` (fresh ones when not given: then nobody can sit, only watch).
-    The hands' calls run off the event loop: a lift waits for the board's
-    firmware step.
 
     ``coach`` (a :class:`~tablesense.referee.sit.SitDown`: ``coach`` on or
     off, ``hint(seat)``, ``review(seat)``, ``ask(seat)``) adds the coach: a
@@ -279,242 +538,8 @@ def tabletop_router(
 
     ``presence`` (``arrive(seat)``, ``leave(seat)``) hears each seat's keyed
     live view open and close: a demo waits for every seated person's page."""
-    router = APIRouter()
-    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
-    errors: tuple[type[BaseException], ...] = (ValueError, KeyError)
-    guard = keys if keys is not None else TableKeys.for_table(top)
-
-    def fail(exc: BaseException, status: int = 409) -> JSONResponse:
-        text = exc.args[0] if exc.args else str(exc)
-        if isinstance(exc, KeyRefused):
-            status = 403
-        elif isinstance(exc, BadField):
-            status = 400
-        return JSONResponse({"ok": False, "error": str(text)}, status_code=status)
-
-    @router.get("/tabletop", response_class=HTMLResponse)
-    async def page(
-        request: Request,
-        seat: str | None = None,
-        open: str | None = None,
-        key: str | None = None,
-    ) -> Any:
-        refused = ""
-        try:
-            who, open_view = _who(top, guard, seat, open, key)
-            chooser = who is None and not open_view
-        except KeyRefused as exc:
-            # the public view: every rack face down, no buttons of any seat
-            who, open_view, chooser, refused = None, False, False, str(exc)
-        except ValueError:
-            who, open_view, chooser = None, False, True
-        table = top.layout()
-        seats, game = table["seats"], str(table["game"])
-        # the table's language, from the display app (web/app.py create_app)
-        from tablesense.i18n import Translator
-        from tablesense.web.labels import TABLETOP, labels, labels_json
-
-        lang = getattr(request.app.state, "lang", "en")
-        words = labels(lang, TABLETOP)
-        seat_name = Translator(lang)
-        words.update({f"name:{s['name']}": seat_name(str(s["name"])) for s in seats})
-        return templates.TemplateResponse(
-            request,
-            "tabletop.html",
-            {
-                "lang": lang,
-                "L": words,
-                "labels_json": labels_json(words),
-                "seat_names": {s["index"]: seat_name(str(s["name"])) for s in seats},
-                "title": words["table_top_of"].replace("{name}", words.get(f"game:{game}", game)),
-                "seat": "" if who is None else str(who),
-                "open_view": open_view,
-                "chooser": chooser,
-                "refused": refused,
-                "seats": [s for s in seats if s["index"] in top.seats],
-                "open_hands": bool(top.open_hands),
-            },
-            status_code=403 if refused else 200,
-            headers={"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"},
-        )
-
-    @router.get("/tabletop/api/layout")
-    async def layout() -> JSONResponse:
-        return JSONResponse(top.layout())
-
-    def seen_by(who: int | None, open_view: bool) -> dict[str, Any]:
-        """The table as ``who`` sees it, with its own coach's hint."""
-        view: dict[str, Any] = top.view(who, open_view)
-        if coach is not None and who is not None and not open_view:
-            view["coach"] = {
-                "on": bool(coach.coach),
-                "hint": coach.hint(who),
-                "review": coach.review(who),
-            }
-        return view
-
-    @router.get("/tabletop/api/state")
-    async def state(
-        seat: str | None = None,
-        open: str | None = None,
-        key: str | None = None,
-    ) -> JSONResponse:
-        try:
-            who, open_view = _who(top, guard, seat, open, key)
-            return JSONResponse(seen_by(who, open_view))
-        except errors as exc:
-            return fail(exc, 403)
-
-    async def body(request: Request) -> dict[str, Any]:
-        try:
-            data = await request.json()
-        except (ValueError, json.JSONDecodeError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def hand_for(data: dict[str, Any]) -> str:
-        """The hand a request moves: a seat's (with that seat's key) or the
-        open-hands screen's (with its key); the public view has none.
-        Every POST calls it first: the fields' types are checked here."""
-        check_fields(data)
-        seat = data.get("seat")
-        key = data.get("key")
-        who, open_view = _who(
-            top,
-            guard,
-            None if seat is None else str(seat),
-            "1" if data.get("open") else None,
-            key if isinstance(key, str) else None,
-        )
-        if open_view:
-            return "open"
-        if who is None:
-            raise KeyRefused(
-                "the public view moves nothing: open the address printed for your seat (it carries its key)"
-            )
-        return f"seat:{who}"
-
-    @router.post("/tabletop/api/lift")
-    async def lift(request: Request) -> JSONResponse:
-        data = await body(request)
-        try:
-            hand = hand_for(data)
-            piece = await asyncio.to_thread(
-                top.lift, hand, data.get("cell"), from_stock=bool(data.get("stock"))
-            )
-        except errors as exc:
-            return fail(exc)
-        return JSONResponse({"ok": True, "piece": piece})
-
-    @router.post("/tabletop/api/lay")
-    async def lay(request: Request) -> JSONResponse:
-        data = await body(request)
-        try:
-            hand = hand_for(data)
-            await asyncio.to_thread(top.lay, hand, str(data.get("piece")), data.get("cell"))
-        except errors as exc:
-            return fail(exc)
-        return JSONResponse({"ok": True})
-
-    @router.post("/tabletop/api/press")
-    async def press(request: Request) -> JSONResponse:
-        data = await body(request)
-        try:
-            hand = hand_for(data)
-            seat = int(data.get("button_seat", data.get("seat", -1)))
-            if hand != "open" and hand != f"seat:{seat}":
-                name = _seat_name(top, seat)
-                raise KeyRefused(f"that is {name}'s button: only {name}'s key presses it")
-            # how long the finger held it (a second or more: a long press)
-            hold = min(max(float(data.get("hold") or 0.0), 0.0), MAX_HOLD_S)
-            await asyncio.to_thread(top.press, seat, str(data.get("kind")), hold)
-        except (*errors, TypeError) as exc:
-            return fail(exc)
-        return JSONResponse({"ok": True})
-
-    @router.post("/tabletop/api/coach")
-    async def ask_coach(request: Request) -> JSONResponse:
-        """The seat's "Suggest a move": the answer comes on its own view."""
-        data = await body(request)
-        try:
-            hand = hand_for(data)
-            if not hand.startswith("seat:"):
-                raise KeyRefused("the coach answers a seat: open the address printed for your seat")
-            if coach is None or not coach.coach:
-                raise ValueError("the coach is off at this table (start the demo with --coach)")
-            await asyncio.to_thread(coach.ask, int(hand.split(":", 1)[1]))
-        except errors as exc:
-            return fail(exc)
-        return JSONResponse({"ok": True})
-
-    @router.post("/tabletop/api/deal")
-    async def deal(request: Request) -> JSONResponse:
-        data = await body(request)
-        try:
-            hand_for(data)
-            if getattr(top, "dealer", None) == "computer":
-                raise ValueError("the computer deals at this table")
-            await asyncio.to_thread(top.deal)
-        except errors as exc:
-            return fail(exc)
-        return JSONResponse({"ok": True})
-
-    @router.get("/tabletop/api/scenario")
-    async def scenario(key: str | None = None) -> JSONResponse:
-        if not top.open_hands:
-            return fail(ValueError("the session names every tag: only in the open-hands mode"), 403)
-        if not guard.open_ok(key):
-            return fail(KeyRefused(OPEN_REFUSED))
-        return JSONResponse(
-            top.scenario(),
-            headers={"Content-Disposition": 'attachment; filename="tabletop-session.json"'},
-        )
-
-    @router.websocket("/tabletop/ws")
-    async def ws(socket: WebSocket) -> None:
-        q = socket.query_params
-        try:
-            who, open_view = _who(top, guard, q.get("seat"), q.get("open"), q.get("key"))
-        except ValueError as exc:
-            await socket.close(code=4403, reason=str(exc))
-            return
-        await socket.accept()
-        last = ""
-        present = presence if presence is not None and who is not None and not open_view else None
-        if present is not None:
-            present.arrive(who)
-
-        async def watch_client() -> None:
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-                while True:
-                    await socket.receive_text()
-
-        watcher = asyncio.create_task(watch_client())
-        try:
-            while not watcher.done():
-                try:
-                    view = await asyncio.to_thread(seen_by, who, open_view)
-                except errors as exc:
-                    await socket.send_text(json.dumps({"error": str(exc)}))
-                    break
-                view.pop("version", None)
-                text = json.dumps(view, separators=(",", ":"), sort_keys=True)
-                if text != last:
-                    last = text
-                    await socket.send_text(text)
-                await asyncio.sleep(PUSH_INTERVAL_S)
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            pass
-        finally:
-            if present is not None:
-                present.leave(who)
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watcher
-            with contextlib.suppress(Exception):
-                await socket.close()
-
-    return router
+    site = TabletopSite(top, keys if keys is not None else TableKeys.for_table(top), coach, presence)
+    return TabletopRoutes(site).router()
 
 
 def serve_tabletop(top: Any, host: str = "127.0.0.1", port: int = 0, keys: TableKeys | None = None) -> Any:
