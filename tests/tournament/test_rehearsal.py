@@ -86,6 +86,9 @@ def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp
         assert "error" not in outcome, outcome.get("error")
         report: Report = outcome["report"]
         page.goto(r.url + "/standings")
+        # The winner is known: the page no longer reloads itself. While it did (every 5 s), a
+        # full-page capture slower than that under load was cut by each reload and never ended.
+        assert page.locator("meta[http-equiv=refresh]").count() == 0
         page.screenshot(path=str(SHOTS / "rehearsal-standings.png"), full_page=True)
     finally:
         page.close()
