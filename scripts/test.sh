@@ -13,7 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
-parallel=(-n "${TABLESENSE_TEST_WORKERS:-4}" --dist loadfile)
+# --no-loadscope-reorder: files start in collection order, the longest first
+# (tests/conftest.py LONG_FILES); xdist's default order, most tests first,
+# started the one-test files of a minute or more last, to run alone at the end.
+parallel=(-n "${TABLESENSE_TEST_WORKERS:-4}" --dist loadfile --no-loadscope-reorder)
 for arg in "$@"; do
   case "$arg" in
     -n|-n[0-9]*|--numprocesses*|no:xdist) parallel=() ;;

@@ -31,6 +31,32 @@ SERVICE_SOURCE = {
 }
 
 
+#: Files whose tests take a minute or more (measured with ``--durations``
+#: under load): collected first, so that with ``--dist loadfile`` each starts
+#: on its own worker at once and the many short files fill the other workers
+#: around them, instead of one of them starting last and running alone at
+#: the end (longest first: the classic rule for parallel machines). Only the
+#: order changes; tests/architecture/test_suite_schedule.py checks every path exists.
+LONG_FILES = (
+    "remote/test_remote_faults.py",
+    "tournament/test_rehearsal.py",
+    "sim/test_rp2040_board.py",
+    "tournament/test_pages_lang_browser.py",
+    "hw/test_kicad.py",
+    "remote/test_view_filter.py",
+    "remote/test_two_tables.py",
+    "web/test_display_virtual_table.py",
+    "web/test_coach_seat_page.py",
+)
+
+
+def _long_first(items: list[pytest.Item]) -> None:
+    """Reorder ``items`` in place: LONG_FILES first, in that order; the rest as collected."""
+    tests = Path(__file__).resolve().parent
+    rank = {str(tests / name): i for i, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(str(item.path), len(rank)))  # stable: a file's tests keep their order
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", help="also run long soaks marked slow")
     parser.addoption(
@@ -69,6 +95,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
+    _long_first(items)
     if config.getoption("--runslow"):
         return
     skip_slow = pytest.mark.skip(reason="long soak: run with --runslow")

@@ -129,6 +129,9 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
             for path in ("/standings", "/pairings", "/crosstable"):
                 page.goto(server.url + path)
                 assert "Winner" in page.inner_text(".winner")
+                # the winner is known: the page no longer reloads itself (under load a reload
+                # fired while the next goto was on its way and interrupted it)
+                assert page.locator("meta[http-equiv=refresh]").count() == 0, path
                 if path != "/crosstable" or size != "phone":
                     _fits(page)
                 _shoot(page, f"{path.strip('/')}-{size}")
@@ -198,3 +201,29 @@ def test_standings_read_in_human_terms(sqlite_url: str) -> None:
     t0 = time.monotonic()
     assert c.get("/director/live", follow_redirects=False).status_code == 303  # the live console needs a login
     assert time.monotonic() - t0 < 5
+
+
+def test_public_pages_refresh_until_the_winner_is_known(sqlite_url: str) -> None:
+    """/standings and /pairings reload themselves while results can still
+    change; once the winner is known nothing is left to refresh for (and a
+    reload would only interrupt whoever reads or prints the final page)."""
+    from fastapi.testclient import TestClient
+
+    from tablesense.tournament.console import confirm_reported
+
+    from .test_director import make_event, result_for
+
+    d, key = make_event(sqlite_url, n=2, rounds=1, confirm="director")
+    c = TestClient(create_app(d, password_hash=hash_password(PASSWORD), secret_key="k", refresh_s=5))
+    refresh = '<meta http-equiv="refresh" content="5">'
+    d.pair_next_round()
+    m = d.matches(1)[0]
+    assert d.ingest(m.table_no or 1, result_for(d, m.id, key, revision=1)).status == "accepted"
+    for path in ("/standings", "/pairings"):
+        html = c.get(path).text
+        assert refresh in html and 'class="winner"' not in html, path  # reported, not yet confirmed
+    confirm_reported(d)
+    for path in ("/standings", "/pairings"):
+        # spectators' pages read the data version at most twice a second (page_cache.py)
+        assert wait_until(lambda p=path: 'class="winner"' in c.get(p).text, 5), path
+        assert refresh not in c.get(path).text, path

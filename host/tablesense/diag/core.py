@@ -258,8 +258,89 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
     # LEDs
     if led_test:
         _led_check(client, report, ident, geometry, led_pause)
-    # link
-    rtts = []
+    # link: one round of pings; a round failed on latency alone (every ping
+    # answered, no corrupted byte) is measured once more before the verdict,
+    # as a technician would re-run it, and both rounds are reported. A lost
+    # ping or a CRC/framing error fails at once.
+    first = _link_round(client, pings)
+    rounds = [first]
+    if first.slow_only:
+        rounds.append(_link_round(client, pings))
+    last = rounds[-1]
+    stats2 = last.stats
+    report.link = {**last.to_json(), "board_frames_rx": stats2.get("frames_rx", 0),
+                   "board_frames_tx": stats2.get("frames_tx", 0), "resyncs": len(client.stats.boots),
+                   "sweep_us": stats2.get("sweep_us", 0), "rounds": [r.to_json() for r in rounds]}
+    detail = last.detail()
+    if len(rounds) > 1:
+        detail = say("{first}; slow the first time (p99 {p99} ms over the {limit} ms limit), measured again: {second}",
+                     first=first.detail(), p99=f"{first.p99:.1f}", limit=f"{first.rtt_limit:.0f}", second=detail)
+    report.add("link", last.ok, detail,
+               say("Use a short, good USB cable directly on the Pi (no unpowered hub), and keep it away from the "
+                   "LED strip's power wires."))
+    if stats2.get("crc_errors", 0) or stats2.get("framing_errors", 0):
+        report.add("link errors", None,
+                   say("the board has seen {crc} CRC and {framing} framing errors since it started",
+                       crc=stats2.get("crc_errors", 0), framing=stats2.get("framing_errors", 0)))
+
+
+@dataclass
+class _LinkRound:
+    """One round of ``pings`` keep-alive round trips and the counters around it."""
+
+    pings: int
+    rtts: list[float]
+    lost: int
+    stats: dict[str, int]
+    host_errors: int
+    #: Board CRC + framing errors counted during this round.
+    new_board_errors: int
+    speed: float
+    rtt_limit: float
+
+    @property
+    def p99(self) -> float:
+        return _percentile(self.rtts, 0.99)
+
+    @property
+    def ok(self) -> bool:
+        return self.lost == 0 and self.host_errors == 0 and self.p99 <= self.rtt_limit
+
+    @property
+    def slow_only(self) -> bool:
+        """Failed on latency alone: every ping answered, no byte corrupted on
+        either side during the round (board CRC/framing errors alone do not
+        fail the check, they are reported as "link errors")."""
+        return (self.lost == 0 and self.host_errors == 0 and self.new_board_errors == 0
+                and self.p99 > self.rtt_limit)
+
+    def to_json(self) -> dict:
+        rtts = self.rtts
+        return {
+            "pings": self.pings,
+            "lost": self.lost,
+            "rtt_ms_p50": round(_percentile(rtts, 0.5), 3),
+            "rtt_ms_p99": round(self.p99, 3),
+            "rtt_ms_max": round(max(rtts), 3) if rtts else None,
+            "rtt_ms_mean": round(statistics.fmean(rtts), 3) if rtts else None,
+            "board_crc_errors": self.stats.get("crc_errors", 0),
+            "board_framing_errors": self.stats.get("framing_errors", 0),
+            "host_rx_errors": self.host_errors,
+            "board_clock_speed": round(self.speed, 3),
+            "rtt_limit_ms": round(self.rtt_limit, 1),
+        }
+
+    def detail(self) -> str:
+        slow = (say("; the board's clock runs at {speed}x real time (an emulated board): limit {limit} ms",
+                    speed=f"{self.speed:.2f}", limit=f"{self.rtt_limit:.0f}")
+                if self.rtt_limit != RTT_LIMIT_MS else "")
+        return say("{answered}/{pings} pings, p50 {p50} ms, p99 {p99} ms, CRC errors board {board} host {host}{slow}",
+                   answered=self.pings - self.lost, pings=self.pings, p50=round(_percentile(self.rtts, 0.5), 3),
+                   p99=round(self.p99, 3), board=self.stats.get("crc_errors", 0), host=self.host_errors, slow=slow)
+
+
+def _link_round(client: BoardClient, pings: int) -> _LinkRound:
+    rtts: list[float] = []
     lost = 0
     stats1, _errs = client.stats_request()
     wall1 = time.monotonic()
@@ -278,37 +359,8 @@ def _diagnose(client: BoardClient, report: BoardReport, geometry, pings: int, le
     speed = board_ms / (wall * 1000.0) if wall > 0.05 and board_ms > 0 else 1.0
     rtt_limit = RTT_LIMIT_MS / max(speed, 0.02) if speed < 0.9 else RTT_LIMIT_MS
     host_errors = client.link.rx_errors if hasattr(client.link, "rx_errors") else 0
-    report.link = {
-        "pings": pings,
-        "lost": lost,
-        "rtt_ms_p50": round(_percentile(rtts, 0.5), 3),
-        "rtt_ms_p99": round(_percentile(rtts, 0.99), 3),
-        "rtt_ms_max": round(max(rtts), 3) if rtts else None,
-        "rtt_ms_mean": round(statistics.fmean(rtts), 3) if rtts else None,
-        "board_crc_errors": stats2.get("crc_errors", 0),
-        "board_framing_errors": stats2.get("framing_errors", 0),
-        "board_frames_rx": stats2.get("frames_rx", 0),
-        "board_frames_tx": stats2.get("frames_tx", 0),
-        "host_rx_errors": host_errors,
-        "resyncs": len(client.stats.boots),
-        "sweep_us": stats2.get("sweep_us", 0),
-        "board_clock_speed": round(speed, 3),
-        "rtt_limit_ms": round(rtt_limit, 1),
-    }
-    link_ok = lost == 0 and _percentile(rtts, 0.99) <= rtt_limit and host_errors == 0
-    slow = (say("; the board's clock runs at {speed}x real time (an emulated board): limit {limit} ms",
-                speed=f"{speed:.2f}", limit=f"{rtt_limit:.0f}")
-            if rtt_limit != RTT_LIMIT_MS else "")
-    report.add("link", link_ok,
-               say("{answered}/{pings} pings, p50 {p50} ms, p99 {p99} ms, CRC errors board {board} host {host}{slow}",
-                   answered=pings - lost, pings=pings, p50=report.link["rtt_ms_p50"], p99=report.link["rtt_ms_p99"],
-                   board=report.link["board_crc_errors"], host=host_errors, slow=slow),
-               say("Use a short, good USB cable directly on the Pi (no unpowered hub), and keep it away from the "
-                   "LED strip's power wires."))
-    if stats2.get("crc_errors", 0) or stats2.get("framing_errors", 0):
-        report.add("link errors", None,
-                   say("the board has seen {crc} CRC and {framing} framing errors since it started",
-                       crc=stats2.get("crc_errors", 0), framing=stats2.get("framing_errors", 0)))
+    new_board_errors = sum(stats2.get(k, 0) - stats1.get(k, 0) for k in ("crc_errors", "framing_errors"))
+    return _LinkRound(pings, rtts, lost, stats2, host_errors, max(0, new_board_errors), speed, rtt_limit)
 
 
 def _led_check(client: BoardClient, report: BoardReport, ident: Identity, geometry, pause: float) -> None:
