@@ -445,26 +445,38 @@ def correct(
 
 @tournament_app.command("confirm")
 def confirm(
-    match: list[int] = typer.Argument(None, help="Match id(s) to confirm."),
-    all_reported: bool = typer.Option(False, "--all", help="Confirm every reported result of the current round."),
+    tables: list[int] = typer.Argument(None, help="The table(s) whose reported result to confirm (in --round; "
+                                       "default: the current round)."),
+    pairs: list[int] = typer.Option([], "--pair", help="Or: the number of an entrant (#5: 5) whose match to confirm "
+                                    "(repeat for several)."),
+    round_no: int | None = typer.Option(None, "--round", help="The round (default: the current one)."),
+    all_reported: bool = typer.Option(False, "--all", help="Confirm every reported result of the round."),
     db: str = DbOpt,
     event: int | None = EventOpt,
     lang: str = LANG_OPTION,
 ) -> None:
-    """Confirm reported results as the director (the `director` confirmation mode; a disputed result)."""
+    """Confirm reported results by table or entrant number, or --all (the `director` confirmation mode; a disputed result)."""
+    named = bool(tables) + bool(pairs) + all_reported
+    if named != 1:
+        _bad_argument(say("name the table(s) to confirm (tournament confirm 3), an entrant (--pair 5) "
+                          "or --all for every reported result of the round; one of the three"))
     with _errors():
         from .console import confirm_match, confirm_reported, pair_status
         from .kway import match_entrants, match_scores
 
         d = _open(db, event)
-        if not match and not all_reported:
-            _fail(say("name the match id(s) to confirm, or --all for every reported result of the round"))
-        done = confirm_reported(d, "director-cli") if all_reported else [confirm_match(d, m, "director-cli") for m in match]
-        names = {e.id: e.name for e in d.entrants()}
+        if all_reported:
+            done = confirm_reported(d, "director-cli", round_no)
+        else:
+            chosen = [_match_at(d, t, None, round_no) for t in tables or []]
+            chosen += [_match_at(d, None, n, round_no) for n in pairs or []]
+            unique = list({m.id: m for m in chosen}.values())  # a table and its pair named twice: confirmed once
+            done = [confirm_match(d, m.id, "director-cli") for m in unique]
         for m in done:
             sides = zip(match_entrants(m), match_scores(m) or [], strict=False)
-            typer.echo(_("confirmed match {match} (table {table}): {sides}", match=m.id, table=m.table_no,
-                         sides=" v ".join(f"{names.get(e, '?')} {x:g}" for e, x in sides)))
+            typer.echo(_("confirmed {where}: {sides}", where=_("round {round}, table {table}", round=m.round_no,
+                                                                  table=m.table_no or "-"),
+                         sides=" v ".join(f"{_who(d, e)} {x:g}" for e, x in sides)))
         if not done:
             typer.echo(_("no reported result to confirm"))
         typer.echo(_(pair_status(d).reason))

@@ -425,7 +425,9 @@ def create_app(
             w = _form_int(winner, "winner") if winner.strip() else None
             mid = _form_int(match, "match")
             director.correct(mid, (_form_score(score_a), _form_score(score_b)), w, reason, "director-web")
-            return say("match {id} corrected", id=mid)
+            m = next((x for x in director.matches() if x.id == mid), None)
+            return say("round {round}, table {table} corrected", round=m.round_no if m else "?",
+                       table=(m.table_no if m else None) or "-")
         return act(request, csrf, run)
 
     def _label(entrant_id: int) -> str:
