@@ -708,6 +708,10 @@ def rehearse(
     workdir: Path | None = typer.Option(None, "--workdir", help="Folder for the broker, keys, journals and logs "
                                         "(default: a new temporary folder, kept)."),
     tls: bool = typer.Option(True, "--tls/--no-tls", help="The broker speaks TLS (as the club's should)."),
+    broker: str | None = typer.Option(None, "--broker", help="Use a broker that runs (the club's) instead of starting "
+                                      "one: mqtts://director@HOST:8883?ca=DIR/ca.crt&password_file=DIR/director.password"),
+    credentials: Path | None = typer.Option(None, "--credentials", help="With --broker: the tables' broker passwords "
+                                            "(default: the credentials file beside the password file)."),
     round_timeout: float = typer.Option(900.0, "--round-timeout", help="Seconds a round may take before the "
                                         "rehearsal gives up (exit 1)."),
     lang: str = LANG_OPTION,
@@ -724,7 +728,9 @@ def rehearse(
     if event is not None and db is not None and db == from_db:
         _bad_argument(say("--db is the club's database: a rehearsal plays in a database of its own "
                           "(leave out --db)"))
-    plan = Plan(db_url=db, workdir=workdir, source_db=from_db if event is not None else None, source_event=event,
+    if broker is not None:
+        _check_broker_url(broker)
+    plan = Plan(broker_url=broker, credentials=credentials, db_url=db, workdir=workdir, source_db=from_db if event is not None else None, source_event=event,
                 pairs=pairs, rounds=rounds, tables=tables, variant=variant, target=target, confirm=confirm,
                 tls=tls, host=host, port=port, speed=speed, round_timeout=round_timeout,
                 password=os.environ.get("TABLESENSE_DIRECTOR_PASSWORD") or None)
