@@ -60,6 +60,8 @@ class Evening:
     registry: Any = None
     poll: float = 0.2
     played: list[int] = field(default_factory=list)
+    finished: int = 0
+    """Matches reported in this run (the first one, played before the loop, included)."""
     computer: frozenset[int] = frozenset()
     """The computer seats (``play --seats "Ana,bot,Bia,bot"``): a side that only they
     play checks in and accepts its result by itself."""
@@ -90,6 +92,7 @@ class Evening:
         except ReportError as exc:
             self.console.print("[red]" + _("not reported: {error}; call the director", error=exc) + "[/]")
             return False
+        self.finished += 1
         self._owe("echo", key)
         self.console.print(_("result sent to the director; waiting for its acknowledgement ..."))
         return self._settle()
@@ -244,7 +247,7 @@ class Evening:
             self.played.append(int(m["match"]))
             self.finish(record)
         self.console.print(_("table {table}: stopped between matches ({n} played in this run)",
-                             table=self.reporter.number, n=n))
+                             table=self.reporter.number, n=self.finished))
         return n
 
 

@@ -698,7 +698,11 @@ def rehearse(
     rounds: int = typer.Option(3, "--rounds", help="A new event: Swiss rounds."),
     tables: int | None = typer.Option(None, "--tables", help="Virtual tables, each a `play --director` process "
                                       "(default: the copied event's tables, else 4)."),
-    variant: str = typer.Option("pairs-pips", "--variant", help="A new event: pairs-pips, pips-two-player."),
+    game: str = typer.Option("dominoes", "--game", help="A new event: " + " or ".join(GAMES) + "."),
+    variant: str | None = typer.Option(None, "--variant", help="A new event: " + "; ".join(
+        f"{g.name}: {', '.join(g.variants)}" for g in GAMES.values()) + " (default: the game's first)."),
+    seats: int | None = typer.Option(None, "--seats", help="A new event: seats a table (brazilian-points 3: three "
+                                     "players a table; Kems 6 or 8: three or four teams a table)."),
     target: float | None = typer.Option(None, "--target", help="Match target in points (small: a short rehearsal)."),
     confirm: str = typer.Option("buttons", "--confirm", help="A new event: buttons (the computer's seat buttons) or "
                                 "director (the rehearsal confirms)."),
@@ -728,11 +732,17 @@ def rehearse(
     if event is not None and db is not None and db == from_db:
         _bad_argument(say("--db is the club's database: a rehearsal plays in a database of its own "
                           "(leave out --db)"))
+    if game not in GAMES:
+        _bad_argument(say("--game {game}: choose {games}", game=repr(game), games=" or ".join(GAMES)))
+    if variant is not None and variant not in GAMES[game].variants:
+        _bad_argument(say("--variant {variant} is not a variant of {game} (its variants: {variants})",
+                          variant=repr(variant), game=game, variants=", ".join(GAMES[game].variants)))
     if broker is not None:
         _check_broker_url(broker)
     plan = Plan(broker_url=broker, credentials=credentials, db_url=db, workdir=workdir, source_db=from_db if event is not None else None, source_event=event,
-                pairs=pairs, rounds=rounds, tables=tables, variant=variant, target=target, confirm=confirm,
-                tls=tls, host=host, port=port, speed=speed, round_timeout=round_timeout,
+                pairs=pairs, rounds=rounds, tables=tables, game=game, variant=variant or GAMES[game].variants[0],
+                seats=seats, target=target, confirm=confirm, tls=tls, host=host, port=port, speed=speed,
+                round_timeout=round_timeout,
                 password=os.environ.get("TABLESENSE_DIRECTOR_PASSWORD") or None)
     try:
         report = run(plan, tell=lambda line: typer.echo(_(line), err=True))

@@ -102,6 +102,8 @@ class Plan:
     game: str = "dominoes"
     variant: str = "pairs-pips"
     target: float | None = None
+    seats: int | None = None
+    """A new event: seats a table (Kems 4, 6 or 8; brazilian-points 3 or 4); None: the variant's usual."""
     confirm: str = "buttons"
     tls: bool = True
     host: str = "127.0.0.1"
@@ -244,6 +246,8 @@ class Rehearsal:
                                 "lots_seed": f"rehearsal-{secrets.token_hex(4)}"}
         if p.target is not None:
             opts["target"] = p.target
+        if p.seats is not None:
+            opts["seats"] = p.seats
         return opts
 
     def _copy(self, db: Database) -> Director:
@@ -449,10 +453,8 @@ class Rehearsal:
             for m in d.matches(cur):
                 if m.status in ("reported", "confirmed") and m.id not in told:
                     told.add(m.id)
-                    names = {e.id: e.name for e in d.entrants()}
-                    self.tell(say("round {round}, table {table}: {a} {score} {b}", round=cur, table=m.table_no,
-                                  a=names.get(m.entrant_a or 0, "?"), b=names.get(m.entrant_b or 0, "?"),
-                                  score=f"{_num(m.score_a)}-{_num(m.score_b)}"))
+                    self.tell(say("round {round}, table {table}: {sides}", round=cur, table=m.table_no,
+                                  sides=_sides(d, m)))
             with d.db.session() as s:
                 mode = d.event(s).options.get("confirm")
             if mode == "director":
@@ -648,6 +650,19 @@ def _safe(url: str) -> str:
 def _first(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _sides(d: Director, m: Any) -> str:
+    """``#1 Pair 1 12-0 #4 Pair 4``, or ``#1 Ana 5, #2 Bia 1, #3 Caio 10`` at a table of three or four."""
+    from .console import entrant_labels
+    from .kway import match_entrants, match_scores
+
+    labels = entrant_labels(d)
+    sides = match_entrants(m)
+    scores = match_scores(m) or [None] * len(sides)
+    if len(sides) == 2:
+        return f"{labels.get(sides[0], '?')} {_num(scores[0])}-{_num(scores[1])} {labels.get(sides[1], '?')}"
+    return ", ".join(f"{labels.get(e, '?')} {_num(x)}" for e, x in zip(sides, scores, strict=False))
 
 
 def _num(x: float | None) -> str:
