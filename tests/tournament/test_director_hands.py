@@ -30,10 +30,13 @@ def _event(tmp_path: Path, n: int = 5) -> str:
     assert _run("tournament", "create", "Last week", "--db", db)[0] == 0
     for i in range(n):
         assert _run("tournament", "register", f"Old {i}", "--db", db, "--event", "1")[0] == 0
-    assert _run("tournament", "create", "Tonight", "--db", db, "-o", "target=50")[0] == 0
+    r = runner.invoke(app, ["tournament", "create", "Tonight", "--db", db, "-o", "target=50"])
+    assert (r.exit_code, r.stdout.strip()) == (0, "2"), r.output  # the event's id alone, for scripts
+    assert r.stderr.startswith("created event 2 'Tonight'; next: register its entrants"), r.stderr
     for i, who in enumerate(("Ana & Bia", "Cy & Di", "Eva & Flo", "Gil & Hal", "Ivo & Jo")[:n], start=1):
-        code, out = _run("tournament", "register", who, "--db", db)
-        assert (code, out.strip()) == (0, str(i)), out  # its number in the event, not the id (n + i)
+        r = runner.invoke(app, ["tournament", "register", who, "--db", db])
+        assert (r.exit_code, r.stdout.strip()) == (0, str(i)), r.output  # its number, not the id (n + i)
+        assert r.stderr.strip() == f"registered #{i} {who} (entrants: {i})", r.stderr  # and a sentence for people
     for t in (1, 2):
         assert _run("tournament", "add-table", str(t), "--db", db, "--key-dir", str(tmp_path / "keys"))[0] == 0
     return db
@@ -196,7 +199,8 @@ def test_exports_and_refusals_name_numbers_not_ids(tmp_path: Path) -> None:
         for col in ("entrant_a", "entrant_b", "winner"):
             cell = row[head.index(col)]
             assert cell == "" or re.fullmatch(r"[1-4]", cell), (col, row)  # entrant numbers, not ids (4..)
-    assert min(ids) > 4
+    played = {r[head.index(c)] for r in res[1:] for c in ("entrant_a", "entrant_b")}
+    assert played == {"1", "2", "3", "4"} and ids == {4, 5, 6, 7}, (played, ids)  # ids would read 4 to 7
     # a table of three corrected with A-B: the refusal names the table, round and the command that works
     trio = Director.create_event(Database(url), "Trios", variant="brazilian-points",
                                  options={"seats": 3, "rounds": 1, "confirm": "director", "lots_seed": "s"})

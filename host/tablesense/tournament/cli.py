@@ -232,7 +232,9 @@ def create(
             except DirectorError as e:
                 _bad_argument(str(e))
         d = Director.create_event(Database(db), name, game=game, variant=variant, format=format, options=opts)
-        typer.echo(d.event_id)
+        typer.echo(d.event_id)  # the event's id alone on stdout (scripts read it); what to do next on stderr
+        typer.echo(_("created event {id} {name}; next: register its entrants (tablesense tournament register NAME "
+                     "--member A --member B --db {db})", id=d.event_id, name=repr(name), db=db), err=True)
 
 
 def _numbers(d: Any) -> dict[int, int]:
@@ -280,7 +282,8 @@ def register_entrant(
     with _errors():
         d = _open(db, event)
         eid = d.register(name, member, badge, seed)
-        typer.echo(_numbers(d)[eid])
+        typer.echo(_numbers(d)[eid])  # the number alone on stdout (scripts read it); the sentence for people on stderr
+        typer.echo(_("registered {who} (entrants: {n})", who=_who(d, eid), n=len(d.entrants())), err=True)
 
 
 @tournament_app.command("check-in")
@@ -525,10 +528,19 @@ def mosquitto_config(
         files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as, tls=tls, names=name)
         typer.echo(_("wrote {conf}, {passwd}, {acl} and {credentials} (keep it secret)", conf=files.conf,
                      passwd=files.passwd, acl=files.acl, credentials=files.conf.parent / "credentials"))
+        folder = files.conf.parent
         if files.ca is not None:
-            typer.echo(_("TLS: copy {ca} to every table; they connect with {url} "
-                         "(HOST: a name in the certificate, see --name)",
-                         ca=files.ca, url=f"mqtts://table-N:PASSWORD@HOST:{port}?ca=PATH/ca.crt"))
+            typer.echo(_("copy {ca} and {password} to table N; it connects with --director {url} "
+                         "(HOST: a name in the certificate, see --name)", ca=files.ca,
+                         password=folder / "table-N.password",
+                         url=f"mqtts://table-N@HOST:{port}?ca=PATH/ca.crt&password_file=PATH/table-N.password"))
+        else:
+            typer.echo(_("copy {password} to table N; it connects with --director {url}",
+                         password=folder / "table-N.password",
+                         url=f"mqtt://table-N@HOST:{port}?password_file=PATH/table-N.password"))
+        typer.echo(_("the director connects with --broker {url}",
+                     url=f"{'mqtts' if files.ca else 'mqtt'}://director@127.0.0.1:{port}?"
+                         + (f"ca={files.ca}&" if files.ca else "") + f"password_file={folder / 'director.password'}"))
         typer.echo(_("start the broker with: {command}", command=f"mosquitto -c {files.conf}"))
 
 
