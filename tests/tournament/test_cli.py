@@ -69,3 +69,11 @@ def test_mosquitto_config_command(tmp_path: Path) -> None:
     users = [line.split(":")[0] for line in (tmp_path / "b" / "passwd").read_text().splitlines()]
     assert users == ["director", "table-1", "table-2", "table-3"]
     assert "pattern write tablesense/tables/%u/#" in (tmp_path / "b" / "acl").read_text()
+    # each table's password in a file of its own (0600) to copy to that table; the printed URLs carry no password
+    creds = dict(line.split() for line in (tmp_path / "b" / "credentials").read_text().splitlines())
+    for n in (1, 2, 3):
+        pw = tmp_path / "b" / f"table-{n}.password"
+        assert pw.read_text().strip() == creds[f"table-{n}"] and pw.stat().st_mode & 0o077 == 0
+    out = " ".join(r.output.split())
+    assert "password_file=PATH/table-N.password" in out and f"password_file={tmp_path / 'b' / 'director.password'}" in out
+    assert "PASSWORD@" not in out and not any(p in out for p in creds.values())

@@ -104,16 +104,16 @@ def test_cli_confirm_one_or_all(tmp_path: Path) -> None:
     d.pair_next_round()
     _report_all(d, 1)
     ms = d.matches(1)
-    r = CliRunner().invoke(app, ["tournament", "confirm", str(ms[0].id), "--db", url])
+    r = CliRunner().invoke(app, ["tournament", "confirm", str(ms[0].table_no), "--db", url])
     assert r.exit_code == 0, r.output
-    assert f"confirmed match {ms[0].id} (table {ms[0].table_no}): Pair" in r.output
+    assert f"confirmed round 1, table {ms[0].table_no}: #" in r.output and "Pair" in r.output
     r = CliRunner().invoke(app, ["tournament", "confirm", "--db", url])
-    assert r.exit_code == 1 and "--all" in r.output
+    assert r.exit_code == 2 and "--all" in r.output
     r = CliRunner().invoke(app, ["tournament", "confirm", "--all", "--db", url])
-    assert r.exit_code == 0 and f"confirmed match {ms[1].id}" in r.output
+    assert r.exit_code == 0 and f"confirmed round 1, table {ms[1].table_no}" in r.output
     assert "the event is over" in r.output
-    r = CliRunner().invoke(app, ["tournament", "confirm", str(ms[0].id), "--db", url])
-    assert r.exit_code == 1 and "already confirmed" in r.output
+    r = CliRunner().invoke(app, ["tournament", "confirm", str(ms[0].table_no), "--db", url])
+    assert r.exit_code == 1 and f"table {ms[0].table_no} in round 1 is already confirmed" in r.output
 
 
 @pytest.mark.parametrize("mode", ["buttons", "director"])

@@ -9,11 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tablesense.cli import app
 from tablesense.tournament.db import HEAD_REVISION, MIGRATIONS, Database
-from tablesense.tournament.service import Director
+from tablesense.tournament.service import Director, DirectorError
 
 runner = CliRunner()
 
@@ -29,10 +30,13 @@ def _event(tmp_path: Path, n: int = 5) -> str:
     assert _run("tournament", "create", "Last week", "--db", db)[0] == 0
     for i in range(n):
         assert _run("tournament", "register", f"Old {i}", "--db", db, "--event", "1")[0] == 0
-    assert _run("tournament", "create", "Tonight", "--db", db, "-o", "target=50")[0] == 0
+    r = runner.invoke(app, ["tournament", "create", "Tonight", "--db", db, "-o", "target=50"])
+    assert (r.exit_code, r.stdout.strip()) == (0, "2"), r.output  # the event's id alone, for scripts
+    assert r.stderr.startswith("created event 2 'Tonight'; next: register its entrants"), r.stderr
     for i, who in enumerate(("Ana & Bia", "Cy & Di", "Eva & Flo", "Gil & Hal", "Ivo & Jo")[:n], start=1):
-        code, out = _run("tournament", "register", who, "--db", db)
-        assert (code, out.strip()) == (0, str(i)), out  # its number in the event, not the id (n + i)
+        r = runner.invoke(app, ["tournament", "register", who, "--db", db])
+        assert (r.exit_code, r.stdout.strip()) == (0, str(i)), r.output  # its number, not the id (n + i)
+        assert r.stderr.strip() == f"registered #{i} {who} (entrants: {i})", r.stderr  # and a sentence for people
     for t in (1, 2):
         assert _run("tournament", "add-table", str(t), "--db", db, "--key-dir", str(tmp_path / "keys"))[0] == 0
     return db
@@ -120,3 +124,103 @@ def test_the_head_revision_is_alembics_head() -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     assert ScriptDirectory.from_config(cfg).get_current_head() == HEAD_REVISION
+
+
+def _director_event(tmp_path: Path, n: int = 4) -> tuple[str, Director]:
+    """A `director`-confirmed event after last week's, so ids are not the numbers."""
+    from .test_director import make_event
+
+    url = f"sqlite:///{tmp_path / 'confirm.db'}"
+    old = Director.create_event(Database(url), "Last week", options={"lots_seed": "o"})
+    for name in ("X", "Y", "Z"):
+        old.register(name)
+    d, _key = make_event(url, n=n, confirm="director", rounds=2)
+    return url, d
+
+
+def test_confirm_takes_the_table_or_the_pair_never_a_database_id(tmp_path: Path) -> None:
+    from .test_club_confirm import _report_all
+
+    url, d = _director_event(tmp_path, 4)
+    d.pair_next_round()
+    _report_all(d, 1)
+    numbers = {e.id: i for i, e in enumerate(d.entrants(), start=1)}
+    assert min(numbers) > 3
+    m1, m2 = sorted(d.matches(1), key=lambda m: m.table_no or 0)
+    # neither, or two ways at once: a wrong argument (exit 2), nothing confirmed
+    for args in ((), ("1", "--pair", "1"), ("1", "--all"), ("--pair", "1", "--all")):
+        code, out = _run("tournament", "confirm", *args, "--db", url)
+        assert code == 2 and "one of the three" in out, (args, out)
+    assert not any(m.confirmed for m in d.matches(1))
+    # a table nobody plays at, a round with no match there, an unknown number: exit 1 with what there is
+    code, out = _run("tournament", "confirm", "7", "--db", url)
+    assert code == 1 and "no match at table 7 in round 1 (its tables: 1, 2)" in out, out
+    code, out = _run("tournament", "confirm", "--pair", "9", "--db", url)
+    assert code == 1 and "no entrant #9 in this event (its entrants are #1 to #4)" in out, out
+    # by table: the answer names the round, the table, and both sides by number and score
+    code, out = _run("tournament", "confirm", "1", "--round", "1", "--db", url)
+    a, b = numbers[m1.entrant_a], numbers[m1.entrant_b or 0]
+    assert code == 0 and f"confirmed round 1, table 1: #{a} Pair {a} {m1.score_a:g} v #{b} Pair {b} " in out, out
+    assert "1 reported but not confirmed (table 2)" in out
+    code, out = _run("tournament", "confirm", "1", "--db", url)
+    assert code == 1 and "table 1 in round 1 is already confirmed" in out, out
+    # by a pair's number (the other table), once even when named twice
+    c = numbers[m2.entrant_b or 0]
+    code, out = _run("tournament", "confirm", "--pair", str(c), "--pair", str(numbers[m2.entrant_a]), "--db", url)
+    assert code == 0 and out.count("confirmed round 1, table 2") == 1, out
+    assert all(m.confirmed for m in d.matches(1))
+    for _code, said in (_run("tournament", "confirm", "2", "--db", url), _run("tournament", "confirm", "--all", "--db", url)):
+        assert not re.search(r"match \d", said), said
+    # a table still playing says so, by table and round
+    d.pair_next_round()
+    code, out = _run("tournament", "confirm", "2", "--db", url)
+    assert code == 1 and "table 2 in round 2 has no result to confirm yet (it is" in out, out
+
+
+def test_exports_and_refusals_name_numbers_not_ids(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from tablesense.tournament import kway
+    from tablesense.tournament.export import export_event, results_csv
+    from tablesense.tournament.present import standings_csv_text
+
+    from .test_club_confirm import _report_all
+
+    url, d = _director_event(tmp_path, 4)
+    d.pair_next_round()
+    _report_all(d, 1)
+    ids = {e.id for e in d.entrants()}
+    st = list(csv.reader(io.StringIO(standings_csv_text(export_event(d)))))
+    assert st[0][:3] == ["#", "Rank", "Entrant"] and sorted(r[0] for r in st[1:]) == ["#1", "#2", "#3", "#4"], st
+    res = list(csv.reader(io.StringIO(results_csv(d))))
+    head = res[0]
+    for row in res[1:]:
+        for col in ("entrant_a", "entrant_b", "winner"):
+            cell = row[head.index(col)]
+            assert cell == "" or re.fullmatch(r"[1-4]", cell), (col, row)  # entrant numbers, not ids (4..)
+    played = {r[head.index(c)] for r in res[1:] for c in ("entrant_a", "entrant_b")}
+    assert played == {"1", "2", "3", "4"} and ids == {4, 5, 6, 7}, (played, ids)  # ids would read 4 to 7
+    # a table of three corrected with A-B: the refusal names the table, round and the command that works
+    trio = Director.create_event(Database(url), "Trios", variant="brazilian-points",
+                                 options={"seats": 3, "rounds": 1, "confirm": "director", "lots_seed": "s"})
+    for name in ("Ana", "Bia", "Caio"):
+        trio.register(name)
+    trio.add_table(1, "11" * 32)
+    trio.pair_next_round()
+    m = trio.matches(1)[0]
+    with pytest.raises(DirectorError) as refused:
+        trio.correct(m.id, (1.0, 2.0), None, "typo", "director")
+    said = str(refused.value)
+    assert "table 1 in round 1 is a table of 3" in said and "tournament correct 1 --round 1 --score 0-0-0" in said
+    assert "MATCH" not in said and f"{m.id} " not in said.replace("table 1 ", "")
+    code, out = _run("tournament", "correct", "1", "--score", "4-1", "--reason", "x", "--db", url, "--event",
+                     str(trio.event_id))
+    assert code == 1 and "table 1 in round 1 is a table of 3" in out, out
+    code, out = _run("tournament", "correct", "1", "--score", "4-1-0-0", "--reason", "x", "--db", url, "--event",
+                     str(trio.event_id))
+    assert code == 1 and "table 1 in round 1 has 3 entrants: give 3 scores in seat order, e.g. 0-0-0" in out, out
+    code, out = _run("tournament", "correct", "1", "--score", "4-1-0", "--reason", "sheet", "--db", url, "--event",
+                     str(trio.event_id))
+    assert code == 0 and re.match(r"round 1, table 1: #\d \w+ 4, #\d \w+ 1, #\d \w+ 0; confirmed", out), out
+    assert kway.match_scores(trio.matches(1)[0]) == [4.0, 1.0, 0.0]

@@ -91,6 +91,8 @@ def test_the_console_and_pages_name_entrants_by_number(browser: Any, evening: Di
         expect(page.locator("#byes")).to_contain_text(f"bye: #{numbers[bye.entrant_a]} ")
         cards = page.locator(".tcard .vs").all_inner_texts()
         assert len(cards) == 2 and all(re.fullmatch(r"#\d .+ × #\d .+", c) for c in cards), cards
+        tables = page.locator(".tcard").all_inner_texts()  # each card says its table, never the match's database id
+        assert all("Table " in c and not re.search(r"match \d", c) for c in tables), tables
         _shoot(page, "console-desktop")
         # a correction by table, the winner taken from the score: no id anywhere in the form
         page.click("summary:has-text('Correct a result')")
@@ -105,7 +107,10 @@ def test_the_console_and_pages_name_entrants_by_number(browser: Any, evening: Di
         page.fill("input[name=score_b]", "50")
         page.fill("input[name=reason]", "the score sheet")
         page.click("form[action='/director/correct'] button")
-        expect(page.locator(".flash")).to_contain_text("corrected")
+        expect(page.locator(".flash")).to_contain_text("round 1, table 1 corrected")
+        page.goto(server.url + f"/replay/{m1.id}")  # entered by hand: no record, but titled by round and table
+        expect(page.locator("h2").first).to_have_text("Round 1, table 1")
+        page.goto(server.url + "/director")
         assert next(m for m in d.matches(1) if m.id == m1.id).winner_id == m1.entrant_b
         for size, (w, h) in SIZES.items():
             page.set_viewport_size({"width": w, "height": h})
@@ -136,6 +141,8 @@ def test_the_console_and_pages_name_entrants_by_number(browser: Any, evening: Di
         assert ("correction", "round 1, table 1 · – → 20-50") in rows
         assert ("round paired", "round 1") in rows and ("entrant registered", "#5 Ivo & Jo") in rows
         assert "director (web page)" in page.inner_text("table.data")
+        numbers_shown = [int(r.locator("td").first.inner_text()) for r in page.locator("table.data tbody tr").all()]
+        assert numbers_shown == list(range(len(numbers_shown), 0, -1)), numbers_shown  # this event's log from 1
         _shoot(page, "audit-desktop")
     finally:
         page.close()

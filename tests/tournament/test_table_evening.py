@@ -162,7 +162,7 @@ def test_a_restarted_table_resumes_the_confirmation_it_owed(broker: Any, sqlite_
         again = Evening(rep, bus, console, threading.Event(), Cells(_badges(1)[1], _badges(2)[0]), Seats(),
                         poll=0.05)
         assert again.resume()
-        assert any("resuming: the result of match" in x for x in console.lines)
+        assert any("resuming: this table's result of round 1" in x for x in console.lines)
         assert "director: confirmation accepted" in console.lines
         assert rep.table.outbox.get(PENDING) is None
         assert rep.current_match() is None  # nothing left to play: the next start waits for an announcement

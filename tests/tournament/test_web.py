@@ -41,7 +41,7 @@ def test_public_pages_and_exports(sqlite_url: str) -> None:
     data = c.get("/export.json").json()
     assert {"entrants", "rounds", "standings", "audit"} <= set(data)
     rows = list(csv.reader(io.StringIO(c.get("/standings.csv").text)))
-    assert rows[0][:3] == ["Entrant id", "Rank", "Entrant"] and len(rows) == 5
+    assert rows[0][:3] == ["#", "Rank", "Entrant"] and len(rows) == 5 and rows[1][0].startswith("#")
     res = list(csv.reader(io.StringIO(c.get("/results.csv").text)))
     assert len(res) == 3
     z = zipfile.ZipFile(io.BytesIO(c.get("/records.zip").content))

@@ -187,8 +187,9 @@ def register(app: typer.Typer) -> None:
         director: str | None = typer.Option(
             None,
             "--director", metavar="URL",
-            help="Report the match to the tournament director: mqtt://table-N:PASSWORD@HOST:PORT "
-            "(the table's broker user from 'tablesense tournament mosquitto-config').",
+            help="Report the match to the tournament director: "
+            "mqtts://table-N@HOST:8883?ca=ca.crt&password_file=table-N.password "
+            "(the table's broker user and files from 'tablesense tournament mosquitto-config').",
         ),
         table_no: int | None = typer.Option(
             None, "--table-no", metavar="N", help="This table's number in the event (with --director)."

@@ -60,6 +60,8 @@ class Evening:
     registry: Any = None
     poll: float = 0.2
     played: list[int] = field(default_factory=list)
+    finished: int = 0
+    """Matches reported in this run (the first one, played before the loop, included)."""
     computer: frozenset[int] = frozenset()
     """The computer seats (``play --seats "Ana,bot,Bia,bot"``): a side that only they
     play checks in and accepts its result by itself."""
@@ -90,6 +92,7 @@ class Evening:
         except ReportError as exc:
             self.console.print("[red]" + _("not reported: {error}; call the director", error=exc) + "[/]")
             return False
+        self.finished += 1
         self._owe("echo", key)
         self.console.print(_("result sent to the director; waiting for its acknowledgement ..."))
         return self._settle()
@@ -100,10 +103,10 @@ class Evening:
         if p is None:
             return True
         self.reporter.reported = p.get("reported")
-        m = (p.get("reported") or {}).get("match")
-        self.console.print(_("resuming: the result of match {match} is still to be acknowledged", match=m)
+        rnd = (p.get("reported") or {}).get("round") or "?"  # the round people read, never the match's database id
+        self.console.print(_("resuming: this table's result of round {round} is still to be acknowledged", round=rnd)
                            if p.get("stage") == "echo" else
-                           _("resuming: the result of match {match} is still to be confirmed", match=m))
+                           _("resuming: this table's result of round {round} is still to be confirmed", round=rnd))
         return self._settle()
 
     def _settle(self) -> bool:
@@ -157,9 +160,8 @@ class Evening:
             return True
         n_sides = len(m["entrants"])  # the badges of each side arrive as salted digests
         seat_side = {int(s["seat"]): int(s["entrant"]) for s in m.get("seats", [])}
-        text = _("table {table}, match {match}: expecting {names} - "
-                 "check in with your badge on the table or your seat button",
-                 table=self.reporter.number, match=m["match"], names=_names(m))
+        text = _("table {table}: expecting {names} - check in with your badge on the table or your seat button",
+                 table=self.reporter.number, names=_names(m))
         self.bus.publish("message", text=text, level="info", checkin=[e["name"] for e in m["entrants"]])
         self.console.print(text)
         presses: queue.Queue[tuple[int, str]] = queue.Queue()
@@ -245,7 +247,7 @@ class Evening:
             self.played.append(int(m["match"]))
             self.finish(record)
         self.console.print(_("table {table}: stopped between matches ({n} played in this run)",
-                             table=self.reporter.number, n=n))
+                             table=self.reporter.number, n=self.finished))
         return n
 
 

@@ -192,6 +192,15 @@ class DirectorBridge:
             for table, payload in self._assignments.items():
                 self._client.publish(proto.assign_topic(table), json.dumps(payload), qos=1, retain=True)
 
+    def withdraw_round(self) -> None:
+        """Clear every table's retained assignment (a rehearsal on the club's broker leaves none)."""
+        with self._lock:
+            self._assignments = {}
+            for t in self.director.tables():
+                info = self._client.publish(proto.assign_topic(t.number), b"", qos=1, retain=True)
+                with contextlib.suppress(RuntimeError, ValueError):
+                    info.wait_for_publish(2)
+
     # --------------------------------------------------------------- MQTT
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:

@@ -232,7 +232,9 @@ def create(
             except DirectorError as e:
                 _bad_argument(str(e))
         d = Director.create_event(Database(db), name, game=game, variant=variant, format=format, options=opts)
-        typer.echo(d.event_id)
+        typer.echo(d.event_id)  # the event's id alone on stdout (scripts read it); what to do next on stderr
+        typer.echo(_("created event {id} {name}; next: register its entrants (tablesense tournament register NAME "
+                     "--member A --member B --db {db})", id=d.event_id, name=repr(name), db=db), err=True)
 
 
 def _numbers(d: Any) -> dict[int, int]:
@@ -280,7 +282,8 @@ def register_entrant(
     with _errors():
         d = _open(db, event)
         eid = d.register(name, member, badge, seed)
-        typer.echo(_numbers(d)[eid])
+        typer.echo(_numbers(d)[eid])  # the number alone on stdout (scripts read it); the sentence for people on stderr
+        typer.echo(_("registered {who} (entrants: {n})", who=_who(d, eid), n=len(d.entrants())), err=True)
 
 
 @tournament_app.command("check-in")
@@ -445,26 +448,38 @@ def correct(
 
 @tournament_app.command("confirm")
 def confirm(
-    match: list[int] = typer.Argument(None, help="Match id(s) to confirm."),
-    all_reported: bool = typer.Option(False, "--all", help="Confirm every reported result of the current round."),
+    tables: list[int] = typer.Argument(None, help="The table(s) whose reported result to confirm (in --round; "
+                                       "default: the current round)."),
+    pairs: list[int] = typer.Option([], "--pair", help="Or: the number of an entrant (#5: 5) whose match to confirm "
+                                    "(repeat for several)."),
+    round_no: int | None = typer.Option(None, "--round", help="The round (default: the current one)."),
+    all_reported: bool = typer.Option(False, "--all", help="Confirm every reported result of the round."),
     db: str = DbOpt,
     event: int | None = EventOpt,
     lang: str = LANG_OPTION,
 ) -> None:
-    """Confirm reported results as the director (the `director` confirmation mode; a disputed result)."""
+    """Confirm reported results by table or entrant number, or --all (the `director` confirmation mode; a disputed result)."""
+    named = bool(tables) + bool(pairs) + all_reported
+    if named != 1:
+        _bad_argument(say("name the table(s) to confirm (tournament confirm 3), an entrant (--pair 5) "
+                          "or --all for every reported result of the round; one of the three"))
     with _errors():
         from .console import confirm_match, confirm_reported, pair_status
         from .kway import match_entrants, match_scores
 
         d = _open(db, event)
-        if not match and not all_reported:
-            _fail(say("name the match id(s) to confirm, or --all for every reported result of the round"))
-        done = confirm_reported(d, "director-cli") if all_reported else [confirm_match(d, m, "director-cli") for m in match]
-        names = {e.id: e.name for e in d.entrants()}
+        if all_reported:
+            done = confirm_reported(d, "director-cli", round_no)
+        else:
+            chosen = [_match_at(d, t, None, round_no) for t in tables or []]
+            chosen += [_match_at(d, None, n, round_no) for n in pairs or []]
+            unique = list({m.id: m for m in chosen}.values())  # a table and its pair named twice: confirmed once
+            done = [confirm_match(d, m.id, "director-cli") for m in unique]
         for m in done:
             sides = zip(match_entrants(m), match_scores(m) or [], strict=False)
-            typer.echo(_("confirmed match {match} (table {table}): {sides}", match=m.id, table=m.table_no,
-                         sides=" v ".join(f"{names.get(e, '?')} {x:g}" for e, x in sides)))
+            typer.echo(_("confirmed {where}: {sides}", where=_("round {round}, table {table}", round=m.round_no,
+                                                                  table=m.table_no or "-"),
+                         sides=" v ".join(f"{_who(d, e)} {x:g}" for e, x in sides)))
         if not done:
             typer.echo(_("no reported result to confirm"))
         typer.echo(_(pair_status(d).reason))
@@ -513,10 +528,19 @@ def mosquitto_config(
         files = write_broker_config(out, tables=tables, port=port, bind=bind, run_as=run_as, tls=tls, names=name)
         typer.echo(_("wrote {conf}, {passwd}, {acl} and {credentials} (keep it secret)", conf=files.conf,
                      passwd=files.passwd, acl=files.acl, credentials=files.conf.parent / "credentials"))
+        folder = files.conf.parent
         if files.ca is not None:
-            typer.echo(_("TLS: copy {ca} to every table; they connect with {url} "
-                         "(HOST: a name in the certificate, see --name)",
-                         ca=files.ca, url=f"mqtts://table-N:PASSWORD@HOST:{port}?ca=PATH/ca.crt"))
+            typer.echo(_("copy {ca} and {password} to table N; it connects with --director {url} "
+                         "(HOST: a name in the certificate, see --name)", ca=files.ca,
+                         password=folder / "table-N.password",
+                         url=f"mqtts://table-N@HOST:{port}?ca=PATH/ca.crt&password_file=PATH/table-N.password"))
+        else:
+            typer.echo(_("copy {password} to table N; it connects with --director {url}",
+                         password=folder / "table-N.password",
+                         url=f"mqtt://table-N@HOST:{port}?password_file=PATH/table-N.password"))
+        typer.echo(_("the director connects with --broker {url}",
+                     url=f"{'mqtts' if files.ca else 'mqtt'}://director@127.0.0.1:{port}?"
+                         + (f"ca={files.ca}&" if files.ca else "") + f"password_file={folder / 'director.password'}"))
         typer.echo(_("start the broker with: {command}", command=f"mosquitto -c {files.conf}"))
 
 
@@ -686,7 +710,11 @@ def rehearse(
     rounds: int = typer.Option(3, "--rounds", help="A new event: Swiss rounds."),
     tables: int | None = typer.Option(None, "--tables", help="Virtual tables, each a `play --director` process "
                                       "(default: the copied event's tables, else 4)."),
-    variant: str = typer.Option("pairs-pips", "--variant", help="A new event: pairs-pips, pips-two-player."),
+    game: str = typer.Option("dominoes", "--game", help="A new event: " + " or ".join(GAMES) + "."),
+    variant: str | None = typer.Option(None, "--variant", help="A new event: " + "; ".join(
+        f"{g.name}: {', '.join(g.variants)}" for g in GAMES.values()) + " (default: the game's first)."),
+    seats: int | None = typer.Option(None, "--seats", help="A new event: seats a table (brazilian-points 3: three "
+                                     "players a table; Kems 6 or 8: three or four teams a table)."),
     target: float | None = typer.Option(None, "--target", help="Match target in points (small: a short rehearsal)."),
     confirm: str = typer.Option("buttons", "--confirm", help="A new event: buttons (the computer's seat buttons) or "
                                 "director (the rehearsal confirms)."),
@@ -696,6 +724,10 @@ def rehearse(
     workdir: Path | None = typer.Option(None, "--workdir", help="Folder for the broker, keys, journals and logs "
                                         "(default: a new temporary folder, kept)."),
     tls: bool = typer.Option(True, "--tls/--no-tls", help="The broker speaks TLS (as the club's should)."),
+    broker: str | None = typer.Option(None, "--broker", help="Use a broker that runs (the club's) instead of starting "
+                                      "one: mqtts://director@HOST:8883?ca=DIR/ca.crt&password_file=DIR/director.password"),
+    credentials: Path | None = typer.Option(None, "--credentials", help="With --broker: the tables' broker passwords "
+                                            "(default: the credentials file beside the password file)."),
     round_timeout: float = typer.Option(900.0, "--round-timeout", help="Seconds a round may take before the "
                                         "rehearsal gives up (exit 1)."),
     lang: str = LANG_OPTION,
@@ -712,9 +744,17 @@ def rehearse(
     if event is not None and db is not None and db == from_db:
         _bad_argument(say("--db is the club's database: a rehearsal plays in a database of its own "
                           "(leave out --db)"))
-    plan = Plan(db_url=db, workdir=workdir, source_db=from_db if event is not None else None, source_event=event,
-                pairs=pairs, rounds=rounds, tables=tables, variant=variant, target=target, confirm=confirm,
-                tls=tls, host=host, port=port, speed=speed, round_timeout=round_timeout,
+    if game not in GAMES:
+        _bad_argument(say("--game {game}: choose {games}", game=repr(game), games=" or ".join(GAMES)))
+    if variant is not None and variant not in GAMES[game].variants:
+        _bad_argument(say("--variant {variant} is not a variant of {game} (its variants: {variants})",
+                          variant=repr(variant), game=game, variants=", ".join(GAMES[game].variants)))
+    if broker is not None:
+        _check_broker_url(broker)
+    plan = Plan(broker_url=broker, credentials=credentials, db_url=db, workdir=workdir, source_db=from_db if event is not None else None, source_event=event,
+                pairs=pairs, rounds=rounds, tables=tables, game=game, variant=variant or GAMES[game].variants[0],
+                seats=seats, target=target, confirm=confirm, tls=tls, host=host, port=port, speed=speed,
+                round_timeout=round_timeout,
                 password=os.environ.get("TABLESENSE_DIRECTOR_PASSWORD") or None)
     try:
         report = run(plan, tell=lambda line: typer.echo(_(line), err=True))

@@ -69,6 +69,7 @@ def players_cmd(query: str = typer.Argument(""), db: str | None = DbOpt, lang: s
 def enter_cmd(event: int = typer.Argument(...), players: list[int] = typer.Argument(...),
               name: str = typer.Option("", "--name"), db: str | None = DbOpt, lang: str = LANG_OPTION) -> None:
     """Enter known players (one, or two for a pair) as an entrant of EVENT."""
+    from .console import entrant_label
     from .players import register_players
     from .service import Director, DirectorError
 
@@ -76,7 +77,8 @@ def enter_cmd(event: int = typer.Argument(...), players: list[int] = typer.Argum
         eid = register_players(Director(_db(db or _default_db()), event), players, name or None)
     except DirectorError as exc:
         _fail(message_of(exc))
-    typer.echo(_("entrant {id}", id=eid))
+    d = Director(_db(db or _default_db()), event)
+    typer.echo(_("entered as {entrant}", entrant=entrant_label(d, eid)))
 
 
 @club_app.command("ratings")

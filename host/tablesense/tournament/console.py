@@ -57,15 +57,14 @@ def confirm_match(director: Director, match_id: int, actor: str = "director") ->
     with director._lock, director.db.session() as s:
         m = s.get(Match, match_id)
         if m is None or m.event_id != director.event_id:
-            raise DirectorError(say("no match {id} in this event", id=match_id))
+            raise DirectorError(say("that match is not in this event (the page is out of date: reload it)"))
+        where = say("table {table} in round {round}", table=m.table_no, round=m.round_no) if m.table_no \
+            else say("the bye in round {round}", round=m.round_no)
         if m.confirmed:
-            raise DirectorError(say("match {id} is already confirmed", id=match_id))
+            raise DirectorError(say("{where} is already confirmed", where=where))
         if m.status not in OPEN_STATUSES:
             status = say(STATUS.get(m.status, m.status))
-            if m.table_no:
-                raise DirectorError(say("match {id} at table {table} has no result to confirm yet (it is {status})",
-                                        id=match_id, table=m.table_no, status=status))
-            raise DirectorError(say("match {id} has no result to confirm yet (it is {status})", id=match_id, status=status))
+            raise DirectorError(say("{where} has no result to confirm yet (it is {status})", where=where, status=status))
         was = m.status
         m.confirmed = True
         m.status = "confirmed"
@@ -312,6 +311,11 @@ def entrant_labels(director: Director) -> dict[int, str]:
     return {e.id: numbered(numbers[e.id], e.name) for e in entrants}
 
 
+def entrant_label(director: Director, entrant_id: int) -> str:
+    """``#3 Ana & Bia``: one entrant as the console and the commands name it."""
+    return entrant_labels(director).get(entrant_id, "#?")
+
+
 def _status(m: Match) -> str:
     return "confirmed" if m.confirmed else m.status
 
@@ -381,7 +385,8 @@ def serve_banner(director: Director, host: str, port: int, broker: str | None) -
     lines: list[str] = [
         say("director: event {id} {name} ({game} {variant}, {format}; results confirmed by {mode})",
             id=director.event_id, name=repr(name), game=game, variant=variant, format=fmt, mode=mode),
-        say("round {round}: {status}", round=director.current_round_no(), status=ps.reason),
+        (say("round {round}: {status}", round=director.current_round_no(), status=ps.reason)
+         if director.current_round_no() else say("no round paired yet: {status}", status=ps.reason)),
         say("pages:"),
     ]
     base = urls[0]

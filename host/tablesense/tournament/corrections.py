@@ -48,11 +48,12 @@ class Corrections:
         with self._lock, self.db.session() as s:
             m = s.get(Match, match_id)
             if m is None or m.event_id != self.event_id:
-                raise DirectorError(say("no match {id} in this event", id=match_id))
+                raise DirectorError(say("that match is not in this event (the page is out of date: reload it)"))
             if m.entrants and len(m.entrants) > 2:
-                raise DirectorError(say("match {id} is a table of {n}: correct it with one score per entrant "
-                                        "(tablesense tournament correct MATCH --score A-B-C), not A-B",
-                                        id=match_id, n=len(m.entrants)))
+                raise DirectorError(say("table {table} in round {round} is a table of {n}: correct it with one score "
+                                        "per entrant in seat order (tablesense tournament correct {table} --round "
+                                        "{round} --score {example}), not A-B", table=m.table_no, round=m.round_no,
+                                        n=len(m.entrants), example="-".join(["0"] * len(m.entrants))))
             where = (say("the match at table {table} in round {round}", table=m.table_no, round=m.round_no)
                      if m.table_no else say("the bye in round {round}", round=m.round_no))
             if winner not in (None, m.entrant_a, m.entrant_b):
@@ -85,6 +86,6 @@ def _entrant_label(s: Session, event_id: int, entrant_id: int | None) -> str:
 
     e = s.get(Entrant, entrant_id) if entrant_id is not None else None
     if e is None or e.event_id != event_id:
-        return f"#? ({entrant_id})"
+        return "#?"
     numbers = entrant_numbers(s.scalars(select(Entrant.id).where(Entrant.event_id == event_id)))
     return numbered(numbers.get(e.id), e.name)

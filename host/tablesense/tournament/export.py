@@ -125,6 +125,11 @@ def standings_csv(director: Director, tr: Callable[[str], str] = lambda s: s) ->
 def results_csv(director: Director) -> str:
     data = export_event(director, audit=False)
     names = {e["id"]: e["name"] for e in data["entrants"]}
+    numbers = {e["id"]: e.get("number") for e in data["entrants"]}
+
+    def no(e: Any) -> int | str:  # the entrant's number in the event (3 for #3), never its database id
+        return numbers.get(e) or "" if e is not None else ""
+
     out = io.StringIO()
     w = csv.writer(out)
     # Tables of three or four entrants (kway.py) add entrant/name/score columns c and d at the end.
@@ -139,9 +144,9 @@ def results_csv(director: Director) -> str:
             extra: list[Any] = []
             for i in range(k - 2):
                 e = others[i] if i < len(others) else None
-                extra += [e, _cell(names.get(e, "")) if e else "", sc[2 + i] if 2 + i < len(sc) else None]
-            w.writerow([rnd["number"], m["number"], m["table"], m["kind"], a, _cell(names.get(a, "")), b, _cell(names.get(b, "")) if b else "",
-                        sc[0], sc[1], m["winner"], m["confirmed"], *extra])
+                extra += [no(e), _cell(names.get(e, "")) if e else "", sc[2 + i] if 2 + i < len(sc) else None]
+            w.writerow([rnd["number"], m["number"], m["table"], m["kind"], no(a), _cell(names.get(a, "")), no(b),
+                        _cell(names.get(b, "")) if b else "", sc[0], sc[1], no(m["winner"]), m["confirmed"], *extra])
     return out.getvalue()
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from tablesense.games.common import say
 from tablesense.games.registry import find_game
 
 from .checks import Replayed, replay_one
@@ -387,20 +388,24 @@ def correct_table(director: Any, match_id: int, score: str, reason: str, actor: 
     from .audit import DirectorError, _append_audit
 
     if not reason.strip():
-        raise DirectorError("a correction needs a reason")
+        raise DirectorError(say("a correction needs a reason"))
     try:
         scores = [float(x) for x in score.split("-")]
     except ValueError:
-        raise DirectorError(f"a table's score is one number per entrant, e.g. 3-4-0, not {score[:40]!r}") from None
+        raise DirectorError(say("a table's score is one number per entrant, e.g. 3-4-0, not {score}",
+                                score=repr(score[:40]))) from None
     if any(not math.isfinite(x) or not 0 <= x <= 1_000_000 for x in scores):
-        raise DirectorError("each score is a number from 0 to 1000000")
+        raise DirectorError(say("each score is a number from 0 to 1000000"))
     with director._lock, director.db.session() as s:
         m = s.get(Match, match_id)
         if m is None or m.event_id != director.event_id:
-            raise DirectorError(f"no match {match_id} in this event")
+            raise DirectorError(say("that match is not in this event (the page is out of date: reload it)"))
         ids = match_entrants(m)
         if len(scores) != len(ids):
-            raise DirectorError(f"match {match_id} has {len(ids)} entrants; give {len(ids)} scores in seat order")
+            raise DirectorError(say("table {table} in round {round} has {n} entrants: give {n} scores in seat order, "
+                                    "e.g. {example}", table=m.table_no, round=m.round_no, n=len(ids),
+                                    example="-".join(["0"] * len(ids))))
+        where = say("round {round}, table {table}", round=m.round_no, table=m.table_no or "-")
         before = {"scores": match_scores(m), "winner": m.winner_id}
         side = winner_side(scores)
         m.scores = scores
@@ -413,4 +418,5 @@ def correct_table(director: Any, match_id: int, score: str, reason: str, actor: 
         })
         names = {e.id: e.name for e in s.scalars(select(Entrant).where(Entrant.event_id == director.event_id))}
     shown = ", ".join(f"{names.get(e, '?')} {x:g}" for e, x in zip(ids, scores, strict=True))
-    return f"match {match_id}: {shown}; confirmed, and written to the audit log with the reason {reason!r}"
+    return say("{where}: {sides}; confirmed, and written to the audit log with the reason {reason}", where=where,
+               sides=shown, reason=repr(reason))

@@ -120,19 +120,21 @@ def add_memory_pages(
 
     @app.get("/replay/{match_id}", response_class=HTMLResponse)
     def replay_page(request: Request, match_id: int, game: int = 1) -> Response:
-        from .record_view import RecordViewError, match_records, seat_names, steps
+        from .record_view import RecordViewError, match_place, match_records, seat_names, steps
 
         try:
+            rnd, table = match_place(db, match_id)
+            place = {"match_id": match_id, "round": rnd, "table": table or "–"}
             recs = match_records(db, match_id)
             if not recs:
                 # A result entered by hand (or no result yet): the page says so, not an empty viewer.
-                return page(request, "replay.html", match_id=match_id, game=1, games=0, rec=None)
+                return page(request, "replay.html", **place, game=1, games=0, rec=None)
             if not 1 <= game <= len(recs):
                 raise RecordViewError(f"match {match_id} has no stored record {game} (it has {len(recs)})")  # a 404's detail
             view = steps(recs[game - 1], tr_of(request), seat_names(db, match_id))
         except RecordViewError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
-        return page(request, "replay.html", match_id=match_id, game=game, games=len(recs), rec=view)
+        return page(request, "replay.html", **place, game=game, games=len(recs), rec=view)
 
     @app.post("/director/enter-players")
     def enter_players(request: Request, players: str = Form(""), name: str = Form(""), csrf: str = Form("")) -> RedirectResponse:
@@ -141,7 +143,9 @@ def add_memory_pages(
             if not ids or not all(i.isdigit() and len(i) <= 9 for i in ids):
                 raise DirectorError(say("pick the entrant's player(s) from the club list"))
             eid = register_players(director, [int(i) for i in ids], name.strip() or None)
-            return say("entrant {id} registered from the club's players", id=eid)
+            from .console import entrant_label
+
+            return say("{entrant} registered from the club's players", entrant=entrant_label(director, eid))
         return act(request, csrf, run)
 
     @app.post("/director/add-player")

@@ -257,6 +257,10 @@ def write_broker_config(
     director_pw = directory / "director.password"  # for the director's ?password_file= (never in ps)
     director_pw.write_text(creds[DIRECTOR_USER] + "\n")
     director_pw.chmod(0o600)
+    for n in range(1, tables + 1):  # each table's own, to copy to that table (its ?password_file=)
+        table_pw = directory / f"{table_user(n)}.password"
+        table_pw.write_text(creds[table_user(n)] + "\n")
+        table_pw.chmod(0o600)
     if account not in (None, "root"):
         give_to_broker_account(account, [directory, passwd, acl, conf, *tls_files])
     return BrokerFiles(conf=conf, passwd=passwd, acl=acl, credentials={u: creds[u] for u in users}, ca=ca)

@@ -144,8 +144,9 @@ def add_club_pages(
         labels = cons.entrant_labels(director)
         where = {m.id: (m.round_no, m.table_no) for m in director.matches()}
         tr = tr_of(request)
-        for a in shown:
+        for i, a in enumerate(shown):
             a["about"] = audit_about(a, labels, where, tr)
+            a["n"] = total - (page - 1) * AUDIT_PAGE - i  # the entry's place in this event's log, not its database id
         return templates.TemplateResponse(request, "audit.html", {
             "request": request, "view": club_view(director), "entries": shown, "page": page, "pages": pages,
             "total": total, "chain_ok": director.verify_audit_chain(), "logged_in": True,
@@ -183,7 +184,7 @@ def add_club_pages(
             m = cons.confirm_match(director, match, "director-web")
             if on_change is not None:
                 on_change()
-            return say("match {id} at table {table} confirmed", id=m.id, table=m.table_no)
+            return say("round {round}, table {table} confirmed", round=m.round_no, table=m.table_no or "-")
         return act(request, csrf, run)
 
     @app.post("/director/announce")

@@ -162,9 +162,9 @@ def standings_csv_text(data: dict[str, Any], cell: Callable[[Any], Any] = lambda
     cols, rows = standings_rows(data, text=False)
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow([tr(N_("Entrant id")), *[tr(h) for _k, h in cols]])
+    w.writerow(["#", *[tr(h) for _k, h in cols]])  # the entrant's number in the event, never its database id
     for r in rows:
-        w.writerow([r["entrant"], *[cell(_plain(r[k])) for k, _h in cols]])
+        w.writerow([f"#{r['number']}" if r["number"] is not None else "", *[cell(_plain(r[k])) for k, _h in cols]])
     return out.getvalue()
 
 

@@ -64,6 +64,15 @@ def match_records(db: Database, match_id: int) -> list[dict[str, Any]]:
         return [x for x in recs if isinstance(x, dict)] if isinstance(recs, list) else []
 
 
+def match_place(db: Database, match_id: int) -> tuple[int, int | None]:
+    """(round, table) of a match: how its replay is titled (never the database id)."""
+    with db.session() as s:
+        m = s.get(Match, match_id)
+        if m is None:
+            raise RecordViewError(f"no match {match_id}")
+        return int(m.round_no), m.table_no
+
+
 def seat_names(db: Database, match_id: int) -> list[str]:
     """Who sat where in a match (the director's seat plan, as its assignment gave
     it to the table): the replay names the players, not "Seat 1"."""

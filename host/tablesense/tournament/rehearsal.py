@@ -16,6 +16,17 @@ format, options and number of tables, played in the rehearsal's own
 database, so the club's event is never touched. A copy confirms at the seat
 buttons when the event asks for badges (the computer carries none).
 
+The broker is the rehearsal's own by default. ``broker_url`` uses one that
+already runs instead (the club's, set up with ``tournament
+mosquitto-config``): the director joins it as ``director`` with the password
+in ``?password_file=``, and the tables as ``table-N`` with the passwords of
+the ``credentials`` file that ``mosquitto-config`` wrote beside
+``director.password`` (or ``credentials``). What it needs and does not find
+(nothing listening, a refused password, a CA that does not match, a table
+without an account) stops it before any table starts, in one sentence. At
+the end it withdraws the rounds it announced there, so no real table starts
+a rehearsal match.
+
 Everything the evening leaves is in the work folder: the broker's files,
 the tables' keys, journals, outboxes and logs, and (by default) the
 rehearsal's SQLite database.
@@ -91,6 +102,8 @@ class Plan:
     game: str = "dominoes"
     variant: str = "pairs-pips"
     target: float | None = None
+    seats: int | None = None
+    """A new event: seats a table (Kems 4, 6 or 8; brazilian-points 3 or 4); None: the variant's usual."""
     confirm: str = "buttons"
     tls: bool = True
     host: str = "127.0.0.1"
@@ -100,6 +113,10 @@ class Plan:
     password: str | None = None
     """The director's console password (None: one is made up and printed)."""
     player: str | None = None
+    broker_url: str | None = None
+    """A broker that already runs (the director's URL, its password in ``?password_file=``); None: start one."""
+    credentials: Path | None = None
+    """The tables' broker passwords (``user password`` lines; default: ``credentials`` beside the password file)."""
 
 
 @dataclass
@@ -142,6 +159,9 @@ class Rehearsal:
         self.displays: dict[int, str] = {}
         self.stopping = threading.Event()
         self._started = time.monotonic()
+        self.external: BrokerURL | None = None
+        self.external_credentials: dict[str, str] = {}
+        self.external_credentials_file = Path()
 
     # ------------------------------------------------------------ start
 
@@ -149,13 +169,19 @@ class Rehearsal:
         p = self.plan
         _check_numbers(p)
         _check_port(p.host, p.port)
-        if mosquitto_binary() is None:
+        if p.broker_url is None and mosquitto_binary() is None:
             raise RehearsalError(say("the rehearsal starts its own broker, and Mosquitto is not installed: "
-                                     "sudo apt-get install mosquitto"), EXIT_NO_SERVICE)
+                                     "sudo apt-get install mosquitto (or use one that runs with --broker)"),
+                                 EXIT_NO_SERVICE)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        if p.broker_url is not None:
+            self._check_external_broker()
         self.director = self._event()
         tables = [t.number for t in self.director.tables()]
-        self._start_broker(tables)
+        if p.broker_url is not None:
+            self._use_broker(tables)
+        else:
+            self._start_broker(tables)
         self._start_director()
         self.tell(say("rehearsal: event {id} {name}, {n} tables, work folder {folder}", id=self.director.event_id,
                       name=repr(self._name()), n=len(tables), folder=str(self.workdir)))
@@ -220,6 +246,8 @@ class Rehearsal:
                                 "lots_seed": f"rehearsal-{secrets.token_hex(4)}"}
         if p.target is not None:
             opts["target"] = p.target
+        if p.seats is not None:
+            opts["seats"] = p.seats
         return opts
 
     def _copy(self, db: Database) -> Director:
@@ -284,10 +312,72 @@ class Rehearsal:
             pw.write_text(files.credentials[table_user(t)] + "\n")
             pw.chmod(0o600)
 
+    # ------------------------------------------------------------ a broker that runs
+
+    def _check_external_broker(self) -> None:
+        """The director's URL parses, its password is readable, the tables have accounts, and the
+        broker takes the director: else one sentence of what is missing, before anything starts."""
+        from .broker_client import BrokerURL as URL
+
+        raw = self.plan.broker_url or ""
+        try:
+            url = URL.parse(raw)
+        except ValueError as exc:
+            raise RehearsalError(say("--broker {url}: {error}", url=_safe_broker(raw), error=_first(exc)),
+                                 EXIT_BAD_INPUT) from None
+        if url.username is None or url.password is None:
+            raise RehearsalError(say("--broker needs the director's account and its password file: "
+                                     "mqtts://director@HOST:PORT?ca=DIR/ca.crt&password_file=DIR/director.password "
+                                     "(DIR: the folder of tournament mosquitto-config)"), EXIT_BAD_INPUT)
+        creds_file = self.plan.credentials or _beside_password_file(raw)
+        if creds_file is None:
+            raise RehearsalError(say("the tables' broker passwords are needed: give --credentials FILE (the "
+                                     "credentials file of tournament mosquitto-config)"), EXIT_BAD_INPUT)
+        creds = _read_credentials(creds_file)
+        problem = _probe_broker(url)
+        if problem is not None:
+            raise RehearsalError(say("cannot use the broker at {where}: {problem}. The rehearsal needs a running "
+                                     "broker (mosquitto -c DIR/mosquitto.conf), the director's password file, the "
+                                     "broker's CA for mqtts (?ca=DIR/ca.crt) and the tables' credentials; or leave "
+                                     "out --broker and it starts its own", where=f"{url.host}:{url.port}",
+                                     problem=problem), EXIT_NO_SERVICE)
+        self.external = url
+        self.external_credentials = creds
+        self.external_credentials_file = creds_file
+
+    def _use_broker(self, tables: list[int]) -> None:
+        """Each table's password in a file of the work folder (0600), for its ``?password_file=``."""
+        url = self.external
+        assert url is not None
+        missing = [t for t in tables if table_user(t) not in self.external_credentials]
+        if missing:
+            have = sorted(int(u.split("-")[1]) for u in self.external_credentials if u.startswith("table-") and u[6:].isdigit())
+            raise RehearsalError(say("{file} has no broker account for tables {tables} (it has {have}): rehearse "
+                                     "with --tables {n}, or write the broker's config for more tables "
+                                     "(tournament mosquitto-config --tables N) and restart it",
+                                     file=str(self.external_credentials_file), tables=", ".join(map(str, missing)),
+                                     have=", ".join(map(str, have)) or "none", n=len(have) or 1), EXIT_BAD_INPUT)
+        secrets_dir = self.workdir / "broker"
+        secrets_dir.mkdir(exist_ok=True)
+        secrets_dir.chmod(0o700)
+        for t in tables:
+            pw = secrets_dir / f"{table_user(t)}.password"
+            pw.write_text(self.external_credentials[table_user(t)] + "\n")
+            pw.chmod(0o600)
+        self.broker_port = url.port
+        self.tell(say("using the broker at {where}: its accounts table-1 to table-{n} are the rehearsal's while it "
+                      "runs (a real table or director connected with them is pushed off)",
+                      where=f"{url.host}:{url.port}", n=max(tables)))
+
     def table_url(self, table: int) -> str:
         """Table ``table``'s broker URL, its password in a file (never on a command line)."""
-        scheme = "mqtts" if self.broker_files.ca else "mqtt"
         query = f"password_file={self.workdir / 'broker' / (table_user(table) + '.password')}"
+        if self.external is not None:
+            u = self.external
+            if u.ca:
+                query += f"&ca={Path(u.ca).resolve()}"
+            return f"{'mqtts' if u.tls else 'mqtt'}://{table_user(table)}@{u.host}:{u.port}?{query}"
+        scheme = "mqtts" if self.broker_files.ca else "mqtt"
         if self.broker_files.ca:
             query += f"&ca={self.broker_files.ca}"
         return f"{scheme}://{table_user(table)}@127.0.0.1:{self.broker_port}?{query}"
@@ -298,7 +388,7 @@ class Rehearsal:
         from .web import create_app, hash_password
 
         assert self.director is not None
-        url = BrokerURL.parse(self.broker_files.url(DIRECTOR_USER, "127.0.0.1", self.broker_port))
+        url = self.external or BrokerURL.parse(self.broker_files.url(DIRECTOR_USER, "127.0.0.1", self.broker_port))
         self.bridge = DirectorBridge(self.director, url, live=self.board).start()
         if not self.bridge.wait_connected(15):
             raise RehearsalError(say("the director could not connect to the broker"), EXIT_NO_SERVICE)
@@ -363,10 +453,8 @@ class Rehearsal:
             for m in d.matches(cur):
                 if m.status in ("reported", "confirmed") and m.id not in told:
                     told.add(m.id)
-                    names = {e.id: e.name for e in d.entrants()}
-                    self.tell(say("round {round}, table {table}: {a} {score} {b}", round=cur, table=m.table_no,
-                                  a=names.get(m.entrant_a or 0, "?"), b=names.get(m.entrant_b or 0, "?"),
-                                  score=f"{_num(m.score_a)}-{_num(m.score_b)}"))
+                    self.tell(say("round {round}, table {table}: {sides}", round=cur, table=m.table_no,
+                                  sides=_sides(d, m)))
             with d.db.session() as s:
                 mode = d.event(s).options.get("confirm")
             if mode == "director":
@@ -424,6 +512,8 @@ class Rehearsal:
         if self.server is not None:
             self.server.should_exit = True
         if self.bridge is not None:
+            if self.external is not None:
+                self.bridge.withdraw_round()  # the club's broker keeps no rehearsal match for a real table
             self.bridge.stop()
         if self.broker is not None:
             self.broker.stop()
@@ -470,6 +560,77 @@ def _check_port(host: str, port: int) -> None:
                                      "(0: any free port)", port=port), EXIT_BAD_INPUT) from None
 
 
+def _safe_broker(url: str) -> str:
+    """A broker URL without a password in it."""
+    from urllib.parse import urlparse
+
+    u = urlparse(url if "://" in url else "mqtt://" + url)
+    if u.password is None:
+        return url
+    return url.replace(f":{u.password}@", ":***@", 1)
+
+
+def _beside_password_file(url: str) -> Path | None:
+    """``credentials`` in the folder of the URL's ``password_file`` (where mosquitto-config wrote both)."""
+    from urllib.parse import parse_qs, urlparse
+
+    files = parse_qs(urlparse(url if "://" in url else "mqtt://" + url).query).get("password_file")
+    return Path(files[0]).resolve().parent / "credentials" if files else None
+
+
+def _read_credentials(path: Path) -> dict[str, str]:
+    """``user password`` lines (the credentials file of mosquitto-config)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RehearsalError(say("cannot read the tables' broker passwords in {file}: {error} (give the credentials "
+                                 "file of tournament mosquitto-config with --credentials)", file=str(path),
+                                 error=exc.strerror or str(exc)), EXIT_BAD_INPUT) from None
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def _probe_broker(url: BrokerURL, timeout: float = 8.0) -> Sentence | None:
+    """Why the broker does not take ``url``'s account (None: it does): nothing listening,
+    a TLS failure, a refused password, no answer."""
+    import ssl
+
+    from .broker_client import make_client
+
+    answer: dict[str, Any] = {}
+    done = threading.Event()
+    client = make_client(f"{url.username}-probe", url, clean=True)
+
+    def on_connect(_c: Any, _ud: Any, _flags: Any, rc: Any, _props: Any = None) -> None:
+        answer["rc"] = rc
+        done.set()
+
+    client.on_connect = on_connect
+    try:
+        client.connect(url.host, url.port, keepalive=5)
+    except ssl.SSLError as exc:
+        return say("TLS failed ({error}): the CA in ?ca= must be the broker's", error=exc.reason or exc)
+    except ConnectionRefusedError:
+        return say("nothing listens there")
+    except OSError as exc:
+        return say("cannot reach it ({error})", error=exc.strerror or exc)
+    client.loop_start()
+    try:
+        if not done.wait(timeout):
+            return say("no answer in {n} s", n=int(timeout))
+        rc = answer["rc"]
+        if getattr(rc, "is_failure", False):
+            return say("it refused {user} ({reason}): check the password file", user=url.username, reason=str(rc))
+        return None
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
 def _new_workdir() -> Path:
     import tempfile
 
@@ -489,6 +650,19 @@ def _safe(url: str) -> str:
 def _first(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _sides(d: Director, m: Any) -> str:
+    """``#1 Pair 1 12-0 #4 Pair 4``, or ``#1 Ana 5, #2 Bia 1, #3 Caio 10`` at a table of three or four."""
+    from .console import entrant_labels
+    from .kway import match_entrants, match_scores
+
+    labels = entrant_labels(d)
+    sides = match_entrants(m)
+    scores = match_scores(m) or [None] * len(sides)
+    if len(sides) == 2:
+        return f"{labels.get(sides[0], '?')} {_num(scores[0])}-{_num(scores[1])} {labels.get(sides[1], '?')}"
+    return ", ".join(f"{labels.get(e, '?')} {_num(x)}" for e, x in zip(sides, scores, strict=False))
 
 
 def _num(x: float | None) -> str:

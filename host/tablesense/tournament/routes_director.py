@@ -83,7 +83,9 @@ def correct(request: Request, site: Site, match: str = Form(""), score_a: str = 
         w = form_int(winner, "winner") if winner.strip() else None
         mid = form_int(match, "match")
         site.director.correct(mid, (form_score(score_a), form_score(score_b)), w, reason, "director-web")
-        return say("match {id} corrected", id=mid)
+        m = next((x for x in site.director.matches() if x.id == mid), None)
+        return say("round {round}, table {table} corrected", round=m.round_no if m else "?",
+                   table=(m.table_no if m else None) or "-")
     return site.act(request, csrf, run)
 
 

@@ -245,7 +245,7 @@ def simulate(
                 if confirm == "director":
                     # The simulated director confirms each reported result from the console.
                     for m in confirm_reported(director, "director-sim", r):
-                        tell(say("director confirms match {match} at table {table}", match=m.id, table=m.table_no))
+                        tell(say("director confirms round {round}, table {table}", round=m.round_no, table=m.table_no))
                 time.sleep(0.02)
             if not wait_until(bridge.idle, 10):
                 raise SimulationError("the director did not drain its queue")

@@ -342,8 +342,7 @@ def _assignment_line(table: int, a: dict[str, Any]) -> Sentence:
     if not ms:
         return say("table {table}: round {round}: nothing to play here; waiting for the next round", table=table,
                    round=a.get("round"))
-    parts = [say("{entrants} (match {match})", entrants=" v ".join(str(e.get("name")) for e in m.get("entrants", [])),
-                 match=m.get("match")) for m in ms]
+    parts = [" v ".join(str(e.get("name")) for e in m.get("entrants", [])) for m in ms]
     matches = parts[0]
     for p in parts[1:]:
         matches = say("{first}; then {then}", first=matches, then=p)
