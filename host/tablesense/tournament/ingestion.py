@@ -31,7 +31,7 @@ from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
 from .confirmation import ConfirmationError, Elsewhere, judge_checkin
 from .confirmation import Side as ConfirmSide
 from .confirmation import judge as judge_confirmation
-from .db import Entrant, Event, Match, Result, Round, Table
+from .db import Entrant, Match, Result, Round, Table
 from .scope import EventScope
 
 
@@ -212,7 +212,7 @@ class Ingestion:
     def _ingest_result(self, batch: _Batch, c: Checked) -> Ack:
         s, key, body, d = batch.s, c.key, c.body, c.body_digest
         assert body is not None
-        ev = self.event(s)
+        game, variant = self.game()
         rnd_no, table_no, revision = int(body["round"]), int(body["table"]), int(body["revision"])
         old = batch.results.get((rnd_no, table_no, revision))
         if old is not None:
@@ -237,12 +237,12 @@ class Ingestion:
         scores: list[float] | None = None
         if len(expect) > 2:
             try:
-                scores, winner_side, games_k = kway.verify_records(ev.game, ev.variant, body, len(expect), c.replays)
+                scores, winner_side, games_k = kway.verify_records(game, variant, body, len(expect), c.replays)
             except kway.KwayError as exc:
                 raise _Refusal(str(exc)) from exc
             score, games = (scores[0], scores[1]), [tuple(g) for g in games_k]
         else:
-            score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of, c.replays)
+            score, winner_side, games = verify_records(game, variant, body, m.best_of, c.replays)
         winner = None if winner_side is None else expect[winner_side]
         if body.get("winner") != winner:
             raise _Refusal(f"reported winner {body.get('winner')!r} does not follow from the records ({winner!r})")
@@ -353,11 +353,14 @@ class _Batch:
                     select(Result.id, Result.round_no, Result.table_no, Result.revision, Result.match_id, Result.digest)
                     .where(Result.event_id == event_id, Result.round_no.in_(rounds), Result.table_no.in_(tables))):
                 self._note(_Stored(rnd, tab, rev, mid, dig, rid))
-        # held here: the session's identity map keeps only weak references, and
-        # s.get() of a row it still holds costs no query
-        self.matches = list(s.scalars(select(Match).where(Match.id.in_(matches)))) if matches else []
-        self.event = s.get(Event, event_id)
-        self.current_round = int(s.scalar(select(func.max(Round.number)).where(Round.event_id == event_id)) or 0)
+        # The matches, held here (the session's identity map keeps only weak
+        # references, and s.get() of a row it still holds costs no query), and
+        # the current round, in one query: on PostgreSQL every query is a round
+        # trip, and on a busy machine each costs a wait for the server's turn.
+        current = select(func.max(Round.number)).where(Round.event_id == event_id)
+        rows = list(s.execute(select(Match, current.scalar_subquery()).where(Match.id.in_(matches)))) if matches else []
+        self.matches = [m for m, _r in rows]
+        self.current_round = int((rows[0][1] if rows else s.scalar(current)) or 0)
         self._unsettled: list[tuple[Match, _Stored, dict[str, Any], dict[str, Any]]] = []
 
     def _note(self, r: _Stored) -> None:
