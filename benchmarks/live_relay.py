@@ -1,22 +1,34 @@
-"""Spectators: a real director process, a real broker, N real SSE clients on ``/live/events``.
+"""Spectators: a real director process, real brokers, N real spectators.
 
 ``--tables`` publishers (one MQTT connection each, as a table has) send their
 progress at a table's pace (``--moves-per-s`` each) on their live topics; the
 director runs as ``tablesense director serve`` (a child process: bridge and
-live board on one broker connection, FastAPI under uvicorn), and
-``--spectators`` clients hold ``/live/events`` open from many loopback
-addresses (127.0.0.2…, as phones behind a venue's NAT come from a few). A
-lone spectator of its own (its own address, never slowed by the others'
-parsing) is the peer: ``delivered_ratio`` is the mean, over the N
-spectators, of the updates each received divided by the updates the lone
-one received in the same run. The lag of an update is from the newest move
-it carries (the table's timestamp) to the moment a spectator read it. During
-the run a client in a process of its own asks ``/standings`` twice a second.
+live board on one broker connection, FastAPI under uvicorn). During the run a
+client in a process of its own asks ``/standings`` twice a second.
+
+``--via relays`` (the default): the spectators are N real MQTT-over-WebSocket
+clients, as browsers are, spread over ``--relays`` relay brokers written by
+``tournament relay-config`` (:mod:`tablesense.tournament.relays`): the first
+bridged from the director's broker, each further one from the one before (a
+tree: director -> relay 1 -> relay 2 ...). Each spectator follows one table
+(``--follow one``: a table's spectator page; tables in turn) or every table
+(``--follow all``). A lone spectator on the first relay, following every
+table, is the peer: ``delivered_ratio`` is the mean, over the N spectators,
+of the updates each received divided by the updates the lone one received
+of the same table(s) in the same run.
+
+``--via sse``: the spectators are N real SSE clients holding the director's
+``/live/events`` open from many loopback addresses (127.0.0.2…, as phones
+behind a venue's NAT come from a few), and a lone SSE spectator of its own
+address is the peer.
+
+The lag of an update is from the newest move it carries (the table's
+timestamp) to the moment a spectator read it.
 
 Goal on the 2-core development machine: N=2000, lag p95 < 1000 ms,
 delivered_ratio >= 0.9, /standings p95 < 300 ms.
 
-Last line: ``spectators=N lag_p95_ms=... delivered_ratio=... standings_p95_ms=...``
+Last line: ``spectators=N lag_p95_ms=... delivered_ratio=... standings_p95_ms=... via=... load_1m=...``
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ import asyncio
 import getpass
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -87,6 +100,127 @@ async def watch(s: Spectator, port: int, stop: asyncio.Event) -> None:
         writer.close()
 
 
+class RelaySpectator:
+    """One browser's part at a relay: MQTT 3.1.1 over WebSocket, QoS 0, read only.
+
+    The protocol is written out here (CONNECT, SUBSCRIBE, PUBLISH; a few
+    dozen lines) rather than taken from paho: paho costs a thread per
+    client, and 2,000 of them would measure this process's scheduler."""
+
+    def __init__(self, port: int, topic: str, name: str) -> None:
+        self.port = port
+        self.topic = topic
+        self.name = name
+        self.arrivals: list[tuple[float, int, float]] = []
+        """(arrival, table, the newest move's timestamp) of each update."""
+        self.subscribed = False
+
+
+def _mqtt_packet(kind: int, body: bytes) -> bytes:
+    n, length = len(body), bytearray()
+    while True:
+        n, digit = n >> 7, n & 0x7F
+        length.append(digit | (0x80 if n else 0))
+        if not n:
+            return bytes([kind]) + bytes(length) + body
+
+
+def _mqtt_str(text: str) -> bytes:
+    raw = text.encode()
+    return len(raw).to_bytes(2, "big") + raw
+
+
+def _mqtt_packets(buf: bytearray) -> list[tuple[int, bytes]]:
+    """Whole packets (first byte, body) taken off the front of ``buf``."""
+    out = []
+    while len(buf) >= 2:
+        length, mult, i = 0, 1, 1
+        while True:
+            if i >= len(buf):
+                return out
+            length += (buf[i] & 0x7F) * mult
+            mult <<= 7
+            i += 1
+            if not buf[i - 1] & 0x80:
+                break
+        if len(buf) < i + length:
+            return out
+        out.append((buf[0], bytes(buf[i:i + length])))
+        del buf[:i + length]
+    return out
+
+
+async def watch_relay(s: RelaySpectator, stop: asyncio.Event) -> None:
+    """Connect, subscribe, and note every live update until ``stop``."""
+    from websockets.asyncio.client import connect
+
+    try:
+        async with connect(f"ws://127.0.0.1:{s.port}/mqtt", subprotocols=["mqtt"],  # type: ignore[list-item]
+                           compression=None, ping_interval=None, open_timeout=120, max_size=1 << 20) as ws:
+            # CONNECT: protocol MQTT level 4, clean session, no keep-alive (the run is short)
+            await ws.send(_mqtt_packet(0x10, _mqtt_str("MQTT") + bytes([4, 0x02, 0, 0]) + _mqtt_str(s.name)))
+            await ws.send(_mqtt_packet(0x82, (1).to_bytes(2, "big") + _mqtt_str(s.topic) + b"\x00"))
+            buf = bytearray()
+            reader = asyncio.ensure_future(_read_relay(ws, s, buf))
+            halt = asyncio.ensure_future(stop.wait())
+            await asyncio.wait([reader, halt], return_when=asyncio.FIRST_COMPLETED)
+            halt.cancel()
+            if reader.done():
+                reader.result()  # the relay closed or refused: say why
+            reader.cancel()
+    except Exception as exc:  # noqa: BLE001 - refused, closed, timed out: a spectator lost (its ratio shows it)
+        if not stop.is_set():
+            print(f"spectator {s.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+async def _read_relay(ws: Any, s: RelaySpectator, buf: bytearray) -> None:
+    async for frame in ws:
+        now = time.time()
+        buf += frame if isinstance(frame, bytes) else frame.encode()
+        for first, body in _mqtt_packets(buf):
+            kind = first >> 4
+            if kind == 3:  # PUBLISH, QoS 0: topic, then the payload
+                n = int.from_bytes(body[:2], "big")
+                topic = body[2:2 + n].decode()
+                table = int(topic.rsplit("/", 2)[-2].rsplit("-", 1)[-1])
+                try:
+                    ts = float(json.loads(body[2 + n:]).get("ts") or 0.0)
+                except ValueError:
+                    ts = 0.0
+                s.arrivals.append((now, table, ts))
+            elif kind == 9:  # SUBACK
+                s.subscribed = body[2:3] != b"\x80"
+            elif kind == 2 and body[1:2] != b"\x00":  # CONNACK refused
+                raise ValueError(f"the relay refused the connection (code {body[1]})")
+
+
+def run_relay_spectators(ports: list[int], tables: int, n: int, follow: str, ready: threading.Event,
+                         stop: threading.Event, out: list[RelaySpectator]) -> None:
+    """N relay spectators and the lone one, in one event loop (a thread of this process)."""
+    from tablesense.tournament.live import LIVE_TOPIC_FILTER, live_topic
+
+    async def main() -> None:
+        halt = asyncio.Event()
+        lone = RelaySpectator(ports[0], LIVE_TOPIC_FILTER, "lone")
+        crowd = [RelaySpectator(ports[i % len(ports)], LIVE_TOPIC_FILTER if follow == "all" else live_topic(1 + i % tables),
+                                f"s{i}") for i in range(n)]
+        out[:] = [lone, *crowd]
+        tasks = [asyncio.create_task(watch_relay(lone, halt))]
+        for i in range(0, n, 100):  # open them in bursts, as a crowd arrives
+            tasks += [asyncio.create_task(watch_relay(s, halt)) for s in crowd[i:i + 100]]
+            await asyncio.sleep(0.05)
+        end = time.monotonic() + 120
+        while time.monotonic() < end and sum(s.subscribed for s in out) < len(out):
+            await asyncio.sleep(0.2)
+        ready.set()
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+        halt.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(main())
+
+
 def run_spectators(port: int, n: int, ready: threading.Event, stop: threading.Event, out: list[Spectator]) -> None:
     """N spectators and the lone one, in one event loop (a thread of this process)."""
 
@@ -131,18 +265,48 @@ def main() -> int:
     ap.add_argument("--tables", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--moves-per-s", type=float, default=2.0, help="moves a second at each table")
+    ap.add_argument("--via", choices=("relays", "sse"), default="relays",
+                    help="relays: MQTT-over-WebSocket spectators at relay brokers; sse: the director's /live/events")
+    ap.add_argument("--relays", type=int, default=2, help="relay brokers, in a chain from the director's broker")
+    ap.add_argument("--follow", choices=("one", "all"), default="one",
+                    help="what a relay spectator follows: one table's progress (tables in turn), or every table's")
     args = ap.parse_args()
+    if args.spectators < 1 or args.tables < 1 or args.relays < 1:
+        ap.error("--spectators, --tables and --relays are at least 1")
+    if args.via == "relays":
+        need = args.spectators + 2 * args.tables + 200
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < need:  # one socket per spectator here, and at its relay (which inherits the limit)
+            if hard != resource.RLIM_INFINITY and hard < need:
+                ap.error(f"{args.spectators} spectators need {need} open files; the limit is {hard} (ulimit -n)")
+            resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
     with tempfile.TemporaryDirectory(prefix="ts-live-bench-") as tmp:
         port = free_port()
-        files = write_broker_config(Path(tmp) / "broker", tables=args.tables, port=port, run_as=getpass.getuser())
-        mosq = Mosquitto(files.conf, port).start()
+        me = getpass.getuser()
+        files = write_broker_config(Path(tmp) / "broker", tables=args.tables, port=port, run_as=me)
+        relays: list[tuple[Path, int, int]] = []  # (conf, MQTT port, WebSocket port)
+        if args.via == "relays":
+            from tablesense.tournament.relays import write_relay_config
+
+            for i in range(args.relays):
+                mqtt_port, ws_port = free_port(), free_port()
+                up = port if i == 0 else relays[-1][1]
+                r = write_relay_config(Path(tmp) / f"relay{i + 1}", name=f"bench-{i + 1}", upstream_host="127.0.0.1",
+                                       upstream_port=up, director_dir=files.conf.parent if i == 0 else None,
+                                       port=mqtt_port, ws_port=ws_port, bind="127.0.0.1", run_as=me,
+                                       max_spectators=args.spectators + 10)
+                relays.append((r.conf, mqtt_port, ws_port))
+        brokers = [Mosquitto(files.conf, port)] + [Mosquitto(conf, mp) for conf, mp, _ws in relays]
         try:
-            return run(files, port, args, Path(tmp))
+            for b in brokers:
+                b.start()
+            return run(files, port, [ws for _c, _m, ws in relays], args, Path(tmp))
         finally:
-            mosq.stop()
+            for b in reversed(brokers):
+                b.stop()
 
 
-def run(files: Any, port: int, args: Any, tmp: Path) -> int:
+def run(files: Any, port: int, relay_ports: list[int], args: Any, tmp: Path) -> int:
     from tablesense.tournament.db import Database
     from tablesense.tournament.service import Director
 
@@ -162,7 +326,7 @@ def run(files: Any, port: int, args: Any, tmp: Path) -> int:
          "--broker", f"mqtt://director@127.0.0.1:{port}?password_file={files.conf.parent / 'director.password'}"],
         env={**os.environ, "TABLESENSE_DIRECTOR_PASSWORD": "benchmark-password"}, stdout=log, stderr=log)
     try:
-        code = measure(director, web_port, port, files, match_at, args)
+        code = measure(director, web_port, port, relay_ports, files, match_at, args)
         if code:
             print("director's log (tail):", (tmp / "director.log").read_text()[-3000:], file=sys.stderr)
         return code
@@ -178,8 +342,8 @@ def run(files: Any, port: int, args: Any, tmp: Path) -> int:
             director.kill()
 
 
-def measure(director: subprocess.Popen[bytes], web_port: int, port: int, files: Any, match_at: dict[int, int],
-            args: Any) -> int:
+def measure(director: subprocess.Popen[bytes], web_port: int, port: int, relay_ports: list[int], files: Any,
+            match_at: dict[int, int], args: Any) -> int:
     base = f"http://127.0.0.1:{web_port}"
     end = time.monotonic() + 30
     while True:
@@ -192,10 +356,15 @@ def measure(director: subprocess.Popen[bytes], web_port: int, port: int, files: 
             time.sleep(0.2)
     stop_watch, ready = threading.Event(), threading.Event()
     spectators: list[Spectator] = []
-    crowd_thread = threading.Thread(target=run_spectators, args=(web_port, args.spectators, ready, stop_watch, spectators),
-                                    daemon=True)
+    watchers: list[RelaySpectator] = []
+    if args.via == "relays":
+        crowd_thread = threading.Thread(target=run_relay_spectators, daemon=True, args=(
+            relay_ports, args.tables, args.spectators, args.follow, ready, stop_watch, watchers))
+    else:
+        crowd_thread = threading.Thread(target=run_spectators, daemon=True,
+                                        args=(web_port, args.spectators, ready, stop_watch, spectators))
     crowd_thread.start()
-    ready.wait(120)
+    ready.wait(180)
     time.sleep(1.0)
     stop = threading.Event()
     sent = [0]
@@ -241,6 +410,9 @@ def measure(director: subprocess.Popen[bytes], web_port: int, port: int, files: 
     stop_watch.set()
     crowd_thread.join(30)
 
+    if args.via == "relays":
+        return relay_figures(watchers, started, standings_ms, sent[0], args)
+
     newest: dict[bytes, float] = {}  # frame -> its newest move's timestamp (every frame parsed once)
 
     def newest_move(frame: bytes) -> float:
@@ -268,7 +440,38 @@ def measure(director: subprocess.Popen[bytes], web_port: int, port: int, files: 
           f"{statistics.median(lags) if lags else float('nan'):.0f} ms p95 {lag95:.0f} ms, delivered mean {delivered:.3f} "
           f"(lowest {min(ratios, default=0):.3f}); /standings {len(standings_ms)} requests p95 {st95:.0f} ms; "
           f"{len(newest)} distinct frames")
-    print(f"spectators={args.spectators} lag_p95_ms={lag95:.0f} delivered_ratio={delivered:.3f} standings_p95_ms={st95:.0f}")
+    print(f"spectators={args.spectators} lag_p95_ms={lag95:.0f} delivered_ratio={delivered:.3f} standings_p95_ms={st95:.0f} "
+          f"via=sse load_1m={os.getloadavg()[0]:.2f}")
+    return 0 if lag95 < 1000 and delivered >= 0.9 and st95 < 300 else 1
+
+
+def relay_figures(watchers: list[RelaySpectator], started: float, standings_ms: list[float], sent: int, args: Any) -> int:
+    """The figures of a run through relays (see the module docstring)."""
+    lone, crowd = watchers[0], watchers[1:]
+    lone_by_table: dict[int, int] = {}
+    for _at, table, ts in lone.arrivals:
+        if ts >= started:
+            lone_by_table[table] = lone_by_table.get(table, 0) + 1
+    lags: list[float] = []
+    ratios: list[float] = []
+    for s in crowd:
+        got = [(at, table, ts) for at, table, ts in s.arrivals if ts >= started]
+        lags += [(at - ts) * 1000 for at, _t, ts in got]
+        tables = set(lone_by_table) if args.follow == "all" else {int(s.topic.rsplit("/", 2)[-2].rsplit("-", 1)[-1])}
+        expected = sum(lone_by_table.get(t, 0) for t in tables)
+        ratios.append(min(1.0, len(got) / expected) if expected else 0.0)
+    subscribed = sum(1 for s in crowd if s.subscribed)
+    delivered = statistics.fmean(ratios) if ratios else 0.0
+    lone_lags = [(at - ts) * 1000 for at, _t, ts in lone.arrivals if ts >= started]
+    lag95, st95 = p95(lags), p95(standings_ms)
+    print(f"{args.tables} tables x {args.moves_per_s:g} moves/s for {args.seconds:g} s ({sent} moves); "
+          f"{args.relays} relay(s) in a chain; {subscribed} of {args.spectators} spectators subscribed (following "
+          f"{args.follow}); lone spectator {sum(lone_by_table.values())} updates, lag p95 {p95(lone_lags):.0f} ms; crowd "
+          f"{len(lags)} updates, lag p50 {statistics.median(lags) if lags else float('nan'):.0f} ms p95 {lag95:.0f} ms, "
+          f"delivered mean {delivered:.3f} (lowest {min(ratios, default=0):.3f}); /standings {len(standings_ms)} "
+          f"requests p95 {st95:.0f} ms")
+    print(f"spectators={args.spectators} lag_p95_ms={lag95:.0f} delivered_ratio={delivered:.3f} standings_p95_ms={st95:.0f} "
+          f"via=relays relays={args.relays} follow={args.follow} load_1m={os.getloadavg()[0]:.2f}")
     return 0 if lag95 < 1000 and delivered >= 0.9 and st95 < 300 else 1
 
 

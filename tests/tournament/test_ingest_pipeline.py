@@ -91,3 +91,33 @@ def test_a_message_and_its_body_are_encoded_exactly_as_signed() -> None:
         whole, signed = _canonical_pair(m)
         assert whole == canonical(m)
         assert signed == canonical(body)
+
+
+def test_a_result_its_correction_and_their_confirmation_in_one_batch(db_url: str) -> None:
+    """The batch writes its results in one statement at its end: a confirmation
+    later in the same batch still finds the revision that stands, and the match
+    ends with the last revision's score, pointing at that revision's row."""
+    d, key = make_event(db_url)
+    d.pair_next_round()
+    m1 = next(m for m in d.matches(1) if m.table_no == 1)
+    first, second = result_for(d, m1.id, key, revision=1, seed=1), result_for(d, m1.id, key, revision=2, seed=9)
+    assert first["score"] != second["score"]
+    badges = {e.id: e.badges for e in d.entrants()}
+    assert m1.entrant_b is not None
+    confirm = key.sign({"kind": "confirm", "event": d.event_id, "round": 1, "table": 1, "revision": 2, "match": m1.id,
+                        "badges": [badges[m1.entrant_a][0], badges[m1.entrant_b][1]]})
+    stale = key.sign({"kind": "confirm", "event": d.event_id, "round": 1, "table": 1, "revision": 1, "match": m1.id,
+                      "badges": [badges[m1.entrant_a][0], badges[m1.entrant_b][1]]})
+    acks = d.ingest_many([(1, first, 100), (1, second, 100), (1, stale, 100), (1, confirm, 100)])
+    assert [a.status for a in acks] == ["accepted", "accepted", "refused", "accepted"], acks
+    assert "not the result standing" in acks[2].reason
+    m = next(x for x in d.matches(1) if x.id == m1.id)
+    assert m.confirmed and m.status == "confirmed"
+    assert [m.score_a, m.score_b] == second["score"]
+    from tablesense.tournament.db import Result
+
+    with d.db.session() as s:
+        standing = s.get(Result, m.result_id)
+        assert standing is not None and standing.revision == 2 and standing.payload["score"] == second["score"]
+    assert [a["action"] for a in d.audit_log()][-4:] == ["result-accepted", "result-accepted", "result-confirmed", "refused"]
+    assert d.verify_audit_chain(full=True)

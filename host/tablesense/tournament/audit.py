@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from tablesense.games.common import say
@@ -95,13 +95,21 @@ def _append_audit(s: Session, event_id: int, actor: str, action: str, match_id: 
 class AuditChain:
     """Many entries appended in one transaction: the chain's lock is taken and
     its last entry read once, each new entry chained to the one before in
-    memory, and all inserted at the transaction's next flush, in order.
-    Nothing else may append in the same transaction meanwhile."""
+    memory, and all inserted by :meth:`flush` in one executemany, in order
+    (no ORM objects, no ids read back). Nothing else may append in the same
+    transaction meanwhile; the caller flushes before its commit."""
 
     def __init__(self, s: Session, event_id: int) -> None:
         self.s = s
         self.event_id = event_id
         self._prev: str | None = None
+        self._rows: list[dict[str, Any]] = []
+
+    def flush(self) -> None:
+        """Insert the entries appended since the last flush, in chain order."""
+        if self._rows:
+            self.s.execute(insert(AuditEntry.metadata.tables[AuditEntry.__tablename__]), self._rows)
+            self._rows = []
 
     def append(self, actor: str, action: str, match_id: int | None, reason: str, detail: dict[str, Any]) -> None:
         if self._prev is None:
@@ -114,8 +122,8 @@ class AuditChain:
         ts = time.time()
         detail = json.loads(json.dumps(detail, allow_nan=False))
         h = _audit_hash(self._prev, ts, actor, action, match_id, reason, detail)
-        self.s.add(AuditEntry(event_id=self.event_id, ts=ts, actor=actor, action=action, match_id=match_id,
-                              reason=reason, detail=detail, prev_hash=self._prev, hash=h))
+        self._rows.append({"event_id": self.event_id, "ts": ts, "actor": actor, "action": action, "match_id": match_id,
+                           "reason": reason, "detail": detail, "prev_hash": self._prev, "hash": h})
         self._prev = h
 
 

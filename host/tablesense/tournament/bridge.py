@@ -50,7 +50,7 @@ from .broker_client import BrokerURL as BrokerURL
 from .broker_client import make_client as make_client
 from .broker_client import password_in_url as password_in_url
 from .broker_client import read_password_file as read_password_file
-from .checks import Checked, check_raw
+from .checks import Checked, check_raw, warm_up
 from .intake import LIVE_TOKENS_PER_S, Intake, TokenBucket, message_cost
 from .live import LiveBoard
 from .service import Ack, Director
@@ -136,6 +136,10 @@ class DirectorBridge:
         if self._check_workers > 0:
             # forkserver: workers start from a clean process, not a copy of this threaded one
             self._pool = ProcessPoolExecutor(self._check_workers, mp_context=multiprocessing.get_context("forkserver"))
+            # every worker started and the rules loaded now, in the background, not
+            # when the first result arrives (that took the first batch half a second)
+            for _ in range(self._check_workers):
+                self._pool.submit(warm_up)
         self._worker.start()
         self._storer.start()
         self._watcher.start()

@@ -116,6 +116,18 @@ def _canonical_pair(message: dict[str, Any]) -> tuple[bytes, bytes]:
     return whole.encode(), body.encode()
 
 
+def warm_up() -> int:
+    """Load what :func:`check_raw` needs (the rules of every game, the record
+    reader) in this process: a pool worker calls it when the director starts,
+    so the first result of the evening does not wait for a worker to start
+    and import the rules. Returns the process id (which worker answered)."""
+    import os
+
+    from tablesense.games import record  # noqa: F401 - imported for its side effect: the games' rules loaded
+
+    return os.getpid()
+
+
 def replay_records(body: dict[str, Any], game: str, variant: str) -> tuple[Replayed | None, ...]:
     """A result's records replayed (the rest of the checks, against the match, come later)."""
     records = body.get("records")

@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from . import kway
 from . import pairing as pr
@@ -30,7 +31,7 @@ from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
 from .confirmation import ConfirmationError, Elsewhere, judge_checkin
 from .confirmation import Side as ConfirmSide
 from .confirmation import judge as judge_confirmation
-from .db import Entrant, Event, Match, Result, Round, Table
+from .db import Entrant, Match, Result, Round, Table
 from .scope import EventScope
 
 
@@ -211,7 +212,7 @@ class Ingestion:
     def _ingest_result(self, batch: _Batch, c: Checked) -> Ack:
         s, key, body, d = batch.s, c.key, c.body, c.body_digest
         assert body is not None
-        ev = self.event(s)
+        game, variant = self.game()
         rnd_no, table_no, revision = int(body["round"]), int(body["table"]), int(body["revision"])
         old = batch.results.get((rnd_no, table_no, revision))
         if old is not None:
@@ -236,23 +237,19 @@ class Ingestion:
         scores: list[float] | None = None
         if len(expect) > 2:
             try:
-                scores, winner_side, games_k = kway.verify_records(ev.game, ev.variant, body, len(expect), c.replays)
+                scores, winner_side, games_k = kway.verify_records(game, variant, body, len(expect), c.replays)
             except kway.KwayError as exc:
                 raise _Refusal(str(exc)) from exc
             score, games = (scores[0], scores[1]), [tuple(g) for g in games_k]
         else:
-            score, winner_side, games = verify_records(ev.game, ev.variant, body, m.best_of, c.replays)
+            score, winner_side, games = verify_records(game, variant, body, m.best_of, c.replays)
         winner = None if winner_side is None else expect[winner_side]
         if body.get("winner") != winner:
             raise _Refusal(f"reported winner {body.get('winner')!r} does not follow from the records ({winner!r})")
-        res = Result(event_id=self.event_id, round_no=rnd_no, table_no=table_no, revision=revision, match_id=m.id,
-                     digest=d, payload=body, received_at=time.time())
-        batch.add_result(m, res)
-        m.score_a, m.score_b = score
-        m.scores = scores
-        m.winner_id = winner
-        m.games = [list(g) for g in games]
-        m.status = "reported"
+        batch.add_result(m, {"event_id": self.event_id, "round_no": rnd_no, "table_no": table_no, "revision": revision,
+                             "match_id": m.id, "digest": d, "payload": body, "received_at": time.time()}, {
+            "score_a": score[0], "score_b": score[1], "scores": scores, "winner_id": winner,
+            "games": [list(g) for g in games], "status": "reported"})
         batch.audit.append(f"table-{table_no}", "result-accepted", m.id, "", {
             "key": key, "digest": d, "score": list(score), "winner": winner,
         })
@@ -321,11 +318,27 @@ class Ingestion:
         return Ack(key, "accepted")
 
 
+@dataclass
+class _Stored:
+    """A result of the batch's (round, table)s: stored before, or added by the
+    batch (``id`` None until :meth:`_Batch.settle` inserts it)."""
+
+    round_no: int
+    table_no: int
+    revision: int
+    match_id: int
+    digest: str
+    id: int | None = None
+
+
 class _Batch:
     """One transaction's view of what its messages touch, read in a few queries:
-    the results already stored for their (round, table), their matches (into
-    the session, so ``s.get`` costs nothing), the current round; and the
-    audit entries it appends, chained in one pass."""
+    the results already stored for their (round, table) (keys and digests, not
+    payloads), their matches (into the session, so ``s.get`` costs nothing),
+    the current round. What it writes goes in a few statements at
+    :meth:`settle`: the new results in one multi-row INSERT, their matches in
+    one executemany UPDATE, the audit entries (chained in one pass) in one
+    more; no ORM unit of work for them."""
 
     def __init__(self, s: Session, event_id: int, bodies: Sequence[dict[str, Any]]) -> None:
         self.s = s
@@ -333,38 +346,58 @@ class _Batch:
         rounds = {int(b["round"]) for b in bodies if "round" in b}
         tables = {int(b["table"]) for b in bodies if "table" in b}
         matches = {int(b["match"]) for b in bodies if isinstance(b.get("match"), int)}
-        self.results: dict[tuple[int, int, int], Result] = {}
+        self.results: dict[tuple[int, int, int], _Stored] = {}
         self.top: dict[tuple[int, int], int] = {}  # (round, table) -> the highest revision stored
         if rounds and tables:
-            for r in s.scalars(select(Result).where(Result.event_id == event_id, Result.round_no.in_(rounds),
-                                                    Result.table_no.in_(tables))):
-                self._note(r)
-        # held here: the session's identity map keeps only weak references, and
-        # s.get() of a row it still holds costs no query
-        self.matches = list(s.scalars(select(Match).where(Match.id.in_(matches)))) if matches else []
-        self.event = s.get(Event, event_id)
-        self.current_round = int(s.scalar(select(func.max(Round.number)).where(Round.event_id == event_id)) or 0)
-        self._unsettled: list[tuple[Match, Result]] = []
+            for rid, rnd, tab, rev, mid, dig in s.execute(
+                    select(Result.id, Result.round_no, Result.table_no, Result.revision, Result.match_id, Result.digest)
+                    .where(Result.event_id == event_id, Result.round_no.in_(rounds), Result.table_no.in_(tables))):
+                self._note(_Stored(rnd, tab, rev, mid, dig, rid))
+        # The matches, held here (the session's identity map keeps only weak
+        # references, and s.get() of a row it still holds costs no query), and
+        # the current round, in one query: on PostgreSQL every query is a round
+        # trip, and on a busy machine each costs a wait for the server's turn.
+        current = select(func.max(Round.number)).where(Round.event_id == event_id)
+        rows = list(s.execute(select(Match, current.scalar_subquery()).where(Match.id.in_(matches)))) if matches else []
+        self.matches = [m for m, _r in rows]
+        self.current_round = int((rows[0][1] if rows else s.scalar(current)) or 0)
+        self._unsettled: list[tuple[Match, _Stored, dict[str, Any], dict[str, Any]]] = []
 
-    def _note(self, r: Result) -> None:
+    def _note(self, r: _Stored) -> None:
         self.results[(r.round_no, r.table_no, r.revision)] = r
         key = (r.round_no, r.table_no)
         self.top[key] = max(self.top.get(key, 0), r.revision)
 
-    def add_result(self, m: Match, res: Result) -> None:
-        """A new result standing for ``m`` (its id, and so ``m.result_id``, at :meth:`settle`)."""
-        self.s.add(res)
-        self._note(res)
-        self._unsettled.append((m, res))
+    def add_result(self, m: Match, row: dict[str, Any], match_values: dict[str, Any]) -> None:
+        """A new result (``row``, ts_results' columns) standing for ``m``, whose
+        columns become ``match_values`` and ``result_id`` its id, at :meth:`settle`.
+        ``m`` shows the new values at once (later messages of the batch read them)."""
+        stored = _Stored(row["round_no"], row["table_no"], row["revision"], row["match_id"], row["digest"])
+        self._note(stored)
+        for k, v in match_values.items():
+            set_committed_value(m, k, v)
+        self._unsettled.append((m, stored, row, match_values))
 
     def settle(self) -> None:
-        """Insert what is pending (one flush) and point each match at its result."""
-        if not self._unsettled:
-            return
-        self.s.flush()
-        for m, res in self._unsettled:
-            m.result_id = res.id
-        self._unsettled.clear()
+        """Write what is pending, in order: the ORM's own changes (a
+        confirmation's), the new results (ids read back), their matches, the
+        audit entries."""
+        if self._unsettled:
+            self.s.flush()
+            rows = [row for _m, _st, row, _v in self._unsettled]
+            results = Result.metadata.tables[Result.__tablename__]
+            ids = self.s.execute(insert(results).returning(results.c.id, sort_by_parameter_order=True),
+                                 rows).scalars().all()
+            updates = []
+            for (m, stored, _row, values), rid in zip(self._unsettled, ids, strict=True):
+                stored.id = rid
+                set_committed_value(m, "result_id", rid)
+                updates.append({"b_id": m.id, "result_id": rid, **values})
+            t = Match.metadata.tables[Match.__tablename__]
+            self.s.execute(update(t).where(t.c.id == bindparam("b_id")).values(
+                {k: bindparam(k) for k in updates[0] if k != "b_id"}), updates)
+            self._unsettled.clear()
+        self.audit.flush()
 
 
 def _private(detail: dict[str, Any] | None) -> dict[str, Any]:

@@ -134,10 +134,26 @@ def parse_message(raw: bytes) -> dict[str, Any]:
         raise MessageError(f"not JSON: {str(exc)[:80]}") from None
     if not isinstance(data, dict):
         raise MessageError("not a JSON object")
-    if depth(data) > MAX_DEPTH:
+    if not _nested_within(data, MAX_DEPTH):
         raise MessageError(f"JSON nested deeper than {MAX_DEPTH} levels")
     check_ids(data)
     return data
+
+
+def _nested_within(obj: Any, limit: int, level: int = 1) -> bool:
+    """``depth(obj) <= limit`` for what :func:`json.loads` returns, a few times
+    faster than :func:`depth` (every message is walked); recursive, but never
+    more than ``limit`` + 1 calls deep."""
+    t = type(obj)
+    if t is dict:
+        if level > limit:
+            return False
+        return all(_nested_within(v, limit, level + 1) for v in obj.values() if type(v) is dict or type(v) is list)
+    if t is list:
+        if level > limit:
+            return False
+        return all(_nested_within(v, limit, level + 1) for v in obj if type(v) is dict or type(v) is list)
+    return depth(obj) <= limit - level + 1
 
 
 def depth(obj: Any) -> int:

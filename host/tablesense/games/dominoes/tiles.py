@@ -56,6 +56,10 @@ class Tile:
     @classmethod
     def parse(cls, text: str) -> Tile:
         """Read ``"a-b"`` (either order), as the record format writes tiles."""
+        if type(text) is str:
+            known = _BY_TEXT.get(text)  # the 49 ways a record writes a tile, looked up (replays parse thousands)
+            if known is not None:
+                return known
         if not isinstance(text, str):
             raise ValueError(f"a tile is written 'a-b', got {text!r}")
         parts = text.strip().split("-")
@@ -98,6 +102,8 @@ def _tile_index(low: int, high: int) -> int:
 
 
 ALL_TILES: tuple[Tile, ...] = tuple(Tile(a, b) for a in range(7) for b in range(a, 7))
+#: ``"a-b"`` in either order -> its tile (what :meth:`Tile.parse` reads without splitting).
+_BY_TEXT: dict[str, Tile] = {f"{a}-{b}": ALL_TILES[_tile_index(min(a, b), max(a, b))] for a in range(7) for b in range(7)}
 """The 28 tiles of the double-six set, in mask-bit order."""
 
 DOUBLE_SIX = ALL_TILES[27]
