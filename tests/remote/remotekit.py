@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tablesense.remote.wire import bridge_brokers, write_remote_broker
+from tablesense.remote.wire import bridge_brokers, table_url, write_remote_broker
 from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, mosquitto_binary
 from testsupport import free_port, need
 
@@ -24,6 +24,11 @@ class Broker:
         self.files, self.port, self.proc = files, port, proc
 
     def url(self, user: str) -> str:
+        """``user``'s URL, the password in its file (``play --remote`` refuses one in the URL)."""
+        return table_url(self.files, user, "127.0.0.1", self.port)
+
+    def url_with_password(self, user: str) -> str:
+        """For clients in the test's own process (nothing on a command line)."""
         return self.files.url(user, "127.0.0.1", self.port)
 
 
@@ -59,8 +64,8 @@ def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
 class Play:
     """One `tablesense play --remote ...` process; stderr read as it comes."""
 
-    def __init__(self, *args: str) -> None:
-        env = {**os.environ, "COLUMNS": "250"}
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "COLUMNS": "250", **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4-remote", *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

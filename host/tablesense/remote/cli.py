@@ -44,6 +44,7 @@ from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
 
 if TYPE_CHECKING:  # the wire loads paho: only a remote match needs it, not every command's start
     from tablesense.remote.wire import Wire
+    from tablesense.tournament.broker_client import BrokerURL
 from tablesense.table.words import message_of, say
 
 GAME, VARIANT = "dominoes", "pairs-pips"
@@ -143,7 +144,6 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
          tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
          console: Console) -> int:
     from tablesense.remote.wire import Wire, WireError, check_code, new_code
-    from tablesense.tournament.broker_client import BrokerURL
     from tablesense.tournament.security import TableKey
 
     if mode not in ("host", "join"):
@@ -154,12 +154,7 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         joined_code = check_code(code) if code else None  # host with a code: resume that match from the journal
     except WireError as exc:
         raise RemoteExit(exc, 2) from None
-    if not broker:
-        raise RemoteExit(say("a remote match needs the broker both tables reach: --broker mqtts://table-1@host:8883?ca=ca.crt"), 2)
-    try:
-        url = BrokerURL.parse(broker)
-    except ValueError as exc:
-        raise RemoteExit(message_of(exc), 2) from None
+    url = _broker_url(broker)
     try:
         geometry = TableGeometry.load(table)
     except (GeometryError, FileNotFoundError) as exc:
@@ -223,6 +218,30 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _broker_url(broker: str | None) -> BrokerURL:
+    """The ``--broker`` URL with its password from a file or the environment.
+    A password written in the URL is refused (exit 2): ``ps`` shows every
+    command line to every user of the machine, and a table's password lets
+    anyone on it play in that table's name."""
+    from tablesense.tournament.broker_client import PASSWORD_ENV, BrokerURL, password_in_url
+
+    if not broker:
+        raise RemoteExit(say("a remote match needs the broker both tables reach: "
+                             "--broker 'mqtts://table-1@host:8883?ca=ca.crt&password_file=table-1.password'"), 2)
+    if password_in_url(broker):
+        raise RemoteExit(say("the broker password is written in --broker, where ps shows it to every user of this "
+                             "machine: put it in a file and add &password_file=FILE to the URL (broker-config "
+                             "writes table-N.password), or set {variable}", variable=PASSWORD_ENV), 2)
+    try:
+        url = BrokerURL.parse(broker)
+    except ValueError as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    if url.username is not None and url.password is None:
+        raise RemoteExit(say("no password for broker user {user}: add &password_file=FILE to the URL or set "
+                             "{variable}", user=url.username, variable=PASSWORD_ENV), 2)
+    return url
 
 
 def _open_table(geometry: TableGeometry, ports: list[str], registry: TagRegistry, pieces: list[str], seed: int,
@@ -435,7 +454,7 @@ def register(app: Any) -> None:
         bridge_port: int = typer.Option(8883, "--bridge-port", help="The other club's broker port."),
     ) -> None:
         """Write a TLS broker's files with the remote-play ACL (and optionally a bridge to another club's broker)."""
-        from tablesense.remote.wire import bridge_brokers, write_remote_broker
+        from tablesense.remote.wire import bridge_brokers, table_url, write_remote_broker
         from tablesense.tournament.mosquitto import BrokerFiles, read_credentials
 
         console = Console(stderr=True, soft_wrap=True)
@@ -449,9 +468,10 @@ def register(app: Any) -> None:
             bridge_brokers(files, there, bridge_host, bridge_port, f"bridge-{out.resolve().name}")
             console.print(f"bridged to {bridge_host}:{bridge_port} (restart that broker: it has a new account)")
         host = name[0] if name else bind if bind not in ("0.0.0.0", "::") else "127.0.0.1"
-        for n in range(1, tables + 1):  # the passwords stay in the credentials file, never on a command line
-            typer.echo(f"mqtts://table-{n}@{host}:{port}?ca={files.ca}")
-        console.print(f"passwords: {files.conf.parent / 'credentials'} (give a table its own in "
-                      f"TABLESENSE_BROKER_PASSWORD); start the broker with: mosquitto -c {files.conf}", soft_wrap=True)
+        for n in range(1, tables + 1):  # each password stays in its file, never on a command line
+            typer.echo(table_url(files, f"table-{n}", host, port))
+        console.print(f"each table's password is in table-N.password beside it (copy a table its own file, or "
+                      f"give it in TABLESENSE_BROKER_PASSWORD); start the broker with: mosquitto -c {files.conf}",
+                      soft_wrap=True)
 
     app.add_typer(remote_app)
