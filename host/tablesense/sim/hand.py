@@ -451,6 +451,8 @@ class TableTop:
         if hand in (OPEN, COMPUTER):
             return
         c = self.geometry.cells[cell]
+        if c.zone == "stock":  # a remote match's stock: face down, the table's helper hands move it
+            raise HandError("the stock lies face down: its pieces are moved for you when they light")
         if c.zone == "rack" and hand != f"seat:{c.seat}":
             name = self.geometry.seats[c.seat].name if c.seat is not None else "another seat"
             raise HandError(f"that is {name}'s rack")

@@ -353,7 +353,7 @@
   function draggable(cellId) {
     if (OPEN) return true;
     const c = cellInfo[cellId];
-    if (SEAT === null) return false;
+    if (SEAT === null || c.zone === "stock") return false;  // a remote match's stock lies face down
     return c.zone !== "rack" || c.seat === SEAT;
   }
 
