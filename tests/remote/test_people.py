@@ -6,16 +6,18 @@ banner and the seat buttons the page shows."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_match_sides import PIECES, DictTable
 
 from tablesense.remote.authority import Authority, Seating
+from tablesense.remote.journal import RemoteJournalError, TableJournal
 from tablesense.remote.judge import WRONG
 from tablesense.remote.match import HostSide, Message, TableSide
 from tablesense.remote.people import Refusals, SeatButtons, banner, page_banner, turn_lights
-from tablesense.remote.view import TableView
+from tablesense.remote.view import TableView, frame_for
 from tablesense.table.geometry import TableGeometry
 
 EAST, WEST = 1, 3
@@ -179,3 +181,37 @@ def test_seat_buttons_pass_for_people_only_and_light_the_turn() -> None:
     with pytest.raises(ValueError, match="pass button is its only button"):
         buttons.press(east.call_button_pin)
     assert buttons.level(east.turn_led_pin or -1) and not buttons.level(west.turn_led_pin or -1)
+
+
+def test_the_joining_tables_journal_keeps_its_frames_and_starts_again_after_them(tmp_path: Path) -> None:
+    """The frames a table applied, fsynced, in order; a table started again
+    takes its view from them and writes only the frames after; a line cut by
+    a crash is dropped (the host sends that frame again); a gap is refused."""
+    host, sides, _ = play(5)
+    frames = [frame_for(f, frozenset({EAST, WEST})) for f in host.authority.facts]
+    journal, got = TableJournal.open_or_create(tmp_path, "ABCDEF", "table-1")
+    assert got == []
+    side = TableSide(TableGeometry.load("dominoes-4-remote"), frozenset({EAST, WEST}), PIECES)
+    side.on_frame = journal.add_frame
+    for f in frames[:10]:
+        side.receive({"type": "frame", "frame": f})
+    journal.close()
+    path = TableJournal.path_of(tmp_path, "ABCDEF")
+    with path.open("a") as cut:
+        cut.write('{"frame": {"no": 10, "ki')  # the power went while it was written
+    journal, got = TableJournal.open_or_create(tmp_path, "ABCDEF", "table-1")
+    assert got == frames[:10]
+    again = TableSide(TableGeometry.load("dominoes-4-remote"), frozenset({EAST, WEST}), PIECES)
+    for f in got:
+        again.receive({"type": "frame", "frame": f})
+    again.on_frame = journal.add_frame
+    for f in frames:  # the host sends every frame to a table that joined again
+        again.receive({"type": "frame", "frame": f})
+    journal.close()
+    assert again.view.record == host.authority.record() == sides["ew"].view.record
+    _, got = TableJournal.open_or_create(tmp_path, "ABCDEF", "table-1")
+    assert got == frames  # each frame once, in order (the cut line gone)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0], *lines[2:]]) + "\n")  # frame 0 lost
+    with pytest.raises(RemoteJournalError, match="not numbered"):
+        TableJournal.open_or_create(tmp_path, "ABCDEF", "table-1")

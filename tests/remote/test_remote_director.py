@@ -11,79 +11,32 @@ host's and the joining table's are the same record.
 
 from __future__ import annotations
 
-import getpass
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from remotekit import Broker, Play
-from sqlalchemy import select
+from remotekit import Broker, Play, director_event
 
 from tablesense.games.dominoes import replay_record
-from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
-from tablesense.tournament.db import Database, Result
-from tablesense.tournament.mosquitto import Mosquitto, write_broker_config
-from tablesense.tournament.security import TableKey
-from tablesense.tournament.service import Director
-from testsupport import free_port
 
 pytestmark = pytest.mark.broker
 
 TARGET = 20
 
 
-@pytest.fixture
-def pg_url(postgres_url: str) -> Iterator[str]:
-    """A fresh schema of the machine's PostgreSQL for this test, dropped afterwards."""
-    import uuid
-
-    import psycopg
-    import psycopg.sql
-
-    plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
-    schema = "ts_remote_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(plain, autocommit=True) as c:
-        c.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
-    sep = "&" if "?" in postgres_url else "?"
-    try:
-        yield f"{postgres_url}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with psycopg.connect(plain, autocommit=True) as c:
-            c.execute(psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(psycopg.sql.Identifier(schema)))
-
-
 def test_a_remote_match_reaches_the_director_with_the_same_record(
     bridged: tuple[Broker, Broker], pg_url: str, tmp_path: Path
 ) -> None:
+    """Computer seats at both tables (the page's test, test_remote_page.py,
+    reports a match with a person at one table to a director too)."""
     club_a, club_b = bridged
-    # the event's broker (the director's), TLS, and table 1's password in a file
-    port = free_port()
-    event = write_broker_config(tmp_path / "event-broker", tables=2, port=port, tls=True, run_as=getpass.getuser())
-    password = tmp_path / "event-broker" / "table-1.password"
-    password.write_text(event.credentials["table-1"] + "\n")
-    password.chmod(0o600)
-    director_url = f"mqtts://table-1@127.0.0.1:{port}?ca={event.ca}&password_file={password}"
-    proc = Mosquitto(event.conf, port).start()
-    d = Director.create_event(Database(pg_url), "Two clubs", format="swiss",
-                              options={"target": TARGET, "lots_seed": "r"})
-    for i in range(1, 3):
-        d.register(f"Pair {i}", [f"P{i}a", f"P{i}b"], [f"04a1b2c3d4e5{i}a", f"04a1b2c3d4e5{i}b"], seed=i)
-    key = TableKey.from_seed(b"remote-table-1")
-    key_file = tmp_path / "table-1.key"
-    key.save(key_file)
-    d.add_table(1, key.public)
-    d.pair_next_round()
     host: Play | None = None
     join: Play | None = None
-    try:
-        with DirectorBridge(d, BrokerURL.parse(event.url("director", "127.0.0.1", port))) as bridge:
-            assert bridge.wait_connected(10)
-            bridge.announce_round()
+    with director_event(tmp_path, pg_url, TARGET) as event:
+        try:
             host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "31",
                         "--journal", str(tmp_path / "a" / "journal.sqlite"), "--remote-timeout", "500",
-                        "--director", director_url, "--table-no", "1", "--table-key", str(key_file))
+                        *event.host_args)
             announced = host.wait_for("tournament match", 60)
             assert "Pair 1 v Pair 2" in announced and f"(to {TARGET})" in announced, announced
             code = host.wait_for("remote match code:", 60).split("remote match code:")[1].split()[0]
@@ -91,12 +44,13 @@ def test_a_remote_match_reaches_the_director_with_the_same_record(
                         "--journal", str(tmp_path / "b" / "journal.sqlite"), "--remote-timeout", "500")
             rc_host, out_host = host.finish(540)
             rc_join, out_join = join.finish(60)
-            assert wait_until(bridge.idle, 10)
-    finally:
-        for p in (host, join):
-            if p is not None:
-                p.kill()
-        proc.stop()
+        finally:
+            for p in (host, join):
+                if p is not None:
+                    p.kill()
+        stored = event.results()
+        (match,) = event.director.matches(1)
+        audit = event.director.audit_log()
     assert host is not None and join is not None
     assert rc_host == 0, "".join(host.lines)[-3000:]
     assert rc_join == 0, "".join(join.lines)[-3000:]
@@ -105,15 +59,10 @@ def test_a_remote_match_reaches_the_director_with_the_same_record(
     assert json.loads(out_join) == record  # the same record at both tables
     result = replay_record(record)
     assert result.winner is not None and max(result.score) >= TARGET
-    with d.db.session() as s:
-        results = list(s.scalars(select(Result)))
-    assert len(results) == 1
-    stored: dict[str, Any] = results[0].payload
-    assert stored["records"] == [record]  # ... and at the director
-    assert [float(x) for x in stored["score"]] == [float(x) for x in result.score]
-    (match,) = d.matches(1)
+    assert len(stored) == 1 and stored[0]["records"] == [record]  # ... and at the director
+    assert [float(x) for x in stored[0]["score"]] == [float(x) for x in result.score]
     assert [match.score_a, match.score_b] == [float(x) for x in result.score]
-    assert sum(a["action"] == "result-accepted" for a in d.audit_log()) == 1
+    assert sum(a["action"] == "result-accepted" for a in audit) == 1
 
 
 def test_director_goes_with_the_host_and_needs_its_table_key() -> None:

@@ -6,11 +6,13 @@ with the computer; at the joining table (club B) East is a person: the test
 plays East in Chromium through the table-top page the joining table serves
 (its keyed `table top:` address), dragging tiles from the rack onto the line
 and pressing the pass button, for whole hands, while West is the computer.
-Every state the page receives is checked: no piece face up but East's own
+The host reports the match to a real director (PostgreSQL, its own TLS
+broker), which announced it with its target. Every state the page receives is checked: no piece face up but East's own
 rack and the line (the stock and West's rack face down), and East's rack
 holds only the tiles the record says were dealt to East in that hand. Both
-tables print the same record, which replays legal, and East's moves in it
-are the ones made on the page.
+tables print the same record, the director stores that record, it replays
+legal, and East's moves in it are the ones made on the page. The match to
+50 (``--runslow``) is the issue's done-when.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from remotekit import Broker, Play
+from remotekit import Broker, Play, director_event
 
 from tablesense.games.dominoes import replay_record
+from tablesense.remote.view import TableView
 from testsupport import REPO
 
 pytestmark = pytest.mark.broker
@@ -97,9 +100,13 @@ class Person:
         self.tried: set[tuple[str, str]] = set()
         self.made: list[dict[str, Any]] = []
 
-    def state(self) -> dict[str, Any]:
-        """What the page gets (its own keyed state), kept for the privacy check."""
-        st = _get(f"{self.base}/tabletop/api/state?seat={EAST}&key={self.key}")
+    def state(self) -> dict[str, Any] | None:
+        """What the page gets (its own keyed state), kept for the privacy check;
+        None once the table's process has ended (the match is over)."""
+        try:
+            st = _get(f"{self.base}/tabletop/api/state?seat={EAST}&key={self.key}")
+        except OSError:
+            return None
         self.states.append(st)
         return st
 
@@ -148,14 +155,14 @@ class Person:
             return
         # not accepted (a tile that may not open): it goes back where it came from
         now = self.state()
-        if now["cells"][to]["piece"] == tile:
+        if now is not None and now["cells"][to]["piece"] == tile:
             self.drag(to, cell)
 
     def _wait_turn_over(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             st = self.state()
-            if not st["turn"][EAST]:
+            if st is None or not st["turn"][EAST]:
                 return True
             time.sleep(0.15)
         return False
@@ -188,11 +195,30 @@ def _private_check(person: Person, record: dict[str, Any]) -> int:
 @pytest.mark.parametrize("target", [pytest.param(20, id="to-20"),
                                     pytest.param(50, id="to-50", marks=pytest.mark.slow)])
 def test_a_person_on_the_table_top_page_plays_a_remote_match(bridged: tuple[Broker, Broker], browser: Any,
-                                                             tmp_path: Path, target: int) -> None:
+                                                             pg_url: str, tmp_path: Path, target: int) -> None:
+    with director_event(tmp_path, pg_url, target) as event:
+        record, person, shots = _play_with_a_person(bridged, browser, tmp_path, target, event.host_args)
+        stored = event.results()
+    # the director stored the host's record: the same as both tables'
+    assert len(stored) == 1 and stored[0]["records"] == [record]
+    result = replay_record(record)
+    assert result.winner is not None and max(result.score) >= target
+    # East's moves in the record are the ones made on the page
+    east = [m for h in record["hands"] for m in h["moves"] if m.get("seat") == EAST]
+    assert [_said(m) for m in east] == [_said(m) for m in person.made]
+    assert any("tile" in m for m in east)
+    seen_hands = _private_check(person, record)
+    assert seen_hands == len(record["hands"]) >= 2, (seen_hands, len(record["hands"]))
+    assert shots, "East never had two moves to screenshot"
+
+
+def _play_with_a_person(bridged: tuple[Broker, Broker], browser: Any, tmp_path: Path, target: int,
+                        director: list[str]) -> tuple[dict[str, Any], Person, bool]:
+    """Club A's table hosts with computer seats (reporting to the director), club
+    B's joins with East a person in Chromium: the record both printed (equal)."""
     club_a, club_b = bridged
     host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "21",
-                "--journal", str(tmp_path / "a" / "journal.sqlite"), "--target", str(target),
-                "--remote-timeout", "1500")
+                "--journal", str(tmp_path / "a" / "journal.sqlite"), "--remote-timeout", "1500", *director)
     join: Play | None = None
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
@@ -209,6 +235,10 @@ def test_a_person_on_the_table_top_page_plays_a_remote_match(bridged: tuple[Brok
         layout = _get(url.split("/tabletop")[0] + "/tabletop/api/layout")
         person = Person(page, url, layout)
         page.wait_for_selector('body[data-conn="live"]', timeout=20000)
+        # the other table's seats are named so, West is the computer, East has one button: Pass
+        whos = [page.locator(f'.tt-seat[data-seat="{s}"] .who').inner_text().strip() for s in range(4)]
+        assert whos == ["at the other table", "you", "at the other table", "computer"], whos
+        assert page.locator("#my-buttons button").all_inner_texts() == ["Pass"]
         # the stock is face down: the page may not lift a stock piece
         stock_cell = next(c["id"] for c in layout["cells"] if c["zone"] == "stock")
         status, said = _post(person.base + "/tabletop/api/lift", {"seat": EAST, "key": person.key, "cell": stock_cell})
@@ -217,7 +247,9 @@ def test_a_person_on_the_table_top_page_plays_a_remote_match(bridged: tuple[Brok
         deadline = time.monotonic() + 1400
         while join.proc.poll() is None and time.monotonic() < deadline:
             st = person.state()
-            if person.my_turn(st):
+            if st is None:
+                time.sleep(0.3)  # the match is over: the table's process is ending
+            elif person.my_turn(st):
                 if not shots and len(person.made) >= 2:
                     _screenshots(browser, page, url)
                     shots = True
@@ -234,17 +266,17 @@ def test_a_person_on_the_table_top_page_plays_a_remote_match(bridged: tuple[Brok
     assert join is not None
     assert rc_join == 0, "".join(join.lines)[-3000:]
     assert rc_host == 0, "".join(host.lines)[-3000:]
+    assert f"(to {target})" in "".join(host.lines)  # the director's target
+    assert "director: result accepted" in "".join(host.lines), "".join(host.lines)[-2000:]
     record = json.loads(out_host)
     assert json.loads(out_join) == record  # the same record on both sides
-    result = replay_record(record)
-    assert result.winner is not None and max(result.score) >= target
-    # East's moves in the record are the ones made on the page
-    east = [m for h in record["hands"] for m in h["moves"] if m.get("seat") == EAST]
-    assert [_said(m) for m in east] == [_said(m) for m in person.made]
-    assert any("tile" in m for m in east)
-    seen_hands = _private_check(person, record)
-    assert seen_hands == len(record["hands"]) >= 2, (seen_hands, len(record["hands"]))
-    assert shots, "East never had two moves to screenshot"
+    # the joining table's own journal: its frames rebuild its view, which ends with that record
+    lines = (tmp_path / "b" / "remote" / f"{code}.join.jsonl").read_text().splitlines()
+    view = TableView(frozenset({EAST, 3}))
+    for line in lines[1:]:
+        view.apply(json.loads(line)["frame"])
+    assert view.record == record
+    return record, person, shots
 
 
 def _said(move: dict[str, Any]) -> str:

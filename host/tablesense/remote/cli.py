@@ -248,7 +248,7 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
             record = _host(wire, hosting, side, link, registry, stop, deadline, console)
         else:
             assert joined_code is not None and found is not None
-            record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console)
+            record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console, journal_dir)
         if record is not None and people and vt is not None:
             time.sleep(1.0)  # the page shows the end of the match before it goes
     except WireError as exc:
@@ -296,7 +296,7 @@ def _serve_page(vt: Any, side: TableSide, registry: TagRegistry, pieces: list[st
 
     top = TableTop(vt, geometry, registry, pieces=pieces, header=SeatButtons(geometry, side.people, side.press, turns),
                    banner=page_banner(side, Refusals(), Translator(page.lang)), seats=sorted(side.people),
-                   seed=seed, turns=turns)
+                   seed=seed, turns=turns, elsewhere=[s.index for s in geometry.seats if s.index not in side.view.seats])
     top.dealer = COMPUTER  # the authority deals; the table's hands lay each deal out by its lights
     keys = TableKeys.for_table(top)
     try:
@@ -558,8 +558,28 @@ def _wait_acked(host: HostSide, joiner: str, wire: Wire, stop: threading.Event, 
 
 def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableSide, link: Any,
           registry: TagRegistry, stop: threading.Event, deadline: float | None,
-          console: Console) -> dict[str, Any] | None:
+          console: Console, journal_dir: Path) -> dict[str, Any] | None:
+    from tablesense.remote.journal import TableJournal
+
     host_user, lobby = found
+    try:
+        journal, frames = TableJournal.open_or_create(journal_dir, code, host_user)
+    except (RemoteJournalError, OSError) as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    try:
+        for frame in frames:  # the match as this table saw it before it started again
+            side.receive({"type": "frame", "frame": frame})
+        if frames:
+            console.print(f"this table's journal of match {code}: {len(frames)} frames")
+        side.on_frame = journal.add_frame
+        return _joined(wire, code, host_user, lobby, side, link, registry, stop, deadline, console)
+    finally:
+        journal.close()
+
+
+def _joined(wire: Wire, code: str, host_user: str, lobby: dict[str, Any], side: TableSide, link: Any,
+            registry: TagRegistry, stop: threading.Event, deadline: float | None,
+            console: Console) -> dict[str, Any] | None:
     wire.send(host_user, {"type": "join", "code": code, "key": wire.key.public, "table": side.geometry.name})
     console.print(f"joining {host_user}'s match {code} ({lobby.get('variant')}) ...")
     alive = 0.0

@@ -167,6 +167,8 @@ class TableSide:
         self.frame_sent_at: float | None = None
         """When the authority sent the last frame (its clock; None in its own process)."""
         self.rejections: list[str] = []
+        self.on_frame: Callable[[dict[str, Any]], None] | None = None
+        """Called with each frame once applied (the joining table's journal)."""
         self.lights_log: list[tuple[int, dict[CellId, RGB]]] = []
         """(frame number, lights) each time the lights changed (for tests and the benchmark)."""
 
@@ -177,6 +179,8 @@ class TableSide:
             if frame["no"] != self.view.last + 1:
                 return  # had it (sent again after a resume), or one before it was lost: ``alive`` brings it again
             self.view.apply(frame)
+            if self.on_frame is not None:
+                self.on_frame(frame)
             self.frame_sent_at = msg.get("t")
             self._pending = None
             self.legal = []

@@ -82,6 +82,9 @@ class SeatButtons:
     docstring): ``press``, ``release_button`` and ``level`` by pin, as the
     table-top page's :class:`~tablesense.sim.hand.TableTop` drives a header."""
 
+    kinds = ("pass",)
+    """The buttons a person has at a remote match (the page shows only these)."""
+
     def __init__(self, geometry: TableGeometry, people: frozenset[int], on_pass: Callable[[int], None],
                  turns: Callable[[], list[bool]]) -> None:
         self._pass = {s.button_pin: s.index for s in geometry.seats if s.button_pin is not None}
