@@ -170,9 +170,11 @@ class Person:
 
 def _private_check(person: Person, record: dict[str, Any]) -> int:
     """Every state the page got: nothing face up but East's rack and the line;
-    East's rack, hand by hand, only tiles dealt to East. The hands East saw."""
-    hand = -1
-    was_empty = True
+    East's rack only tiles dealt to East in the hand being played, or (while
+    a deal is laid out and last hand's tiles go back) in the one before,
+    hands never going back. The number of hands East saw."""
+    deals = [set(h["deal"][EAST]) for h in record["hands"]]
+    hand = 0
     for st in person.states:
         rack_now: set[str] = set()
         for cell, info in st["cells"].items():
@@ -184,11 +186,9 @@ def _private_check(person: Person, record: dict[str, Any]) -> int:
             if zone == "rack":
                 rack_now.add(piece)
         assert all(a["piece"] == "hidden" or a["mine"] for a in st["air"])
-        if rack_now and was_empty:
-            hand += 1
-        was_empty = not rack_now
-        if rack_now and hand < len(record["hands"]):
-            assert rack_now <= set(record["hands"][hand]["deal"][EAST]), (hand, rack_now)
+        fits = [h for h in range(hand, len(deals)) if rack_now <= deals[h] | (deals[h - 1] if h else set())]
+        assert fits, (hand, sorted(rack_now))
+        hand = fits[0]
     return hand + 1
 
 
