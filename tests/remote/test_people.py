@@ -215,3 +215,55 @@ def test_the_joining_tables_journal_keeps_its_frames_and_starts_again_after_them
     path.write_text("\n".join([lines[0], *lines[2:]]) + "\n")  # frame 0 lost
     with pytest.raises(RemoteJournalError, match="not numbered"):
         TableJournal.open_or_create(tmp_path, "ABCDEF", "table-1")
+
+
+def test_a_physical_tables_seat_button_passes_and_its_turn_leds_follow_the_match() -> None:
+    """At a physical table (``play --remote ... --port``) the seat devices are
+    the table's GPIO (here its simulation): a person's seat button is their
+    pass, a computer seat's button does nothing, the turn LEDs light the seat
+    whose legal moves the table holds, then the other table's seat to play."""
+    import threading
+    import time
+
+    from tablesense.outputs.clock import ThreadScheduler
+    from tablesense.outputs.gpio import SimBackend, TableGPIO
+    from tablesense.remote.cli import seat_devices
+
+    g = TableGeometry.load("dominoes-4-remote")
+    backend = SimBackend(ThreadScheduler())
+    gpio = TableGPIO.from_geometry(g, backend)
+    side = TableSide(g, frozenset({EAST, WEST}), PIECES, bots=frozenset({WEST}), people=frozenset({EAST}))
+    side.receive({"type": "frame", "frame": {"kind": "deal", "no": 0, "game": "dominoes", "hand": 1,
+                                             "hands": {"1": ["6-6"], "3": ["0-0"]}, "counts": [7, 7, 7, 7],
+                                             "boneyard": 0, "to_play": 1, "openers": [1]}})
+    side.receive({"type": "legal", "after": 0, "moves": [{"seat": EAST, "pass": True}]})
+    stop = threading.Event()
+    thread = seat_devices(gpio, side, stop, every=0.02)
+    try:
+        def led(seat: int) -> bool:
+            pin = g.seats[seat].turn_led_pin
+            assert pin is not None
+            return backend.level(pin)
+
+        def until(check: Any) -> bool:
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and not check():
+                time.sleep(0.01)
+            return bool(check())
+
+        assert until(lambda: led(EAST)) and not led(WEST) and not led(0)
+        for seat in (WEST, EAST):
+            pin = g.seats[seat].button_pin
+            assert pin is not None
+            backend.press(pin)
+            time.sleep(0.15)  # longer than the debounce
+            backend.release_button(pin)
+        assert until(lambda: list(side._pressed) == [EAST])  # West's button is not a person's
+        # (the press becomes East's claim when the table is steady: test_passes_come_from_the_button)
+        side.receive({"type": "frame", "frame": {"kind": "move", "no": 1, "hand": 1, "to_play": 2,
+                                                 "move": {"seat": EAST, "tile": "6-6"}}})
+        assert until(lambda: led(2) and not led(EAST))  # the other table's North to play
+    finally:
+        stop.set()
+        thread.join(2)
+        gpio.close()

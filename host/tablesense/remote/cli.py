@@ -232,18 +232,20 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     vt: Any = None
     link: Any = None
     server: Any = None
+    gpio: Any = None
     record: dict[str, Any] | None = None
     try:
         wire.connect()
         found = wire.find(joined_code, timeout=10.0) if mode == "join" and joined_code else None  # before the boards
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
-        side = TableSide(geometry, local, pieces, bots=bots, people=people if vt is not None else frozenset(),
-                         hands=hands, set_leds=link.set_leds)
+        side = TableSide(geometry, local, pieces, bots=bots, people=people, hands=hands, set_leds=link.set_leds)
         if isinstance(hands, VirtualHands):
             hands.sent_at = lambda: side.frame_sent_at
         if people and vt is not None:
             players = dict(zip(sorted(local), names, strict=True))
             server = _serve_page(vt, side, registry, pieces, players, page, seed or 0, console)
+        if vt is None:  # a physical table: its seat buttons and turn LEDs
+            gpio = _table_gpio(geometry, side, console)
         if hosting is not None:
             record = _host(wire, hosting, side, link, registry, stop, deadline, console)
         else:
@@ -257,6 +259,8 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         wire.close()
         if server is not None:
             server.stop()
+        if gpio is not None:
+            gpio.close()
         if hosting is not None and hosting.journal is not None:
             hosting.journal.close()
         if link is not None:
@@ -308,6 +312,64 @@ def _serve_page(vt: Any, side: TableSide, registry: TagRegistry, pieces: list[st
         console.print(line, markup=False, highlight=False)
     console.file.flush()
     return server
+
+
+def seat_devices(gpio: Any, side: TableSide, stop: threading.Event, every: float = 0.1) -> threading.Thread:
+    """A physical table's seat devices at a remote match (``gpio``: a
+    :class:`~tablesense.outputs.gpio.TableGPIO`): a person's seat button is
+    their pass (``TableSide.press``: claimed when it is one of the seat's
+    legal moves), and every seat's turn LED follows
+    :func:`~tablesense.remote.people.turn_lights` (this table's seats while
+    their legal moves are here and nothing is being placed, the other
+    table's seat to play). The LEDs are kept by a thread until ``stop``."""
+    from tablesense.remote.people import turn_lights
+
+    def pressed(ev: Any) -> None:
+        if ev.button == "seat" and ev.pressed and ev.seat in side.people:
+            side.press(ev.seat)
+
+    gpio.on_button(pressed)
+    n = len(side.geometry.seats)
+
+    def keep() -> None:
+        shown: list[bool | None] = [None] * n
+        while not stop.is_set():
+            legal = side.current_legal() if side.judge.pending_place() is None else []
+            for io, lit in zip(gpio.seats, turn_lights(side.view, n, legal), strict=False):
+                if io.turn_led is not None and shown[io.index] != lit:
+                    (io.turn_led.on if lit else io.turn_led.off)()
+                    shown[io.index] = lit
+            stop.wait(every)
+
+    thread = threading.Thread(target=keep, name="remote-turn-leds", daemon=True)
+    thread.start()
+    return thread
+
+
+class _SeatDevices:
+    """The table's GPIO and the thread keeping its turn LEDs; ``close()`` stops both."""
+
+    def __init__(self, gpio: Any, side: TableSide) -> None:
+        self.gpio, self.stop = gpio, threading.Event()
+        self.thread = seat_devices(gpio, side, self.stop)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(2)
+        self.gpio.close()
+
+
+def _table_gpio(geometry: TableGeometry, side: TableSide, console: Console) -> _SeatDevices | None:
+    """The table's seat buttons and turn LEDs, or None with a warning where it has none."""
+    from tablesense.outputs.gpio import TableGPIO
+
+    try:
+        gpio = TableGPIO.from_geometry(geometry)
+    except Exception as exc:  # noqa: BLE001 - no GPIO on this machine: the table plays without buttons
+        console.print("[yellow]" + str(say("seat buttons unavailable ({error}): a person at this table cannot "
+                                           "pass", error=message_of(exc))) + "[/]")
+        return None
+    return _SeatDevices(gpio, side)
 
 
 def _reporter(director: DirectorOptions, journal_dir: Path) -> Any:
