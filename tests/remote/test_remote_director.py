@@ -24,6 +24,7 @@ pytestmark = pytest.mark.broker
 TARGET = 20
 
 
+@pytest.mark.slow  # the suite's test_remote_page.py reports its match to a director too
 def test_a_remote_match_reaches_the_director_with_the_same_record(
     bridged: tuple[Broker, Broker], pg_url: str, tmp_path: Path
 ) -> None:
