@@ -37,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-from tablesense.remote.wire import bridge_brokers, write_remote_broker
+from tablesense.remote.wire import bridge_brokers, table_url, write_remote_broker
 from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, free_port
 
 LIT = re.compile(r"remote piece: .* \(lit, (\d+) ms after the authority sent the move\)")
@@ -101,7 +101,7 @@ def main() -> None:
         one = write_remote_broker(Path(tmp) / "one", tables=2, port=port_one, run_as=user)
 
         def url(files: BrokerFiles, port: int, table: str) -> str:
-            return files.url(table, "127.0.0.1", port)
+            return table_url(files, table, "127.0.0.1", port)
 
         with Mosquitto(a.conf, port_a), Mosquitto(b.conf, port_b), \
                 Mosquitto(one.conf, port_one):  # each started by the with, and stopped after

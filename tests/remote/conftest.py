@@ -11,6 +11,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from remotekit import bridged, remote_broker  # noqa: E402
+from remotekit import bridged, pg_url, remote_broker  # noqa: E402
 
-__all__ = ["bridged", "remote_broker"]
+__all__ = ["bridged", "pg_url", "remote_broker"]

@@ -3,18 +3,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tablesense.remote.wire import bridge_brokers, write_remote_broker
+from tablesense.remote.wire import bridge_brokers, table_url, write_remote_broker
 from tablesense.tournament.mosquitto import BrokerFiles, Mosquitto, mosquitto_binary
 from testsupport import free_port, need
 
@@ -24,6 +27,11 @@ class Broker:
         self.files, self.port, self.proc = files, port, proc
 
     def url(self, user: str) -> str:
+        """``user``'s URL, the password in its file (``play --remote`` refuses one in the URL)."""
+        return table_url(self.files, user, "127.0.0.1", self.port)
+
+    def url_with_password(self, user: str) -> str:
+        """For clients in the test's own process (nothing on a command line)."""
         return self.files.url(user, "127.0.0.1", self.port)
 
 
@@ -59,8 +67,10 @@ def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
 class Play:
     """One `tablesense play --remote ...` process; stderr read as it comes."""
 
-    def __init__(self, *args: str) -> None:
-        env = {**os.environ, "COLUMNS": "250"}
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "COLUMNS": "250", **(env or {})}
+        if "--journal" not in args:  # never the user's own journal folder
+            env.setdefault("TABLESENSE_JOURNAL", str(Path(tempfile.mkdtemp(prefix="remote-play-")) / "journal.sqlite"))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4-remote", *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -99,3 +109,76 @@ class Play:
             self.proc.wait()
 
 
+
+
+@pytest.fixture
+def pg_url(postgres_url: str) -> Iterator[str]:
+    """A fresh schema of the machine's PostgreSQL for one test, dropped afterwards."""
+    import uuid
+
+    import psycopg
+    import psycopg.sql
+
+    plain = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    schema = "ts_remote_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(plain, autocommit=True) as c:
+        c.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(schema)))
+    sep = "&" if "?" in postgres_url else "?"
+    try:
+        yield f"{postgres_url}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(plain, autocommit=True) as c:
+            c.execute(psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(psycopg.sql.Identifier(schema)))
+
+
+class DirectorEvent:
+    """A real director on ``db_url`` with its own TLS Mosquitto and bridge: an
+    event of two pairs, table 1 registered with its key, round 1 announced.
+    ``host_args`` are the host table's ``--director ... --table-no 1 --table-key ...``."""
+
+    def __init__(self, director: Any, bridge: Any, host_args: list[str]) -> None:
+        self.director, self.bridge, self.host_args = director, bridge, host_args
+
+    def results(self) -> list[dict[str, Any]]:
+        """The results the director stored (their payloads)."""
+        from sqlalchemy import select
+
+        from tablesense.tournament.db import Result
+
+        with self.director.db.session() as s:
+            return [r.payload for r in s.scalars(select(Result))]
+
+
+@contextlib.contextmanager
+def director_event(tmp_path: Path, db_url: str, target: int) -> Iterator[DirectorEvent]:
+    from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
+    from tablesense.tournament.db import Database
+    from tablesense.tournament.mosquitto import write_broker_config
+    from tablesense.tournament.security import TableKey
+    from tablesense.tournament.service import Director
+
+    need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
+    port = free_port()
+    event = write_broker_config(tmp_path / "event-broker", tables=2, port=port, tls=True, run_as=getpass.getuser())
+    password = tmp_path / "event-broker" / "table-1.password"
+    password.write_text(event.credentials["table-1"] + "\n")
+    password.chmod(0o600)
+    proc = Mosquitto(event.conf, port).start()
+    try:
+        d = Director.create_event(Database(db_url), "Two clubs", format="swiss",
+                                  options={"target": target, "lots_seed": "r"})
+        for i in range(1, 3):
+            d.register(f"Pair {i}", [f"P{i}a", f"P{i}b"], [f"04a1b2c3d4e5{i}a", f"04a1b2c3d4e5{i}b"], seed=i)
+        key = TableKey.from_seed(b"remote-table-1")
+        key_file = tmp_path / "table-1.key"
+        key.save(key_file)
+        d.add_table(1, key.public)
+        d.pair_next_round()
+        with DirectorBridge(d, BrokerURL.parse(event.url("director", "127.0.0.1", port))) as bridge:
+            assert bridge.wait_connected(10)
+            bridge.announce_round()
+            url = f"mqtts://table-1@127.0.0.1:{port}?ca={event.ca}&password_file={password}"
+            yield DirectorEvent(d, bridge, ["--director", url, "--table-no", "1", "--table-key", str(key_file)])
+            assert wait_until(bridge.idle, 10)
+    finally:
+        proc.stop()

@@ -8,6 +8,7 @@ which replays as a legal match."""
 from __future__ import annotations
 
 import json
+import stat
 import threading
 import time
 from typing import Any
@@ -16,8 +17,8 @@ import pytest
 from remotekit import Broker, Play
 
 from tablesense.games.dominoes import replay_record
-from tablesense.remote.wire import ROOT
-from tablesense.tournament.broker_client import BrokerURL, make_client
+from tablesense.remote.wire import ROOT, password_file
+from tablesense.tournament.broker_client import PASSWORD_ENV, BrokerURL, make_client
 
 pytestmark = pytest.mark.broker  # brokers and two processes (the few option checks ride along)
 
@@ -113,9 +114,49 @@ def test_bad_remote_options_exit_2_with_a_sentence(args: list[str], message: str
     from tablesense.cli import app
 
     broker = [] if args == ["--remote", "host"] else ["--broker", "mqtt://table-1@127.0.0.1:1"]
-    result = CliRunner().invoke(app, ["play", "--table", "dominoes-4-remote", *args, *broker])
+    result = CliRunner(env={PASSWORD_ENV: "from-the-environment"}).invoke(
+        app, ["play", "--table", "dominoes-4-remote", *args, *broker])
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mqtts://table-1:s3cret@127.0.0.1:1?ca=ca.crt", "where ps shows it to every user of this machine"),
+        ("mqtt://table-1:s3cret@127.0.0.1:1", "add &password_file=FILE to the URL"),
+        ("mqtt://table-1@127.0.0.1:1", "no password for broker user table-1"),
+        ("mqtt://table-1@127.0.0.1:1?password_file=/nonexistent/table-1.password", "cannot read the broker password file"),
+    ],
+)
+def test_a_password_on_the_command_line_is_refused(url: str, message: str) -> None:
+    """``ps`` shows every argument to every user of the machine: the password
+    comes from a file or the environment, never from --broker (exit 2, nothing started)."""
+    from typer.testing import CliRunner
+
+    from tablesense.cli import app
+
+    result = CliRunner(env={PASSWORD_ENV: ""}).invoke(
+        app, ["play", "--table", "dominoes-4-remote", "--remote", "host", "--broker", url])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()), result.output
+    assert "s3cret" not in result.output
+    assert "remote match code" not in result.output
+
+
+def test_the_password_from_its_file_or_the_environment_reaches_the_broker(remote_broker: Broker) -> None:
+    """broker-config's table-N.password file, or the environment, logs a table in:
+    a join of an unknown code gets as far as the broker's lobby (exit 1, not 2)."""
+    files = remote_broker.files
+    assert stat.S_IMODE(password_file(files, "table-2").stat().st_mode) == 0o600
+    by_file = Play("--remote", "join", "ABCDEF", "--broker", remote_broker.url("table-2"), "--remote-timeout", "60")
+    rc, _ = by_file.finish(90)
+    assert rc == 1 and "no match with code ABCDEF on this broker" in "".join(by_file.lines), "".join(by_file.lines)
+    no_file = remote_broker.url("table-2").split("&password_file=")[0]
+    by_env = Play("--remote", "join", "ABCDEF", "--broker", no_file, "--remote-timeout", "60",
+                  env={PASSWORD_ENV: files.credentials["table-2"]})
+    rc, _ = by_env.finish(90)
+    assert rc == 1 and "no match with code ABCDEF on this broker" in "".join(by_env.lines), "".join(by_env.lines)
 
 
 def test_a_table_without_a_stock_is_refused() -> None:
@@ -123,6 +164,7 @@ def test_a_table_without_a_stock_is_refused() -> None:
 
     from tablesense.cli import app
 
-    result = CliRunner().invoke(app, ["play", "--table", "dominoes-4", "--remote", "host", "--broker", "mqtt://table-1@127.0.0.1:1"])
+    result = CliRunner(env={PASSWORD_ENV: "from-the-environment"}).invoke(
+        app, ["play", "--table", "dominoes-4", "--remote", "host", "--broker", "mqtt://table-1@127.0.0.1:1"])
     assert result.exit_code == 2
     assert "has no stock for 28 tiles" in result.output

@@ -50,7 +50,10 @@ def clubs(tmp_path: Path) -> Iterator[tuple[list[str], list[str]]]:
         creds = read_credentials(tmp_path / club)
         lines = [x for x in result.stdout.splitlines() if x.startswith("mqtts://")]
         assert len(lines) == 2 and "@" in lines[0] and ":" not in lines[0].split("@")[0][len("mqtts://"):]  # no password
-        urls.append([x.replace(f"table-{n}@", f"table-{n}:{creds[f'table-{n}']}@") for n, x in enumerate(lines, 1)])
+        assert not any(creds[f"table-{n}"] in x for n, x in enumerate(lines, 1))
+        # the printed URLs log in as they are: each reads its table's password from its file
+        assert all(BrokerURL.parse(x).password == creds[f"table-{n}"] for n, x in enumerate(lines, 1))
+        urls.append(lines)
     brokers = [Mosquitto(tmp_path / "a" / "mosquitto.conf", port_a).start()]
     try:
         brokers.append(Mosquitto(tmp_path / "b" / "mosquitto.conf", port_b).start())

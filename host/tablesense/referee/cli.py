@@ -243,12 +243,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Referee a match on the table: recognise moves, explain mistakes, score, journal."""
         if remote is not None:  # the remote room plays this table's seats of a match hosted here or elsewhere
-            from tablesense.remote.cli import play_remote
+            from tablesense.remote.cli import DirectorOptions, PageOptions, play_remote
 
             raise typer.Exit(play_remote(
                 remote, code, table=table, seats=seats, broker=broker,
                 ports=[p for item in ports for p in item.split(",") if p], tags=tags, seed=seed, timeout=remote_timeout,
                 target=target, journal_dir=(journal or default_journal()).parent / "remote",
+                page=PageOptions(web, host, web_port, _table_lang(lang)),
+                director=None if director is None else DirectorOptions(director, table_no, table_key, outbox, announce_wait),
             ))
         if code is not None:
             raise _err(say("{code!r}: a code goes with --remote join, or with --remote host to resume that match", code=code))

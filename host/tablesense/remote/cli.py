@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from tablesense.table.tags import Piece, TagRegistry, TagRegistryError
 
 if TYPE_CHECKING:  # the wire loads paho: only a remote match needs it, not every command's start
     from tablesense.remote.wire import Wire
+    from tablesense.tournament.broker_client import BrokerURL
 from tablesense.table.words import message_of, say
 
 GAME, VARIANT = "dominoes", "pairs-pips"
@@ -103,7 +105,10 @@ class VirtualHands:
             sent = self.sent_at()
             after = "" if sent is None else f", {1000 * (time.time() - sent):.0f} ms after the authority sent the move"
             self.trace(f"remote piece: {from_cell} -> {to_cell} ({'lit' if lit else 'NOT lit'}{after})")
-        uid = self.vt.tags()[from_cell]
+        tags = self.vt.tags()
+        if from_cell not in tags or to_cell in tags:
+            return  # a person's hand was quicker (the page): the next reading is judged again
+        uid = tags[from_cell]
         self.vt.move(from_cell, to_cell)
         self.link.wait_until(
             lambda st: isinstance(st.get(to_cell), Tag) and st[to_cell].uid == uid and isinstance(st.get(from_cell), Empty),
@@ -113,6 +118,29 @@ class VirtualHands:
     def _lit(self, cell: CellId, colour: tuple[int, int, int]) -> bool:
         shown = self.vt.leds(cell)
         return shown is not None and shown != (0, 0, 0) and (shown[0] > 0) == (colour[0] > 0)
+
+
+@dataclass(frozen=True)
+class PageOptions:
+    """Where the table-top page of a virtual table's people is served (``play``'s
+    ``--web/--no-web``, ``--host``, ``--web-port``) and in which language."""
+
+    web: bool = True
+    host: str = "127.0.0.1"
+    port: int = 0
+    lang: str = "en"
+
+
+@dataclass(frozen=True)
+class DirectorOptions:
+    """``play``'s ``--director``, ``--table-no``, ``--table-key``, ``--outbox``,
+    ``--announce-wait``: the host table reports the match to the director."""
+
+    url: str
+    table_no: int | None
+    table_key: Path | None
+    outbox: Path | None
+    announce_wait: float = 15.0
 
 
 def play_remote(
@@ -128,12 +156,15 @@ def play_remote(
     timeout: float | None,
     target: float | None = None,
     journal_dir: Path = Path("remote"),
+    page: PageOptions = PageOptions(),
+    director: DirectorOptions | None = None,
 ) -> int:
     """Run one table of a remote match; the exit code (see the module docstring)."""
     console = Console(stderr=True, soft_wrap=True)
     try:
         return _run(mode, code, table=table, seats=seats, broker=broker, ports=ports, tags=tags,
-                    seed=seed, timeout=timeout, target=target, journal_dir=journal_dir, console=console)
+                    seed=seed, timeout=timeout, target=target, journal_dir=journal_dir, console=console,
+                    page=page, director=director)
     except RemoteExit as exc:
         console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
         return exc.code
@@ -141,9 +172,8 @@ def play_remote(
 
 def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: str | None, ports: list[str],
          tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
-         console: Console) -> int:
+         console: Console, page: PageOptions, director: DirectorOptions | None) -> int:
     from tablesense.remote.wire import Wire, WireError, check_code, new_code
-    from tablesense.tournament.broker_client import BrokerURL
     from tablesense.tournament.security import TableKey
 
     if mode not in ("host", "join"):
@@ -154,12 +184,7 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         joined_code = check_code(code) if code else None  # host with a code: resume that match from the journal
     except WireError as exc:
         raise RemoteExit(exc, 2) from None
-    if not broker:
-        raise RemoteExit(say("a remote match needs the broker both tables reach: --broker mqtts://table-1@host:8883?ca=ca.crt"), 2)
-    try:
-        url = BrokerURL.parse(broker)
-    except ValueError as exc:
-        raise RemoteExit(message_of(exc), 2) from None
+    url = _broker_url(broker)
     try:
         geometry = TableGeometry.load(table)
     except (GeometryError, FileNotFoundError) as exc:
@@ -173,6 +198,13 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         raise RemoteExit(say("this table plays seats {seats}: --seats names {n}, one for each",
                              seats=", ".join(geometry.seats[s].name for s in sorted(local)), n=len(local)), 2)
     bots = frozenset(s for s, n in zip(sorted(local), names, strict=True) if n.lower() == "bot")
+    people = frozenset(local) - bots
+    if people and not ports and not page.web:
+        raise RemoteExit(say("at a virtual table the people's seats ({names}) play on the table-top page: "
+                             "drop --no-web, or name them bot", names=", ".join(
+                                 n for n in names if n.lower() != "bot")), 2)
+    if director is not None and mode != "host":
+        raise RemoteExit(say("--director goes with --remote host: the host table reports the match"), 2)
     try:
         registry = TagRegistry.virtual(seed or 0) if tags == "virtual" else TagRegistry.load(tags)
     except TagRegistryError as exc:
@@ -193,25 +225,42 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
                 hosting = Hosting.resume(journal_dir, joined_code)
             except (RemoteJournalError, ValueError, OSError, KeyError) as exc:
                 raise RemoteExit(message_of(exc), 2) from None
+    reporter = _reporter(director, journal_dir) if director is not None else None
+    if reporter is not None and director is not None and hosting is not None and hosting.joiner is None:
+        hosting.options = _announced_options(reporter, director, hosting.options, console)
     wire = Wire(url, hosting.key if hosting is not None else TableKey.generate())
     vt: Any = None
     link: Any = None
+    server: Any = None
+    gpio: Any = None
+    record: dict[str, Any] | None = None
     try:
         wire.connect()
         found = wire.find(joined_code, timeout=10.0) if mode == "join" and joined_code else None  # before the boards
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
-        side = TableSide(geometry, local, pieces, bots=bots, hands=hands, set_leds=link.set_leds)
+        side = TableSide(geometry, local, pieces, bots=bots, people=people, hands=hands, set_leds=link.set_leds)
         if isinstance(hands, VirtualHands):
             hands.sent_at = lambda: side.frame_sent_at
+        if people and vt is not None:
+            players = dict(zip(sorted(local), names, strict=True))
+            server = _serve_page(vt, side, registry, pieces, players, page, seed or 0, console)
+        if vt is None:  # a physical table: its seat buttons and turn LEDs
+            gpio = _table_gpio(geometry, side, console)
         if hosting is not None:
             record = _host(wire, hosting, side, link, registry, stop, deadline, console)
         else:
             assert joined_code is not None and found is not None
-            record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console)
+            record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console, journal_dir)
+        if record is not None and people and vt is not None:
+            time.sleep(1.0)  # the page shows the end of the match before it goes
     except WireError as exc:
         raise RemoteExit(message_of(exc), 1) from None
     finally:
         wire.close()
+        if server is not None:
+            server.stop()
+        if gpio is not None:
+            gpio.close()
         if hosting is not None and hosting.journal is not None:
             hosting.journal.close()
         if link is not None:
@@ -219,10 +268,199 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         if vt is not None:
             vt.stop()
     if record is None:
+        if reporter is not None:
+            reporter.close()
         return 1
     sys.stdout.write(json.dumps(record, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+    if reporter is not None:
+        try:
+            return _report(reporter, record, stop, console)
+        finally:
+            reporter.close()
     return 0
+
+
+def _serve_page(vt: Any, side: TableSide, registry: TagRegistry, pieces: list[str], players: dict[int, str],
+                page: PageOptions, seed: int, console: Console) -> Any:
+    """The table-top page of the people's seats at this virtual table (docs/remote.md,
+    "A person on the table-top page"); prints one keyed ``table top:`` address per person."""
+    from tablesense.i18n import Translator
+    from tablesense.remote.people import Refusals, SeatButtons, page_banner, turn_lights
+    from tablesense.sim.hand import COMPUTER, TableTop
+    from tablesense.web.server import WebServerError
+    from tablesense.web.tabletop import TableKeys, serve_tabletop
+
+    geometry = side.geometry
+    n = len(geometry.seats)
+
+    def turns() -> list[bool]:
+        # not while the other table's piece is being placed: the judge takes no claim before it lies
+        return turn_lights(side.view, n, side.current_legal() if side.judge.pending_place() is None else [])
+
+    top = TableTop(vt, geometry, registry, pieces=pieces, header=SeatButtons(geometry, side.people, side.press, turns),
+                   banner=page_banner(side, Refusals(), Translator(page.lang)), seats=sorted(side.people),
+                   seed=seed, turns=turns, elsewhere=[s.index for s in geometry.seats if s.index not in side.view.seats])
+    top.dealer = COMPUTER  # the authority deals; the table's hands lay each deal out by its lights
+    keys = TableKeys.for_table(top)
+    try:
+        server = serve_tabletop(top, page.host, page.port, keys)
+    except WebServerError as exc:
+        raise RemoteExit(message_of(exc), 1) from None
+    names = [players.get(s.index, s.name) for s in geometry.seats]
+    for line in keys.lines(server.url, names, page.lang):
+        console.print(line, markup=False, highlight=False)
+    console.file.flush()
+    return server
+
+
+def seat_devices(gpio: Any, side: TableSide, stop: threading.Event, every: float = 0.1) -> threading.Thread:
+    """A physical table's seat devices at a remote match (``gpio``: a
+    :class:`~tablesense.outputs.gpio.TableGPIO`): a person's seat button is
+    their pass (``TableSide.press``: claimed when it is one of the seat's
+    legal moves), and every seat's turn LED follows
+    :func:`~tablesense.remote.people.turn_lights` (this table's seats while
+    their legal moves are here and nothing is being placed, the other
+    table's seat to play). The LEDs are kept by a thread until ``stop``."""
+    from tablesense.remote.people import turn_lights
+
+    def pressed(ev: Any) -> None:
+        if ev.button == "seat" and ev.pressed and ev.seat in side.people:
+            side.press(ev.seat)
+
+    gpio.on_button(pressed)
+    n = len(side.geometry.seats)
+
+    def keep() -> None:
+        shown: list[bool | None] = [None] * n
+        while not stop.is_set():
+            legal = side.current_legal() if side.judge.pending_place() is None else []
+            for io, lit in zip(gpio.seats, turn_lights(side.view, n, legal), strict=False):
+                if io.turn_led is not None and shown[io.index] != lit:
+                    (io.turn_led.on if lit else io.turn_led.off)()
+                    shown[io.index] = lit
+            stop.wait(every)
+
+    thread = threading.Thread(target=keep, name="remote-turn-leds", daemon=True)
+    thread.start()
+    return thread
+
+
+class _SeatDevices:
+    """The table's GPIO and the thread keeping its turn LEDs; ``close()`` stops both."""
+
+    def __init__(self, gpio: Any, side: TableSide) -> None:
+        self.gpio, self.stop = gpio, threading.Event()
+        self.thread = seat_devices(gpio, side, self.stop)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(2)
+        self.gpio.close()
+
+
+def _table_gpio(geometry: TableGeometry, side: TableSide, console: Console) -> _SeatDevices | None:
+    """The table's seat buttons and turn LEDs, or None with a warning where it has none."""
+    from tablesense.outputs.gpio import TableGPIO
+
+    try:
+        gpio = TableGPIO.from_geometry(geometry)
+    except Exception as exc:  # noqa: BLE001 - no GPIO on this machine: the table plays without buttons
+        console.print("[yellow]" + str(say("seat buttons unavailable ({error}): a person at this table cannot "
+                                           "pass", error=message_of(exc))) + "[/]")
+        return None
+    return _SeatDevices(gpio, side)
+
+
+def _reporter(director: DirectorOptions, journal_dir: Path) -> Any:
+    """The host table's link to the tournament director (its signed, durable outbox)."""
+    from tablesense.tournament.reporter import TableReporter
+    from tablesense.tournament.security import SignatureError, TableKey
+
+    if director.table_no is None or director.table_key is None:
+        raise RemoteExit(say("--director needs --table-no and --table-key"), 2)
+    url = _broker_url(director.url, "--director")
+    try:
+        key = TableKey.load(director.table_key)
+    except (OSError, ValueError, SignatureError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else message_of(exc)
+        raise RemoteExit(say("--table-key {path}: {error}", path=str(director.table_key), error=reason), 2) from None
+    path = director.outbox or journal_dir.parent / "outbox.sqlite"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return TableReporter(director.table_no, key, path, url).start()
+    except Exception as exc:  # noqa: BLE001 - whatever stops the outbox opening is said, never a traceback
+        raise RemoteExit(say("cannot open the outbox {path}: {error}", path=str(path), error=str(exc)), 1) from None
+
+
+def _announced_options(reporter: Any, director: DirectorOptions, options: dict[str, Any],
+                       console: Console) -> dict[str, Any]:
+    """The match the director announced for this table: its target (the
+    director's word over ``--target``); a match of another variant is refused."""
+    m = reporter.current_match(timeout=director.announce_wait)
+    if m is None:
+        console.print("[yellow]" + str(say("no match announced for table {table} yet: the result is reported "
+                                           "when the match ends", table=director.table_no)) + "[/]")
+        return options
+    if m["variant"] != VARIANT:
+        raise RemoteExit(say("the director announced {variant} for table {table}; a remote match plays {ours}",
+                             variant=m["variant"], table=director.table_no, ours=VARIANT), 2)
+    reporter.show_match(m)
+    target = m["options"]["target"]
+    console.print(f"tournament match {m['match']}: " + " v ".join(e["name"] for e in m["entrants"])
+                  + f" (to {target})", highlight=False)
+    return {**options, "target": int(target) if float(target).is_integer() else target}
+
+
+def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, console: Console) -> int:
+    """Send the host's record, signed, to the director and wait for its echo.
+    A remote match's sides sit at two tables, so the director confirms it
+    (console or ``tournament confirm``); 1 when the director did not accept it
+    (the result stays in the outbox, sent again by the table's next start)."""
+    from tablesense.tournament.reporter import ReportError
+
+    try:
+        key = reporter.report(record)
+    except ReportError as exc:
+        console.print("[red]" + str(say("not reported: {error}; call the director", error=str(exc))) + "[/]",
+                      highlight=False)
+        return 1
+    console.print(str(say("result sent to the director; waiting for its acknowledgement ...")), highlight=False)
+    status = reporter.wait_echo(key, stop=stop)
+    if status is None:
+        console.print("[yellow]" + str(say("not acknowledged yet: the result stays in the outbox and is "
+                                           "re-sent when the table starts again")) + "[/]", highlight=False)
+        return 1
+    console.print(f"director: result {status}", highlight=False)
+    if status not in ("accepted", "duplicate"):
+        return 1
+    console.print(str(say("the director confirms a remote match (its sides are at two tables): "
+                          "console or tournament confirm")), highlight=False)
+    return 0
+
+
+def _broker_url(broker: str | None, option: str = "--broker") -> BrokerURL:
+    """The ``--broker`` URL with its password from a file or the environment.
+    A password written in the URL is refused (exit 2): ``ps`` shows every
+    command line to every user of the machine, and a table's password lets
+    anyone on it play in that table's name."""
+    from tablesense.tournament.broker_client import PASSWORD_ENV, BrokerURL, password_in_url
+
+    if not broker:
+        raise RemoteExit(say("a remote match needs the broker both tables reach: "
+                             "--broker 'mqtts://table-1@host:8883?ca=ca.crt&password_file=table-1.password'"), 2)
+    if password_in_url(broker):
+        raise RemoteExit(say("the broker password is written in {option}, where ps shows it to every user of this "
+                             "machine: put it in a file and add &password_file=FILE to the URL (broker-config "
+                             "writes table-N.password), or set {variable}", option=option, variable=PASSWORD_ENV), 2)
+    try:
+        url = BrokerURL.parse(broker)
+    except ValueError as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    if url.username is not None and url.password is None:
+        raise RemoteExit(say("no password for broker user {user}: add &password_file=FILE to the URL or set "
+                             "{variable}", user=url.username, variable=PASSWORD_ENV), 2)
+    return url
 
 
 def _open_table(geometry: TableGeometry, ports: list[str], registry: TagRegistry, pieces: list[str], seed: int,
@@ -382,8 +620,28 @@ def _wait_acked(host: HostSide, joiner: str, wire: Wire, stop: threading.Event, 
 
 def _join(wire: Wire, code: str, found: tuple[str, dict[str, Any]], side: TableSide, link: Any,
           registry: TagRegistry, stop: threading.Event, deadline: float | None,
-          console: Console) -> dict[str, Any] | None:
+          console: Console, journal_dir: Path) -> dict[str, Any] | None:
+    from tablesense.remote.journal import TableJournal
+
     host_user, lobby = found
+    try:
+        journal, frames = TableJournal.open_or_create(journal_dir, code, host_user)
+    except (RemoteJournalError, OSError) as exc:
+        raise RemoteExit(message_of(exc), 2) from None
+    try:
+        for frame in frames:  # the match as this table saw it before it started again
+            side.receive({"type": "frame", "frame": frame})
+        if frames:
+            console.print(f"this table's journal of match {code}: {len(frames)} frames")
+        side.on_frame = journal.add_frame
+        return _joined(wire, code, host_user, lobby, side, link, registry, stop, deadline, console)
+    finally:
+        journal.close()
+
+
+def _joined(wire: Wire, code: str, host_user: str, lobby: dict[str, Any], side: TableSide, link: Any,
+            registry: TagRegistry, stop: threading.Event, deadline: float | None,
+            console: Console) -> dict[str, Any] | None:
     wire.send(host_user, {"type": "join", "code": code, "key": wire.key.public, "table": side.geometry.name})
     console.print(f"joining {host_user}'s match {code} ({lobby.get('variant')}) ...")
     alive = 0.0
@@ -435,7 +693,7 @@ def register(app: Any) -> None:
         bridge_port: int = typer.Option(8883, "--bridge-port", help="The other club's broker port."),
     ) -> None:
         """Write a TLS broker's files with the remote-play ACL (and optionally a bridge to another club's broker)."""
-        from tablesense.remote.wire import bridge_brokers, write_remote_broker
+        from tablesense.remote.wire import bridge_brokers, table_url, write_remote_broker
         from tablesense.tournament.mosquitto import BrokerFiles, read_credentials
 
         console = Console(stderr=True, soft_wrap=True)
@@ -449,9 +707,10 @@ def register(app: Any) -> None:
             bridge_brokers(files, there, bridge_host, bridge_port, f"bridge-{out.resolve().name}")
             console.print(f"bridged to {bridge_host}:{bridge_port} (restart that broker: it has a new account)")
         host = name[0] if name else bind if bind not in ("0.0.0.0", "::") else "127.0.0.1"
-        for n in range(1, tables + 1):  # the passwords stay in the credentials file, never on a command line
-            typer.echo(f"mqtts://table-{n}@{host}:{port}?ca={files.ca}")
-        console.print(f"passwords: {files.conf.parent / 'credentials'} (give a table its own in "
-                      f"TABLESENSE_BROKER_PASSWORD); start the broker with: mosquitto -c {files.conf}", soft_wrap=True)
+        for n in range(1, tables + 1):  # each password stays in its file, never on a command line
+            typer.echo(table_url(files, f"table-{n}", host, port))
+        console.print(f"each table's password is in table-N.password beside it (copy a table its own file, or "
+                      f"give it in TABLESENSE_BROKER_PASSWORD); start the broker with: mosquitto -c {files.conf}",
+                      soft_wrap=True)
 
     app.add_typer(remote_app)

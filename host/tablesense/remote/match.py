@@ -15,6 +15,7 @@ the tests drive them directly too.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -138,6 +139,7 @@ class TableSide:
         pieces: list[str],
         *,
         bots: frozenset[int] = frozenset(),
+        people: frozenset[int] = frozenset(),
         hands: Hands | None = None,
         set_leds: Callable[[dict[CellId, RGB]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -146,6 +148,10 @@ class TableSide:
         self.judge = TableJudge(geometry, self.view, pieces)
         self.geometry = geometry
         self.bots = bots
+        self.people = people
+        """Seats a person plays on the table-top page: the hands never move their
+        pieces off the stock, and their pass button comes through :meth:`press`."""
+        self._pressed: deque[int] = deque()
         self.hands = hands
         self.set_leds = set_leds
         self.clock = clock
@@ -161,6 +167,8 @@ class TableSide:
         self.frame_sent_at: float | None = None
         """When the authority sent the last frame (its clock; None in its own process)."""
         self.rejections: list[str] = []
+        self.on_frame: Callable[[dict[str, Any]], None] | None = None
+        """Called with each frame once applied (the joining table's journal)."""
         self.lights_log: list[tuple[int, dict[CellId, RGB]]] = []
         """(frame number, lights) each time the lights changed (for tests and the benchmark)."""
 
@@ -171,6 +179,8 @@ class TableSide:
             if frame["no"] != self.view.last + 1:
                 return  # had it (sent again after a resume), or one before it was lost: ``alive`` brings it again
             self.view.apply(frame)
+            if self.on_frame is not None:
+                self.on_frame(frame)
             self.frame_sent_at = msg.get("t")
             self._pending = None
             self.legal = []
@@ -186,7 +196,7 @@ class TableSide:
         """Judge the sensors, light the cells, let computer seats and hands act;
         the messages for the authority."""
         out: list[Message] = []
-        legal = self.legal if self._legal_after >= self.view.last and not self.view.paused else []
+        legal = self.current_legal()
         verdict = self.judge.judge(sensed, legal)
         self._light(verdict)
         if self._pending is not None and self.clock() - self._pending[1] > RESEND_AFTER_S:
@@ -204,7 +214,31 @@ class TableSide:
             self._tidy(verdict, sensed)
         elif verdict.kind == "steady" and self._acted != self.view.last and legal:
             out += self._bot_turn(legal, sensed)
+        if not out and verdict.kind == "steady":
+            out += self._button_turn(legal)
+        else:
+            self._pressed.clear()  # a press counts only while the table is steady
         return out
+
+    def current_legal(self) -> list[dict[str, Any]]:
+        """The legal moves of this table's seats now (none while paused or
+        before the authority's list for the last frame arrived)."""
+        return self.legal if self._legal_after >= self.view.last and not self.view.paused else []
+
+    def press(self, seat: int) -> None:
+        """A person's pass button (thread-safe: the page's server calls it)."""
+        self._pressed.append(seat)
+
+    def _button_turn(self, legal: list[dict[str, Any]]) -> list[Message]:
+        """A pressed pass button: the seat's pass (or draw) when it is one of
+        its legal moves, else it is ignored (the tile to lay is on the rack)."""
+        while self._pressed:
+            seat = self._pressed.popleft()
+            move = next((m for m in legal if m.get("seat") == seat and (m.get("pass") or m.get("draw"))), None)
+            if move is not None and self._claimed != self.view.last:
+                self._claimed = self.view.last
+                return [self._claim(dict(move))]
+        return []
 
     def _claim(self, move: dict[str, Any]) -> Message:
         self._pending = (move, self.clock())
@@ -234,11 +268,16 @@ class TableSide:
         where = {p: c for c, p in sensed.items()}
         taken = set(sensed)
         order = sorted(verdict.misplaced, key=lambda p: len(home[p]) != len(self.geometry.stock))
+        # once the deal lies out, a person's tile off their rack is their own doing (laid astray)
+        racks = {c for s in self.people for c in self.geometry.seats[s].rack} \
+            if self.judge.dealt_hand >= self.view.hand else set()
         for piece in order:
             at = where.get(piece)
             free = [c for c in home[piece] if c not in taken]
             if at is None or not free:
                 continue
+            if at not in self.geometry.stock and set(home[piece]) <= racks:
+                continue  # it goes back to their rack by their own hand (it lights)
             self.hands.move(at, free[0])
             return
 

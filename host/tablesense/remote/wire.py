@@ -77,7 +77,24 @@ def write_remote_broker(directory: Path, *, tables: int, port: int, tls: bool = 
     files = write_broker_config(directory, tables=tables, port=port, tls=tls, run_as=run_as, bind=bind, names=names)
     with files.acl.open("a") as acl:
         acl.write("\n".join(remote_acl_lines()))
+    for n in range(1, tables + 1):  # each table's password in its own file, for ``?password_file=`` (never in ps)
+        user = f"table-{n}"
+        path = password_file(files, user)
+        path.write_text(files.credentials[user] + "\n")
+        path.chmod(0o600)
     return files
+
+
+def password_file(files: BrokerFiles, user: str) -> Path:
+    """The file holding ``user``'s password beside the broker's files (mode 0600)."""
+    return files.conf.parent / f"{user}.password"
+
+
+def table_url(files: BrokerFiles, user: str, host: str = "127.0.0.1", port: int = 8883) -> str:
+    """The ``--broker`` URL of ``user`` at this broker, its password read from
+    its file (``?password_file=``): nothing secret on a command line."""
+    scheme, ca = ("mqtts", f"ca={files.ca}&") if files.ca is not None else ("mqtt", "")
+    return f"{scheme}://{user}@{host}:{port}?{ca}password_file={password_file(files, user)}"
 
 
 def add_bridge_user(files: BrokerFiles, user: str) -> str:

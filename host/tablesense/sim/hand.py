@@ -122,6 +122,7 @@ class TableTop:
         seed: int = 0,
         clock: Callable[[], float] = time.monotonic,
         turns: Callable[[], list[bool]] | None = None,
+        elsewhere: list[int] | None = None,
     ) -> None:
         self.world = world
         self.geometry = geometry
@@ -133,6 +134,8 @@ class TableTop:
         """The teaching mode: pages may ask for every piece face up."""
         self.seats = list(seats) if seats is not None else [s.index for s in geometry.seats]
         """Seats people may sit at (others are the computer's)."""
+        self.elsewhere = list(elsewhere or [])
+        """Seats played at another table (a remote match): the page names them so."""
         self.clock = clock
         self.turns = turns
         """Where the turn LEDs are read when not from ``header`` (e.g. the referee's display)."""
@@ -416,9 +419,10 @@ class TableTop:
                             ("call", s.call_button_pin),
                             ("referee", g.referee_button_pin),
                         )
-                        if pin is not None
+                        if pin is not None and k in getattr(self.header, "kinds", BUTTON_KINDS)
                     ],
                     "person": s.index in self.seats,
+                    "elsewhere": s.index in self.elsewhere,
                 }
                 for s in g.seats
             ],
@@ -451,6 +455,8 @@ class TableTop:
         if hand in (OPEN, COMPUTER):
             return
         c = self.geometry.cells[cell]
+        if c.zone == "stock":  # a remote match's stock: face down, the table's helper hands move it
+            raise HandError("the stock lies face down: its pieces are moved for you when they light")
         if c.zone == "rack" and hand != f"seat:{c.seat}":
             name = self.geometry.seats[c.seat].name if c.seat is not None else "another seat"
             raise HandError(f"that is {name}'s rack")

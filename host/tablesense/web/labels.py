@@ -115,6 +115,7 @@ TABLETOP: dict[str, str] = {
     "card_down": N_("a card face down"),
     "turn_led": N_("turn LED"),
     "you": N_("you"),
+    "other_table": N_("at the other table"),
     "in_air": N_("Lifted, in a hand"),
     "legend": N_("What the glows mean"),
     "glow_blue": N_("blue: the rack of the seat to play"),

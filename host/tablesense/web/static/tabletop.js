@@ -30,7 +30,7 @@
   const EN = {
     btn_pass: "Pass", btn_call: "Call", btn_referee: "Referee", btn_kems: "Kems!",
     btn_contre: "Contre", failed: "that did not work", card_down: "a card face down",
-    turn_led: "turn LED", you: "you", computer: "computer", in_air: "Lifted, in a hand",
+    turn_led: "turn LED", you: "you", computer: "computer", other_table: "at the other table", in_air: "Lifted, in a hand",
     hint_kems: "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it left. Four of a kind? Press Kems!",
     hint_turn: "Your turn: drag a tile onto a green end of the line, or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
@@ -207,7 +207,7 @@
       led.title = t("turn_led");
       head.appendChild(led);
       head.appendChild(make("span", "name", seatName(s.name)));
-      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? t("you") : s.person ? "" : t("computer")));
+      head.appendChild(make("span", "who", SEAT === s.index && !OPEN ? t("you") : s.person ? "" : s.elsewhere ? t("other_table") : t("computer")));
       box.appendChild(head);
       const btns = make("div", "tt-buttons");
       for (const kind of PUBLIC ? [] : s.buttons) {  // the public view presses nothing
@@ -353,7 +353,7 @@
   function draggable(cellId) {
     if (OPEN) return true;
     const c = cellInfo[cellId];
-    if (SEAT === null) return false;
+    if (SEAT === null || c.zone === "stock") return false;  // a remote match's stock lies face down
     return c.zone !== "rack" || c.seat === SEAT;
   }
 
