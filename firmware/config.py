@@ -416,6 +416,30 @@ class ExpanderSelect:
         self.expander.write_pin(self.pin, 1 if v else 0)
 
 
+def select_routes(cfg):
+    """Per cell, the decoder address pins its transactions need set and
+    cleared (GPIO masks, A0 = bit 0 of the cell's output number), which the
+    compiled transfer writes itself before selecting (docs/firmware.md);
+    None for chip selects that need no routing (one GPIO per cell, an
+    expander)."""
+    cs = cfg["cs"]
+    if cs["kind"] != "decoder":
+        return None
+    pins = cs["address"]
+    every = 0
+    for pin in pins:
+        every |= 1 << pin
+    out = []
+    for ch in range(cfg["cells"]):
+        out_no = ch % (1 << len(pins))
+        on = 0
+        for k in range(len(pins)):
+            if (out_no >> k) & 1:
+                on |= 1 << pins[k]
+        out.append((on, every & ~on))
+    return out
+
+
 def make_selects(cfg, pin_factory, i2c_factory=None):
     """Chip-select objects for every cell, from the normalised config.
     pin_factory(n) -> an output pin idling high (machine.Pin(n, Pin.OUT,

@@ -205,6 +205,15 @@ def build(cfg, transport=None):
     buffers = mfrc522.Buffers()  # one set for the bus: the readers take turns
     gpios = select_gpios(cfg)
     fast = mfrc522.compiled_transfer() if gpios is not None else None
+    routes = config.select_routes(cfg)
+
+    def compiled(ch):
+        if fast is None or gpios is None:
+            return None
+        if routes is None:
+            return (fast, spi_cfg["id"], gpios[ch])
+        return (fast, spi_cfg["id"], gpios[ch], routes[ch][0], routes[ch][1])
+
     readers = [
         mfrc522.MFRC522(
             spi,
@@ -213,7 +222,7 @@ def build(cfg, transport=None):
             buffers=buffers,
             rx_gain_db=rfid["rx_gain_db"],
             full_read_every=rfid["full_read_every"],
-            compiled=None if fast is None or gpios is None else (fast, spi_cfg["id"], gpios[ch]),
+            compiled=compiled(ch),
         )
         for ch in range(len(selects))
     ]

@@ -247,7 +247,8 @@ class Buffers:
 _COMPILED_SRC = """
 @micropython.viper
 def run(params, sc, fw, r) -> int:
-    # params (array 'I'): SPI base, chip-select mask, IRQ mask, limit in us.
+    # params (array 'I'): SPI base, chip-select mask, IRQ mask, limit in us,
+    # then the decoder address pins to set and to clear first (0, 0: none).
     # The transactions of the script sc (each: its length, then its bytes; a
     # 0 ends a part): its first part, the transaction fw, its second part,
     # then its last transaction (a poll) again and again until r[1] has a
@@ -265,6 +266,12 @@ def run(params, sc, fw, r) -> int:
     gpio_set = ptr32(sio + 0x14)
     gpio_clr = ptr32(sio + 0x18)
     timer = ptr32((uint(0x4005) << 16) + 0x4028)
+    # (a ptr32 is indexed in words: every register is its own pointer at [0])
+    aset = p[4]
+    aclr = p[5]
+    if aset | aclr:
+        gpio_clr[0] = aclr
+        gpio_set[0] = aset
     s = ptr8(sc)
     f = ptr8(fw)
     rb = ptr8(r)
@@ -415,6 +422,9 @@ class MFRC522:
         self._mrf = b.mrf
         self._views = b.views
         self._junk = b.junk
+        # compiled[3:5]: the decoder address pins to set and to clear for
+        # this reader (GPIO masks): run() then routes the address itself
+        self._routed = compiled is not None and len(compiled) > 3
         if compiled is None:
             self._frun = None
             self._spi_base = 0
@@ -426,8 +436,10 @@ class MFRC522:
             from array import array
 
             # the compiled poll loop's parameters: SPI base, chip-select
-            # mask, IRQ mask, limit (the last two set per wait)
-            self._fparams = array("I", (self._spi_base, self._cs_mask, 0, 0))
+            # mask, IRQ mask, limit (those two set per wait), the address
+            # pins to set and to clear before the first transaction
+            route = (compiled[3], compiled[4]) if self._routed else (0, 0)
+            self._fparams = array("I", (self._spi_base, self._cs_mask, 0, 0, route[0], route[1]))
         self._n = 0  # bytes of the last exchange's answer, in self._rf[1:]
         # The chip select, per transaction. A decoder output (config.py)
         # offers fast_select(): its enable pin's value method, plus the shared
@@ -466,8 +478,11 @@ class MFRC522:
         sh = self._shared
         frun = self._frun
         if frun is not None:
-            if sh is not None and sh[0] != self._index:
-                self.cs.value(0)  # puts our address on the decoder first
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index  # run() puts our address on the decoder
+                elif sh[0] != self._index:
+                    self.cs.value(0)  # puts our address on the decoder first
             p = self._fparams
             p[2] = 0  # one transaction, no poll
             frun(p, _ONE_TRANSACTION, w, self._junk if r is None else r)
@@ -619,7 +634,24 @@ class MFRC522:
         TxControlReg's other bits keep what init() leaves (0x80, InvTx2RFOn).
         The board time-shares the fields (board.py): only the readers being
         read, or about to be, have theirs on."""
-        self.write_reg(TxControlReg, 0x83 if on else 0x80)
+        frun = self._frun
+        if frun is None:
+            self.write_reg(TxControlReg, 0x83 if on else 0x80)
+            return
+        # the compiled path, written out: the board switches two fields a
+        # cell, and on rp2040js each Python call saved is ~10-30 us
+        w = self._w2
+        w[0] = (TxControlReg << 1) & 0x7E
+        w[1] = 0x83 if on else 0x80
+        sh = self._shared
+        if sh is not None:
+            if self._routed:
+                sh[0] = self._index
+            elif sh[0] != self._index:
+                self.cs.value(0)
+        p = self._fparams
+        p[2] = 0
+        frun(p, _ONE_TRANSACTION, w, self._junk)
 
     def antenna(self):
         return self.read_reg(TxControlReg) & 0x03 == 0x03
@@ -737,8 +769,11 @@ class MFRC522:
         sc = _SCRIPTS[(0 if self._idle else 2) + (1 if tx_last_bits else 0)]
         self._idle = False
         sh = self._shared
-        if sh is not None and sh[0] != self._index:
-            self.cs.value(0)  # the decoder's address first; run() drives the enable
+        if sh is not None:
+            if self._routed:
+                sh[0] = self._index  # run() routes the address, then drives the enable
+            elif sh[0] != self._index:
+                self.cs.value(0)  # the decoder's address first; run() drives the enable
         p = self._fparams
         p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
         p[3] = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
@@ -800,8 +835,11 @@ class MFRC522:
             sc = _TX_SCRIPTS[0 if self._idle else 1]
             self._idle = False
             sh = self._shared
-            if sh is not None and sh[0] != self._index:
-                self.cs.value(0)
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
             p = self._fparams
             p[2] = IRQ_TX
             p[3] = airtime_us(len(fifo_write) - 1) + _MARGIN_US

@@ -106,6 +106,26 @@ def test_make_selects_for_each_wiring() -> None:
         config.make_selects(config.parse({"board": 1, "cells": 2, "cs": {"kind": "mcp23017"}}), factory)
 
 
+def test_select_routes_put_each_cells_decoder_address_on_the_pins() -> None:
+    """The masks the compiled transfer writes to SIO GPIO_OUT_SET/CLR are
+    the levels DecoderSelect.value(0) leaves on the address pins, cell for
+    cell (on the RP2040 both drive the same pins)."""
+    cfg = config.parse({"board": 1, "cells": 20, "cs": {"kind": "decoder", "address": [13, 6, 27],
+                                                         "enables": [9, 10, 11]}})
+    routes = config.select_routes(cfg)
+    assert routes is not None and len(routes) == 20
+    pins: dict[int, EmulatedPin] = {}
+    selects = config.make_selects(cfg, lambda n: pins.setdefault(n, EmulatedPin(n, value=1)))
+    every = (1 << 13) | (1 << 6) | (1 << 27)
+    for ch, (on, off) in enumerate(routes):
+        selects[ch].value(0)
+        levels = {n: pins[n].value() for n in (13, 6, 27)}
+        selects[ch].value(1)
+        assert on | off == every and not on & off
+        assert {n: (on >> n) & 1 for n in (13, 6, 27)} == levels
+    assert config.select_routes(config.parse({"board": 1, "cells": 2, "cs": {"kind": "gpio", "pins": [20, 21]}})) is None
+
+
 # --- LEDs ------------------------------------------------------------------------
 
 

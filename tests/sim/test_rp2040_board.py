@@ -380,3 +380,75 @@ def test_the_compiled_transfer_sends_the_plain_paths_frames(tmp_path: Path) -> N
     assert logs["False"] == logs["True"] and all(logs["False"])
     assert compiled_us < plain_us  # (emulated time: the figure is in docs/firmware.md)
     print(f"8 reads: plain {plain_us} us, compiled {compiled_us} us")
+
+
+_DECODED_VS_PLAIN = """
+from machine import SPI, Pin
+import time
+spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
+cfg = parse({"board": 3, "cells": 3, "leds": 0})
+fast = compiled_transfer()
+def run(compiled):
+    selects = make_selects(cfg, lambda n: Pin(n, Pin.OUT, value=1))
+    routes = select_routes(cfg)
+    rs = [MFRC522(spi, selects[k], compiled=(fast, 0, 9, routes[k][0], routes[k][1]) if compiled else None)
+          for k in range(3)]
+    assert all((r._frun is not None) == compiled for r in rs)
+    got = [r.init() for r in rs]
+    for r in rs:
+        r.field(False)
+    t = time.ticks_us()
+    for k in (0, 1, 2, 1, 0, 2, 2, 0, 1):
+        r = rs[k]
+        r.field(True)
+        got.append(r.read_uid())
+        r.field(False)
+    return got, time.ticks_diff(time.ticks_us(), t)
+"""
+
+
+def test_the_compiled_transfer_routes_the_decoder_and_switches_fields(tmp_path: Path) -> None:
+    """The compiled transfer also puts the decoder's address on its pins
+    (SIO GPIO_OUT_SET/CLR, written as words: a ptr32 is indexed in words)
+    and switches each reader's field without the Python select: readers
+    behind a 74HC138, each read between its own field on and off, give the
+    plain path's results and frames, reader for reader, and the booted
+    board still answers (a wrong SIO address stops the emulated core)."""
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    from tablesense.firmware.config import parse, select_routes
+    from tablesense.sim.mfrc522_emu import EmulatedCard
+
+    cfg = {"board": 3, "cells": 3, "leds": 0}
+    routes = select_routes(parse(cfg))
+    assert routes == [(0, 0b111 << 6), (1 << 6, 0b110 << 6), (1 << 7, 0b101 << 6)]  # A0..A2 on GP6..8
+    board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
+    uids = [UID7, bytes.fromhex("11223344"), bytes.fromhex("0455667788990a")]
+    for chip, uid in zip(board.chips, uids, strict=True):
+        chip.place(EmulatedCard(uid))
+    source = (dp.FIRMWARE_DIR / "config.py").read_text() + (dp.FIRMWARE_DIR / "mfrc522.py").read_text()
+    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
+    results = {}
+    path = board.start()
+    try:
+        assert wait_for_prompt(path, timeout=30.0)
+        with ReplSession(path, timeout=15) as s:
+            s.exec(source + _DECODED_VS_PLAIN, timeout=120)
+            assert s.eval("fast is not None", timeout=30) is True
+            for mode in ("False", "True"):
+                with board.lock:
+                    for chip in board.chips:
+                        chip.frame_log = []
+                results[mode] = s.eval(f"run({mode})", timeout=120)
+                with board.lock:
+                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
+            assert s.eval("1 + 1", timeout=30) == 2  # the core still runs
+    finally:
+        board.stop()
+    assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    (plain, plain_us), (compiled, compiled_us) = results["False"], results["True"]
+    assert plain == compiled
+    assert plain[:3] == [True, True, True]
+    assert plain[3:] == [uids[k] for k in (0, 1, 2, 1, 0, 2, 2, 0, 1)]
+    assert logs["False"] == logs["True"] and all(logs["False"])
+    assert compiled_us < plain_us
+    print(f"9 reads behind a decoder, fields switched: plain {plain_us} us, compiled {compiled_us} us")
