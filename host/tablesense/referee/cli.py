@@ -29,7 +29,7 @@ from tablesense.games.common import say
 from tablesense.games.registry import names
 from tablesense.i18n.cli import LANG_OPTION as _SHARED_LANG_OPTION
 from tablesense.i18n.cli import PlainHelpCommand, _
-from tablesense.referee.options import CommandRefused, default_journal
+from tablesense.referee.options import CommandRefused, default_journal, table_lang
 
 #: The game ``--game`` names when it is not given.
 DEFAULT_GAME = names()[0]
@@ -249,7 +249,7 @@ def register(app: typer.Typer) -> None:
                 remote, code, table=table, seats=seats, broker=broker,
                 ports=[p for item in ports for p in item.split(",") if p], tags=tags, seed=seed, timeout=remote_timeout,
                 target=target, journal_dir=(journal or default_journal()).parent / "remote",
-                page=PageOptions(web, host, web_port, _table_lang(lang)),
+                page=PageOptions(web, host, web_port, table_lang(lang)),
                 director=None if director is None else DirectorOptions(director, table_no, table_key, outbox, announce_wait),
             ))
         if code is not None:
