@@ -585,17 +585,22 @@ def relay_config(
     bind: str = typer.Option("0.0.0.0", "--bind"),
     max_spectators: int = typer.Option(5000, "--max-spectators", help="Connections each listener admits."),
     run_as: str | None = typer.Option(None, "--user", help="Write a `user` line (the account the relay runs as)."),
+    token_file: Path | None = typer.Option(None, "--token-file", help="The event's spectator token (made there when "
+                                           "the file does not exist; give every relay of the event the same file): "
+                                           "spectators log in as `spectator` with it instead of anonymously."),
     lang: str = LANG_OPTION,
 ) -> None:
     """A relay broker for spectators: the tables' public progress bridged in, served read-only over WebSocket."""
     with _errors():
-        from .relays import write_relay_config
+        from .relays import spectator_token, write_relay_config
 
         host, _sep, port_text = upstream.rpartition(":")
         if not host or not port_text.isdigit():
             _fail(say("--upstream is HOST:PORT, not {value}", value=repr(upstream[:60])))
+        token = spectator_token(token_file) if token_file is not None else None
         r = write_relay_config(out, name=name, upstream_host=host, upstream_port=int(port_text), director_dir=director_dir,
-                               port=port, ws_port=ws_port, bind=bind, max_spectators=max_spectators, run_as=run_as)
+                               port=port, ws_port=ws_port, bind=bind, max_spectators=max_spectators, run_as=run_as,
+                               token=token)
         typer.echo(_("wrote {conf} and {acl}: spectators read the live topics at ws://HOST:{ws_port}/",
                      conf=r.conf, acl=r.acl, ws_port=ws_port))
         if r.user is not None and director_dir is not None:
