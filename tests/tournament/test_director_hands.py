@@ -224,3 +224,13 @@ def test_exports_and_refusals_name_numbers_not_ids(tmp_path: Path) -> None:
                      str(trio.event_id))
     assert code == 0 and re.match(r"round 1, table 1: #\d \w+ 4, #\d \w+ 1, #\d \w+ 0; confirmed", out), out
     assert kway.match_scores(trio.matches(1)[0]) == [4.0, 1.0, 0.0]
+
+
+def test_the_serve_log_names_a_tables_messages_by_round_not_by_key() -> None:
+    from tablesense.tournament.console import ack_line
+
+    assert ack_line(3, "result/1/2/3/1", "accepted") == "table 3: result of round 2 accepted"
+    assert ack_line(3, "result/1/2/3/2", "duplicate") == "table 3: result of round 2 (revision 2) duplicate"
+    assert ack_line(3, "checkin/1/2/3/17", "accepted") == "table 3: check-in for round 2 accepted"  # 17: a match id
+    assert ack_line(3, "confirm/1/2/3/1", "refused", "forged") == "table 3: confirmation of round 2 refused: forged"
+    assert ack_line(3, "junk", "refused", "bad") == "table 3: message junk refused: bad"
