@@ -83,7 +83,7 @@ def test_serve_and_table_print_who_they_are_and_each_report(broker: Broker, tmp_
     table = None
     try:
         assert "event 1 'Tuesday club' (dominoes pips-two-player, swiss; results confirmed by director)" in serve.wait_for("director: event")
-        assert "round 1 is not finished: 1 still playing (table 1)" in serve.wait_for("round 1:")
+        assert serve.wait_for("round 1 ").strip() == "round 1 is not finished: 1 still playing (table 1)"
         assert serve.wait_for("/director").strip() == f"http://127.0.0.1:{port}/director  director's console (login)"
         assert serve.wait_for("broker:") == f"broker: mqtt://director@127.0.0.1:{broker.port} as director"
         table = Lines([*cli, "tournament", "table", "1", "--key", str(tmp_path / "table-1.key"), "--journal",

@@ -234,3 +234,14 @@ def test_the_serve_log_names_a_tables_messages_by_round_not_by_key() -> None:
     assert ack_line(3, "checkin/1/2/3/17", "accepted") == "table 3: check-in for round 2 accepted"  # 17: a match id
     assert ack_line(3, "confirm/1/2/3/1", "refused", "forged") == "table 3: confirmation of round 2 refused: forged"
     assert ack_line(3, "junk", "refused", "bad") == "table 3: message junk refused: bad"
+
+
+def test_the_serve_banner_says_the_rounds_state_once(tmp_path: Path) -> None:
+    from tablesense.tournament.console import serve_banner
+
+    url, d = _director_event(tmp_path, 4)
+    lines = [str(x) for x in serve_banner(d, "127.0.0.1", 8080, None)]
+    assert "no round paired yet: round 1 can be paired" in lines, lines  # was "round 0: round 1 can be paired"
+    d.pair_next_round()
+    lines = [str(x) for x in serve_banner(d, "127.0.0.1", 8080, None)]
+    assert "round 1 is not finished: 2 still playing (tables 1, 2)" in lines, lines  # not "round 1: round 1 is ..."

@@ -385,8 +385,7 @@ def serve_banner(director: Director, host: str, port: int, broker: str | None) -
     lines: list[str] = [
         say("director: event {id} {name} ({game} {variant}, {format}; results confirmed by {mode})",
             id=director.event_id, name=repr(name), game=game, variant=variant, format=fmt, mode=mode),
-        (say("round {round}: {status}", round=director.current_round_no(), status=ps.reason)
-         if director.current_round_no() else say("no round paired yet: {status}", status=ps.reason)),
+        ps.reason if director.current_round_no() else say("no round paired yet: {status}", status=ps.reason),
         say("pages:"),
     ]
     base = urls[0]
