@@ -245,3 +245,17 @@ def test_the_serve_banner_says_the_rounds_state_once(tmp_path: Path) -> None:
     d.pair_next_round()
     lines = [str(x) for x in serve_banner(d, "127.0.0.1", 8080, None)]
     assert "round 1 is not finished: 2 still playing (tables 1, 2)" in lines, lines  # not "round 1: round 1 is ..."
+
+
+def test_the_round_clock_stops_when_every_result_is_confirmed(tmp_path: Path) -> None:
+    from tablesense.tournament.console import confirm_reported, console_state
+
+    from .test_club_confirm import _report_all
+
+    _url, d = _director_event(tmp_path, 4)
+    d.pair_next_round()
+    assert console_state(d)["round_started"] is not None  # the clock counts while the round is played
+    _report_all(d, 1)
+    assert console_state(d)["round_started"] is not None  # and while results wait for confirmation
+    confirm_reported(d)
+    assert console_state(d)["round_started"] is None  # all in: no "16:25 since pairing" any more

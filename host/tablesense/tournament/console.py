@@ -210,7 +210,7 @@ def round_facts(director: Director, cur: int, matches: list[Match], names: dict[
     (the console's clock counts from it)."""
     entrants = [e for e in director.entrants() if e.status != "withdrawn"]
     started = None
-    if cur:
+    if cur and not all(m.confirmed for m in matches):  # a round whose results are all in stops its clock
         with director.db.session() as s:
             for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == director.event_id,
                                                         AuditEntry.action == "round-paired")
