@@ -16,8 +16,9 @@ median. The commands take turns, call after call (a load that changes weighs on 
 
     .venv/bin/python benchmarks/cli_start.py [--runs 7] [--peer-commit 9022aa3^ | --peer PYTHON]
 
-Last line: ``check_in_s=... python_s=... peer_s=... check_in_first_s=... peer_first_s=... load_1m=...``
-(medians, then the first calls)."""
+Last line: ``check_in_s=... python_s=... peer_s=... check_in_first_s=... peer_first_s=... check_in_cpu_s=...
+peer_cpu_s=... load_1m=...`` (wall-clock medians, the first calls, CPU-time medians: on a shared machine
+the CPU time is the steadier figure)."""
 
 from __future__ import annotations
 
@@ -41,15 +42,23 @@ def _setup(python: str, folder: Path, env: dict[str, str] | None) -> list[str]:
     return [*cli, "check-in", "1", "--db", db]
 
 
-def _interleaved(cmds: list[tuple[list[str], dict[str, str] | None]], runs: int, cwd: Path) -> list[list[float]]:
-    """Each command ``runs`` times, taking turns (a load that changes during the run weighs on all alike)."""
+def _interleaved(cmds: list[tuple[list[str], dict[str, str] | None]], runs: int, cwd: Path
+                 ) -> tuple[list[list[float]], list[list[float]]]:
+    """Each command ``runs`` times, taking turns (a load that changes during the run weighs on all alike):
+    wall-clock seconds, and CPU seconds (user + system) of the process, which a busy machine disturbs less."""
+    import resource
+
     took: list[list[float]] = [[] for _ in cmds]
+    cpu: list[list[float]] = [[] for _ in cmds]
     for _ in range(runs):
         for i, (cmd, env) in enumerate(cmds):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, env=env)
             took[i].append(time.perf_counter() - t0)
-    return took
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[i].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return took, cpu
 
 
 def _peer_tree(rev: str, into: Path) -> dict[str, str]:
@@ -78,15 +87,18 @@ def main() -> None:
             cmds.append((_setup(sys.executable, cwd / "peer", env), env))
         elif args.peer:
             cmds.append((_setup(args.peer, cwd / "peer", None), None))
-        bare, mine, *rest = _interleaved(cmds, args.runs, cwd)
+        (bare, mine, *rest), (_bare_cpu, mine_cpu, *rest_cpu) = _interleaved(cmds, args.runs, cwd)
         peer = rest[0] if rest else [nan]
+        peer_cpu = rest_cpu[0] if rest_cpu else [nan]
     load = os.getloadavg()[0]
     med = statistics.median
     who = f"commit {args.peer_commit}" if args.peer_commit else "peer checkout"
     print(f"tournament check-in: {med(mine):.3f} s (first {mine[0]:.3f}) | python -c pass {med(bare):.3f} s | "
-          f"{who} {med(peer):.3f} s (first {peer[0]:.3f}) (median of {args.runs}, load average {load:.1f})")
+          f"{who} {med(peer):.3f} s (first {peer[0]:.3f}) | CPU: check-in {med(mine_cpu):.3f} s, {who} "
+          f"{med(peer_cpu):.3f} s (median of {args.runs}, load average {load:.1f})")
     print(f"check_in_s={med(mine):.3f} python_s={med(bare):.3f} peer_s={med(peer):.3f} "
-          f"check_in_first_s={mine[0]:.3f} peer_first_s={peer[0]:.3f} load_1m={load:.2f}")
+          f"check_in_first_s={mine[0]:.3f} peer_first_s={peer[0]:.3f} check_in_cpu_s={med(mine_cpu):.3f} "
+          f"peer_cpu_s={med(peer_cpu):.3f} load_1m={load:.2f}")
 
 
 if __name__ == "__main__":

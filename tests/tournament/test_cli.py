@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -57,6 +58,9 @@ def test_director_commands_and_clear_errors(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "without a confirmed result" in r.output
     r = runner.invoke(app, ["tournament", "standings", "--db", db])
     assert r.exit_code == 0 and "Standings" in r.stdout and "Team" in r.stdout
+    assert "Rank" in r.stdout and re.search(r"#\d Team", r.stdout), r.stdout  # the entrant's number beside its name
+    r = runner.invoke(app, ["tournament", "export", "--db", db, "--archive", str(tmp_path / "ev.zip")])
+    assert r.exit_code == 0 and (tmp_path / "ev.zip").exists() and f"wrote {tmp_path / 'ev.zip'} (" in r.stderr
     r = runner.invoke(app, ["tournament", "export", "--db", db, "--csv", "results"])
     assert r.exit_code == 0 and r.stdout.startswith("round,match,table")
 

@@ -224,3 +224,38 @@ def test_exports_and_refusals_name_numbers_not_ids(tmp_path: Path) -> None:
                      str(trio.event_id))
     assert code == 0 and re.match(r"round 1, table 1: #\d \w+ 4, #\d \w+ 1, #\d \w+ 0; confirmed", out), out
     assert kway.match_scores(trio.matches(1)[0]) == [4.0, 1.0, 0.0]
+
+
+def test_the_serve_log_names_a_tables_messages_by_round_not_by_key() -> None:
+    from tablesense.tournament.console import ack_line
+
+    assert ack_line(3, "result/1/2/3/1", "accepted") == "table 3: result of round 2 accepted"
+    assert ack_line(3, "result/1/2/3/2", "duplicate") == "table 3: result of round 2 (revision 2) duplicate"
+    assert ack_line(3, "checkin/1/2/3/17", "accepted") == "table 3: check-in for round 2 accepted"  # 17: a match id
+    assert ack_line(3, "confirm/1/2/3/1", "refused", "forged") == "table 3: confirmation of round 2 refused: forged"
+    assert ack_line(3, "junk", "refused", "bad") == "table 3: message junk refused: bad"
+
+
+def test_the_serve_banner_says_the_rounds_state_once(tmp_path: Path) -> None:
+    from tablesense.tournament.console import serve_banner
+
+    url, d = _director_event(tmp_path, 4)
+    lines = [str(x) for x in serve_banner(d, "127.0.0.1", 8080, None)]
+    assert "no round paired yet: round 1 can be paired" in lines, lines  # was "round 0: round 1 can be paired"
+    d.pair_next_round()
+    lines = [str(x) for x in serve_banner(d, "127.0.0.1", 8080, None)]
+    assert "round 1 is not finished: 2 still playing (tables 1, 2)" in lines, lines  # not "round 1: round 1 is ..."
+
+
+def test_the_round_clock_stops_when_every_result_is_confirmed(tmp_path: Path) -> None:
+    from tablesense.tournament.console import confirm_reported, console_state
+
+    from .test_club_confirm import _report_all
+
+    _url, d = _director_event(tmp_path, 4)
+    d.pair_next_round()
+    assert console_state(d)["round_started"] is not None  # the clock counts while the round is played
+    _report_all(d, 1)
+    assert console_state(d)["round_started"] is not None  # and while results wait for confirmation
+    confirm_reported(d)
+    assert console_state(d)["round_started"] is None  # all in: no "16:25 since pairing" any more

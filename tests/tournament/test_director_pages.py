@@ -144,6 +144,13 @@ def test_the_console_and_pages_name_entrants_by_number(browser: Any, evening: Di
         numbers_shown = [int(r.locator("td").first.inner_text()) for r in page.locator("table.data tbody tr").all()]
         assert numbers_shown == list(range(len(numbers_shown), 0, -1)), numbers_shown  # this event's log from 1
         _shoot(page, "audit-desktop")
+        # on a phone each entry is a card: what it is about is on screen, not in a column scrolled away
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(server.url + "/audit")
+        _fits(page)
+        about = page.locator("table.data tbody tr").first.locator("td").nth(4).bounding_box()
+        assert about is not None and about["x"] >= 0 and about["x"] + about["width"] <= 390, about
+        _shoot(page, "audit-phone")
     finally:
         page.close()
         server.stop()

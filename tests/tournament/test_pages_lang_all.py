@@ -221,4 +221,4 @@ def test_an_event_language_we_lack_is_refused(sqlite_url: str, tmp_path: Path) -
     assert r.exit_code == 2 and "no translation for 'xx'" in r.output  # a wrong argument, as serve --lang
     r = CliRunner().invoke(app, ["tournament", "create", "Noite", "--db", db, "--lang", "pt_BR.UTF-8"])
     assert r.exit_code == 0, r.output
-    assert Director(Database(db), int(r.output.strip())).language() == "pt-BR"
+    assert Director(Database(db), int(r.stdout.strip())).language() == "pt-BR"  # the id alone on stdout

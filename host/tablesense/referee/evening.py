@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import queue
+import secrets
 import sys
 import threading
 from collections.abc import Callable
@@ -316,8 +317,9 @@ class MatchMaker:
             game=self.game, variant=str(m["variant"]), options=options, seat_names=names,
             seat_kinds=["bot" if i in self.computer else "human" for i in range(n)],
             # a host-dealt match deals afresh at each announcement (the same seed would deal
-            # every match of the evening alike)
-            seed=None if self.seed is None else self.seed * 1_000_003 + int(m["match"]),
+            # every match of the evening alike; no --seed: a fresh one, or every table and every
+            # round of an evening of virtual tables played the very same game)
+            seed=secrets.randbits(31) if self.seed is None else self.seed * 1_000_003 + int(m["match"]),
             table=self.geometry.name, lang=self.lang,
         )
         extra = {} if self.timing is None else {"timing": self.timing}

@@ -376,9 +376,9 @@ def standings(db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OP
         cols = [(k, h) for k, h in cols if k not in ("players", "draws")]
         t = Table(title=_("Standings"))
         for k, h in cols:
-            t.add_column("#" if h == "Rank" else _(h), no_wrap=k == "name", justify="left" if k == "name" else "right")
-        for r in rows:
-            t.add_row(*[str(r[k]) for k, _h in cols])
+            t.add_column(_(h), no_wrap=k == "name", justify="left" if k == "name" else "right")
+        for r in rows:  # the entrant by number and name (#4 Gil & Hal), as on the pages; its rank in Rank
+            t.add_row(*[f"#{r['number']} {r[k]}" if k == "name" and r.get("number") else str(r[k]) for k, _h in cols])
         Console(width=None if sys.stdout.isatty() else 200).print(t)
 
 
@@ -500,7 +500,10 @@ def export(
 
         d = _open(db, event)
         if archive is not None:
-            archive.write_bytes(records_archive(d))
+            data = records_archive(d)
+            archive.write_bytes(data)
+            typer.echo(_("wrote {path} ({kb} kB): every game record, the event and its audit log", path=archive,
+                         kb=max(1, len(data) // 1024)), err=True)
         if csv is not None:
             if csv not in ("standings", "results"):
                 _bad_argument(say("--csv takes standings or results"))

@@ -210,7 +210,7 @@ def round_facts(director: Director, cur: int, matches: list[Match], names: dict[
     (the console's clock counts from it)."""
     entrants = [e for e in director.entrants() if e.status != "withdrawn"]
     started = None
-    if cur:
+    if cur and not all(m.confirmed for m in matches):  # a round whose results are all in stops its clock
         with director.db.session() as s:
             for a in s.scalars(select(AuditEntry).where(AuditEntry.event_id == director.event_id,
                                                         AuditEntry.action == "round-paired")
@@ -385,8 +385,7 @@ def serve_banner(director: Director, host: str, port: int, broker: str | None) -
     lines: list[str] = [
         say("director: event {id} {name} ({game} {variant}, {format}; results confirmed by {mode})",
             id=director.event_id, name=repr(name), game=game, variant=variant, format=fmt, mode=mode),
-        (say("round {round}: {status}", round=director.current_round_no(), status=ps.reason)
-         if director.current_round_no() else say("no round paired yet: {status}", status=ps.reason)),
+        ps.reason if director.current_round_no() else say("no round paired yet: {status}", status=ps.reason),
         say("pages:"),
     ]
     base = urls[0]
@@ -411,11 +410,25 @@ def _safe_broker(url: str) -> str:
 
 
 def ack_line(table: int, key: str, status: str, reason: str = "") -> str:
-    """One line per message a table sent and what the director answered."""
-    kind = key.split("/", 1)[0] if "/" in key else "message"
+    """One line per message a table sent and what the director answered, in words:
+    ``table 3: result of round 2 accepted`` (the message's key carries the match's
+    database id, which no director reads)."""
     words = {"accepted": say("accepted"), "duplicate": say("duplicate"), "refused": say("refused")}
     said = words.get(status, status)
+    parts = key.split("/")
+    what: Sentence | None = None
+    if len(parts) == 5 and parts[2].isdigit() and parts[4].isdigit():
+        rnd, last = int(parts[2]), int(parts[4])
+        if parts[0] == "result":
+            what = say("result of round {round}", round=rnd) if last <= 1 else \
+                say("result of round {round} (revision {n})", round=rnd, n=last)
+        elif parts[0] == "confirm":
+            what = say("confirmation of round {round}", round=rnd)
+        elif parts[0] == "checkin":
+            what = say("check-in for round {round}", round=rnd)
+    if what is None:  # not a key of ours (a refused message): shown as it came
+        kind = key.split("/", 1)[0] if "/" in key else "message"
+        what = say("{kind} {key}", kind=kind, key=key)
     if reason:
-        return say("table {table}: {kind} {key} {status}: {reason}", table=table, kind=kind, key=key, status=said,
-                   reason=reason)
-    return say("table {table}: {kind} {key} {status}", table=table, kind=kind, key=key, status=said)
+        return say("table {table}: {what} {status}: {reason}", table=table, what=what, status=said, reason=reason)
+    return say("table {table}: {what} {status}", table=table, what=what, status=said)
