@@ -2,23 +2,23 @@
 
 :class:`~tablesense.referee.core.Referee` is put together from parts by
 concern: the journal (:mod:`.journaling`: start, replay, entries), the
-buttons (:mod:`.buttons`), the public display state (:mod:`.view`) and the
-judging of table snapshots (:mod:`.core`). They share this base: the match,
-the rules, the waits, and the output helpers (``_say``, ``_reject``,
-``_notice``). A method one part needs from another is declared here, so each
-part can be read (and type-checked) on its own. The coach is a composed part
-instead (``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`),
-which reads the referee through the protocol it declares: it needs no
-declaration here.
+buttons (:mod:`.buttons`) and the judging of table snapshots (:mod:`.core`)
+are mixed in; they share this base: the match, the rules, the waits, and the
+output helpers (``_say``, ``_reject``, ``_notice``). A method one of them needs
+from another is declared here, so each can be read (and type-checked) on its
+own. The coach (``self.coaching``,
+:class:`~tablesense.referee.coaching.TableCoach`) and the public display
+state (``self.display``, :class:`~tablesense.referee.view.TableDisplay`) are
+composed parts instead, each reading the referee through the protocol it
+declares: they need no declaration here. The state's small types (the
+:class:`~tablesense.referee.state.Phase`, the windows) are in :mod:`.state`.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from tablesense.games.common import HandResult, OptionError, message_of, say
 from tablesense.games.game import Game, Match
@@ -28,53 +28,11 @@ from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import Rejection, TableMove, TableRules, rules_for
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.state import BoardsKind, MenuQuestion, Notice, Phase, SeatWindow
+from tablesense.referee.view import TableDisplay
 from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
-
-#: Where a table's boards are (see ``Referee.boards_kind``).
-BoardsKind = Literal["usb", "sim", "built-in"]
-
-
-class Phase(StrEnum):
-    """Where a match stands. A string too, so the display's ``view`` carries it
-    as it always did (``"play"``)."""
-
-    IDLE = "idle"
-    """Not started."""
-    DEALING = "dealing"
-    """A table-dealt hand: waiting for the deal to show on the racks."""
-    PLAY = "play"
-    """A hand is in play."""
-    BETWEEN = "between"
-    """Host-dealt: the finished hand stays on show before the next deal."""
-    OVER = "over"
-    """The match is over."""
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A refused button press on the display until ``until``."""
-
-    rejection: Rejection
-    until: float
-
-
-@dataclass(frozen=True)
-class SeatWindow:
-    """A seat's call that waits for another press until ``until``: a contre
-    waiting for its target seat, an announcement for its tile to be lifted."""
-
-    seat: int
-    until: float
-
-
-@dataclass(frozen=True)
-class MenuQuestion:
-    """The referee button's question (``undo`` or ``void``), open until ``until``."""
-
-    action: str
-    until: float
 
 
 def _default_names(n: int) -> list[str]:
@@ -181,6 +139,8 @@ class RefereeBase:
         """Kems: the cards that lay face up on the board during this round."""
         self.coaching = TableCoach(self)
         """The coach, a part of its own (:mod:`.coaching`): off until :meth:`set_coach`."""
+        self.display = TableDisplay(self)
+        """The public display state, a part of its own (:mod:`.view`)."""
         self.boards_kind: BoardsKind = "usb"
         """Where the boards are, for what an offline board is told: ``usb``
         (check the cable), ``sim`` (``tablesense sim boards`` in another
@@ -239,6 +199,22 @@ class RefereeBase:
         return list(self.match.hands)
 
     # ------------------------------------------------------------------ public
+    def view(self) -> dict[str, Any]:
+        """The whole public display state (:meth:`.view.TableDisplay.view`)."""
+        return self.display.view()
+
+    def record(self, limit: int | None = None) -> dict[str, Any]:
+        """The match's game record (finished hands; the first ``limit``)."""
+        return self.display.record(limit)
+
+    def finished_hands(self) -> list[Any]:
+        """Hands (rounds) finished so far, voided ones not included."""
+        return self._finished()
+
+    def accepted_in_hand(self) -> int:
+        """Moves (or Kems events) accepted in the current hand so far."""
+        return self.display.accepted_in_hand()
+
     def public_pieces(self) -> set[str] | None:
         """The pieces everyone at the table may know about right now; None
         when everything is (between hands, the match over: the finished hand
@@ -273,7 +249,7 @@ class RefereeBase:
     def engine_text(self, message: object) -> str:
         """An engine's refusal in the table's words (seats by name, not by a
         0-based number)."""
-        teams = self.team_names()
+        teams = self.display.team_names()
         return engine_sentence(
             message,
             self.rules.seat_label,
@@ -339,7 +315,7 @@ class RefereeBase:
         self.message = new
         if text is not None:
             self._emit("message", text=text, level=level)
-        self._view()
+        self.display.publish()
 
     def _offline_text(self, boards: Sequence[int]) -> str:
         offline = sorted(boards)
@@ -380,7 +356,7 @@ class RefereeBase:
         if self.phase == "dealing":
             return say("shuffle and deal: lay each player's pieces on their rack"), "info"
         if self.phase == "over" and self.match.winner is not None:
-            return say("match over: {team} win", team=self.team_names()[self.match.winner]), "info"
+            return say("match over: {team} win", team=self.display.team_names()[self.match.winner]), "info"
         return None
 
     def _restore(self) -> None:
@@ -396,24 +372,6 @@ class RefereeBase:
         return None if hand is None else self.game.to_play(hand)
 
     # ----------------------------------------- provided by the other parts
-    def _view(self) -> None:  # view.py
-        raise NotImplementedError
-
-    def _move_text(self, move: Any) -> str:  # view.py
-        raise NotImplementedError
-
-    def team_names(self) -> list[str]:  # view.py
-        raise NotImplementedError
-
-    def last_move_text(self) -> str | None:  # view.py
-        raise NotImplementedError
-
-    def _rack_counts(self) -> list[int] | None:  # view.py
-        raise NotImplementedError
-
-    def record(self, limit: int | None = None) -> dict[str, Any]:  # view.py
-        raise NotImplementedError
-
     def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
         raise NotImplementedError
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import MenuQuestion, RefereeBase, SeatWindow
+from tablesense.referee.base import RefereeBase
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.spec import RefereeError
+from tablesense.referee.state import MenuQuestion, SeatWindow
 from tablesense.referee.view import _num
 
 
@@ -212,7 +213,7 @@ class ButtonsMixin(RefereeBase):
             )
             return
         # only what can be done is offered: no "undo" before the first move
-        options = ["undo"] if self.last_move_text() is not None else []
+        options = ["undo"] if self.display.last_move_text() is not None else []
         if self.game.can_void:
             options.append("void")
         if not options:
@@ -246,7 +247,7 @@ class ButtonsMixin(RefereeBase):
             return
         self.menu = MenuQuestion(nxt, self.now + self.timing.confirm)
         if nxt == "undo":
-            what = self.last_move_text()
+            what = self.display.last_move_text()
             self._say(
                 say("referee: undo the last move ({what})? press any seat button to confirm", what=what),
                 "warning",
@@ -281,7 +282,7 @@ class ButtonsMixin(RefereeBase):
                     "info",
                 )
                 return
-            text = self._move_text(moves[-1])
+            text = self.display.move_text(moves[-1])
             self.finish_at = None
             self._commit({"type": "undo", "by": seat})
             # the table still shows the undone move: do not take it again
@@ -309,7 +310,7 @@ class ButtonsMixin(RefereeBase):
                 hand_no=self.hand_no,
                 result=self.last_result,
                 score=[_num(p) for p in self.match.score],
-                record=self.record(),
+                record=self.display.record(),
             )
             self._next_hand(now)
-        self._view()
+        self.display.publish()

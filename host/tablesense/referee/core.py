@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import Phase, RefereeBase, _default_names
+from tablesense.referee.base import RefereeBase, _default_names
 from tablesense.referee.buttons import ButtonsMixin
 from tablesense.referee.journaling import JournalMixin
 from tablesense.referee.layout import Layout, Sensed
@@ -43,7 +43,8 @@ from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
-from tablesense.referee.view import ViewMixin, _num, _result_text
+from tablesense.referee.state import Phase
+from tablesense.referee.view import _num, _result_text
 
 __all__ = [
     "Emit",
@@ -59,16 +60,17 @@ __all__ = [
 ]
 
 
-class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
+class Referee(JournalMixin, ButtonsMixin, RefereeBase):
     """Referees one match on one table; see the module docstring.
 
     The parts: :class:`~tablesense.referee.journaling.JournalMixin` (start,
-    replay, entries), :class:`~tablesense.referee.buttons.ButtonsMixin`,
-    :class:`~tablesense.referee.view.ViewMixin` (the public display state);
-    here, the judging of table snapshots. The coach is composed, not mixed
-    in: ``self.coaching``, a :class:`~tablesense.referee.coaching.TableCoach`
-    (suggestions on request, the review after a hand) over the referee it
-    reads through a narrow protocol.
+    replay, entries), :class:`~tablesense.referee.buttons.ButtonsMixin`;
+    here, the judging of table snapshots. Two are composed, not mixed in,
+    each over the referee it reads through a narrow protocol:
+    ``self.coaching``, a :class:`~tablesense.referee.coaching.TableCoach`
+    (suggestions on request, the review after a hand), and ``self.display``,
+    a :class:`~tablesense.referee.view.TableDisplay` (the public display
+    state, the game record, the words for moves and teams).
     """
 
     # ------------------------------------------------------------------ inputs
@@ -108,7 +110,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 self._emit("correction_cleared", reason="notice expired")
             # the refused press is not shown for good: back to what is next
             self._restore()
-            self._view()
+            self.display.publish()
         if self.menu is not None and now >= self.menu.until:
             self.menu = None
             self._restore()
@@ -132,7 +134,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
         if self.phase == "between" and self.next_hand_at is not None and now >= self.next_hand_at:
             self.next_hand_at = None
             self._next_hand(now)
-            self._view()
+            self.display.publish()
         self._evaluate(now)
 
     # ------------------------------------------------------------------ judging
@@ -231,7 +233,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             "move_accepted",
             hand_no=self.hand_no,
             move=public,
-            text=self.public_text(self._move_text(move)),
+            text=self.public_text(self.display.move_text(move)),
             seat=getattr(move, "seat", None),
             index=self.accepted,
             cells=self._cells_of_move(move),
@@ -241,7 +243,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             self._emit("correction_cleared", reason="move accepted")
         self._say(None)
         self._after_move(now)
-        self._view()
+        self.display.publish()
         return True
 
     def _cells_of_move(self, move: Any) -> list[str]:
@@ -314,30 +316,30 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             hand_no=self.hand_no,
             result=result,
             score=[_num(p) for p in self.match.score],
-            record=self.record(),
-            counts=self._rack_counts(),
+            record=self.display.record(),
+            counts=self.display.rack_counts(),
             **coached,
         )
-        self._say(_result_text(result, self.team_names(), self._hand_word()), "info", about="result")
+        self._say(_result_text(result, self.display.team_names(), self._hand_word()), "info", about="result")
         # the finished hand's whole line (the winning tile too) reaches the
         # display before the next hand replaces it
-        self._view()
+        self.display.publish()
         if self.match.is_over:
             self.phase = Phase.OVER
             self._emit(
                 "match_ended",
                 winner=self.match.winner,
                 score=[_num(p) for p in self.match.score],
-                record=self.record(),
-                teams=self.team_names(),
+                record=self.display.record(),
+                teams=self.display.team_names(),
             )
-            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner or 0]), "info")
+            self._say(say("match over: {team} win", team=self.display.team_names()[self.match.winner or 0]), "info")
         elif self.deal_mode == "engine" and self.timing.between_hands > 0:
             self.phase = Phase.BETWEEN
             self.next_hand_at = now + self.timing.between_hands
         else:
             self._next_hand(now)
-        self._view()
+        self.display.publish()
 
     def _try_table_deal(self, now: float) -> None:
         """Table-dealt games: start the hand once the racks hold a deal."""
@@ -355,7 +357,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             return
         self._commit(entry)
         self._after_new_hand(now)
-        self._view()
+        self.display.publish()
 
     def _try_announce(self, s: Sensed, layout: Layout, stable: float) -> bool:
         assert self.announce is not None

@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import HandResult, say
-from tablesense.referee.base import Phase, RefereeBase
+from tablesense.referee.base import RefereeBase
 from tablesense.referee.public import public_move
 from tablesense.referee.spec import RefereeError
+from tablesense.referee.state import Phase
 
 
 class JournalMixin(RefereeBase):
@@ -26,7 +27,7 @@ class JournalMixin(RefereeBase):
         self._commit({"type": "match", "spec": self.spec.to_json(), "deal": self.deal_mode})
         self._emit("match_started", **self._match_info())
         self._next_hand(now)
-        self._view()
+        self.display.publish()
 
     def replay(self, entries: Sequence[dict[str, Any]], now: float = 0.0) -> None:
         """Rebuild the match from journal entries (the first is ``match``);
@@ -71,7 +72,7 @@ class JournalMixin(RefereeBase):
             ),
             "info",
         )
-        self._view()
+        self.display.publish()
 
     def _next_hand(self, now: float) -> None:
         if self.match.is_over:
