@@ -20,15 +20,16 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tablesense.games.common import HandResult, OptionError, message_of, say
+from tablesense.games.common import OptionError, message_of, say
 from tablesense.games.game import Game, Match
 from tablesense.games.registry import UnknownGame, find_game
+from tablesense.referee.buttons import TableButtons
 from tablesense.referee.coaching import TableCoach
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import Rejection, TableMove, TableRules, rules_for
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
-from tablesense.referee.state import BoardsKind, MenuQuestion, Notice, Phase, SeatWindow
+from tablesense.referee.state import BoardsKind, Notice, Phase
 from tablesense.referee.view import TableDisplay
 from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
@@ -41,6 +42,14 @@ def _default_names(n: int) -> list[str]:
 
 class RefereeBase:
     """State of one refereed match; see :mod:`tablesense.referee.core`."""
+
+    # the composed parts, made by the Referee over itself
+    coaching: TableCoach
+    """The coach (:mod:`.coaching`): off until :meth:`set_coach`."""
+    display: TableDisplay
+    """The public display state (:mod:`.view`)."""
+    buttons: TableButtons
+    """Seat and referee buttons (:mod:`.buttons`)."""
 
     def __init__(
         self,
@@ -109,9 +118,6 @@ class RefereeBase:
         self.last_result: dict[str, Any] | None = None
         self.hand_no = 0
         self.finish_at: float | None = None
-        self.contre: SeatWindow | None = None
-        self.announce: SeatWindow | None = None
-        self.menu: MenuQuestion | None = None
         self.entries: list[dict[str, Any]] = []
         self.accepted = 0
         self._hold: tuple[Any, ...] | None = None
@@ -137,10 +143,6 @@ class RefereeBase:
         """Replayed from the journal and the table not yet seen to agree."""
         self._shown: set[str] = set()
         """Kems: the cards that lay face up on the board during this round."""
-        self.coaching = TableCoach(self)
-        """The coach, a part of its own (:mod:`.coaching`): off until :meth:`set_coach`."""
-        self.display = TableDisplay(self)
-        """The public display state, a part of its own (:mod:`.view`)."""
         self.boards_kind: BoardsKind = "usb"
         """Where the boards are, for what an offline board is told: ``usb``
         (check the cable), ``sim`` (``tablesense sim boards`` in another
@@ -214,6 +216,18 @@ class RefereeBase:
     def accepted_in_hand(self) -> int:
         """Moves (or Kems events) accepted in the current hand so far."""
         return self.display.accepted_in_hand()
+
+    def press(self, seat: int, button: str = "main", now: float | None = None) -> None:
+        """A seat button (:meth:`.buttons.TableButtons.press`)."""
+        if now is not None:
+            self.now = now
+        self.buttons.press(seat, button, self.now)
+
+    def referee_press(self, now: float | None = None) -> None:
+        """The referee button (:meth:`.buttons.TableButtons.referee_press`)."""
+        if now is not None:
+            self.now = now
+        self.buttons.referee_press(self.now)
 
     def public_pieces(self) -> set[str] | None:
         """The pieces everyone at the table may know about right now; None
@@ -372,26 +386,8 @@ class RefereeBase:
         return None if hand is None else self.game.to_play(hand)
 
     # ----------------------------------------- provided by the other parts
-    def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
-        raise NotImplementedError
-
-    def _evaluate_now(self, now: float) -> None:  # buttons.py
-        raise NotImplementedError
-
-    def _next_hand(self, now: float) -> None:  # journaling.py
-        raise NotImplementedError
-
-    def _after_finish(self, result: HandResult | None) -> None:  # journaling.py
-        raise NotImplementedError
-
-    def _accept(self, tm: TableMove, now: float) -> bool:  # core.py
-        raise NotImplementedError
-
     def _finish(self, now: float) -> None:  # core.py
         raise NotImplementedError
 
     def _hand_over_pending(self) -> bool:  # core.py
-        raise NotImplementedError
-
-    def _evaluate(self, now: float) -> None:  # core.py
         raise NotImplementedError
