@@ -27,7 +27,6 @@ class StandIn:
         self.hand: Any = SimpleNamespace(moves=["m1"], is_over=False)
         self.game = SimpleNamespace(has_turns=True, can_void=True)
         self.timing = Timing()
-        self.finish_at: float | None = 9.0
         self.display = SimpleNamespace(
             last_move_text=lambda: "S plays 6-6",
             move_text=lambda move: f"text of {move}",
@@ -72,7 +71,6 @@ def test_the_referee_button_offers_undo_then_void_then_cancels_and_a_seat_confir
     buttons.referee_press(4.0)
     buttons.press(2, "main", 4.5)  # any seat button confirms the undo
     assert buttons.menu is None
-    assert ref.finish_at is None, "an undo cancels a pending finish"
     assert ("commit", {"type": "undo", "by": 2}) in ref.asked
     assert ref.asked.index("hold") > ref.asked.index(("commit", {"type": "undo", "by": 2}))
     assert ref.asked[-1] == "publish"

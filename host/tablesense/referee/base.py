@@ -1,16 +1,17 @@
 """The referee's state and the few helpers every part of it uses.
 
-:class:`~tablesense.referee.core.Referee` is put together from parts by
-concern: the journal (:mod:`.journaling`: start, replay, entries), the
-buttons (:mod:`.buttons`) and the judging of table snapshots (:mod:`.core`)
-are mixed in; they share this base: the match, the rules, the waits, and the
-output helpers (``_say``, ``_reject``, ``_notice``). A method one of them needs
-from another is declared here, so each can be read (and type-checked) on its
-own. The coach (``self.coaching``,
-:class:`~tablesense.referee.coaching.TableCoach`) and the public display
-state (``self.display``, :class:`~tablesense.referee.view.TableDisplay`) are
-composed parts instead, each reading the referee through the protocol it
-declares: they need no declaration here. The state's small types (the
+:class:`~tablesense.referee.core.Referee` judges table snapshots
+(:mod:`.core`) over this state: the match, the rules, the waits, and the
+output helpers every part uses (``_say``, ``_reject``, ``_notice``). The
+journal's side (:mod:`.journaling`: start, replay, the entries, a hand's end
+and the next deal) is mixed in and calls nothing it does not define or find
+here. The other parts are composed, each reading the referee through the
+protocol it declares: the buttons (``self.buttons``,
+:class:`~tablesense.referee.buttons.TableButtons`), the coach
+(``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`) and the
+public display state (``self.display``,
+:class:`~tablesense.referee.view.TableDisplay`); the Referee makes them over
+itself, so no method is declared here for them. The state's small types (the
 :class:`~tablesense.referee.state.Phase`, the windows) are in :mod:`.state`.
 """
 
@@ -381,13 +382,11 @@ class RefereeBase:
         else:
             self._say(*standing)
 
+    def _hand_over_pending(self) -> bool:
+        """The hand in play is over, its end not journaled yet."""
+        hand = self.hand
+        return hand is not None and hand.is_over
+
     def _to_play(self) -> int | None:
         hand = self.hand
         return None if hand is None else self.game.to_play(hand)
-
-    # ----------------------------------------- provided by the other parts
-    def _finish(self, now: float) -> None:  # core.py
-        raise NotImplementedError
-
-    def _hand_over_pending(self) -> bool:  # core.py
-        raise NotImplementedError

@@ -28,12 +28,9 @@ class _Coach(Protocol):
 
 
 class PressedReferee(Protocol):
-    """What the buttons read of the referee they are part of, the wait an undo
-    cancels (``finish_at``), and what they ask of it: to judge the table now,
-    to accept a move, to journal an entry, to hold the table as it is, to
-    deal next."""
-
-    finish_at: float | None
+    """What the buttons read of the referee they are part of, and what they
+    ask of it: to judge the table now, to accept a move, to journal an entry,
+    to hold the table as it is, to deal next."""
 
     @property
     def spec(self) -> MatchSpec: ...
@@ -427,8 +424,7 @@ class TableButtons:
                 )
                 return
             text = self.ref.display.move_text(moves[-1])
-            self.ref.finish_at = None
-            self.ref._commit({"type": "undo", "by": seat})
+            self.ref._commit({"type": "undo", "by": seat})  # a pending end is undone with it
             # the table still shows the undone move: do not take it again
             self.ref._hold_table()
             self.ref._emit("message", text=say("undone: {move}", move=text), level="warning")

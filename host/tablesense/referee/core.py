@@ -44,7 +44,6 @@ from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
-from tablesense.referee.state import Phase
 from tablesense.referee.view import TableDisplay, _num, _result_text
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
@@ -67,8 +66,8 @@ class Referee(JournalMixin, RefereeBase):
     """Referees one match on one table; see the module docstring.
 
     The journal (:class:`~tablesense.referee.journaling.JournalMixin`:
-    start, replay, entries) is mixed in; here, the judging of table
-    snapshots. The other parts are composed, each over the referee it reads
+    start, replay, entries, a hand's end and the next deal) is mixed in;
+    here, the judging of table snapshots. The other parts are composed, each over the referee it reads
     through a narrow protocol: ``self.buttons``, the
     :class:`~tablesense.referee.buttons.TableButtons` (seat and referee
     buttons, and what a press leaves open), ``self.coaching``, the
@@ -315,51 +314,6 @@ class Referee(JournalMixin, RefereeBase):
                 )
             else:
                 self._finish(now)
-
-    def _hand_over_pending(self) -> bool:
-        hand = self.hand
-        return hand is not None and hand.is_over
-
-    def _finish(self, now: float) -> None:
-        self.finish_at = None
-        self._commit({"type": "finish"})
-        self.coaching.review_finished()
-        result = self.last_result or {}
-        # the coach's review of this hand: public (it names only tiles the
-        # table saw), and privately as each seat may read it (its own tiles named)
-        review = self.coaching.review_view() if self.coaching.on else None
-        coached: dict[str, Any] = (
-            {} if review is None else {"review": review, "private": {"reviews": self.coaching.review_private()}}
-        )
-        self._emit(
-            "hand_ended",
-            hand_no=self.hand_no,
-            result=result,
-            score=[_num(p) for p in self.match.score],
-            record=self.display.record(),
-            counts=self.display.rack_counts(),
-            **coached,
-        )
-        self._say(_result_text(result, self.display.team_names(), self._hand_word()), "info", about="result")
-        # the finished hand's whole line (the winning tile too) reaches the
-        # display before the next hand replaces it
-        self.display.publish()
-        if self.match.is_over:
-            self.phase = Phase.OVER
-            self._emit(
-                "match_ended",
-                winner=self.match.winner,
-                score=[_num(p) for p in self.match.score],
-                record=self.display.record(),
-                teams=self.display.team_names(),
-            )
-            self._say(say("match over: {team} win", team=self.display.team_names()[self.match.winner or 0]), "info")
-        elif self.deal_mode == "engine" and self.timing.between_hands > 0:
-            self.phase = Phase.BETWEEN
-            self.next_hand_at = now + self.timing.between_hands
-        else:
-            self._next_hand(now)
-        self.display.publish()
 
     def _try_table_deal(self, now: float) -> None:
         """Table-dealt games: start the hand once the racks hold a deal."""
