@@ -79,9 +79,9 @@ def test_a_long_press_never_confirms_the_referee_menu() -> None:
     h.settle()
     perform(h, GreedyPlayer().choose(ref.hand, ref.hand.to_play, random.Random(1)))
     ref.referee_press(h.now)
-    assert ref.menu is not None and ref.menu.action == "undo"
+    assert ref.buttons.menu is not None and ref.buttons.menu.action == "undo"
     ref.press(ref.hand.to_play, "coach", h.now)
-    assert ref.menu is not None and ref.accepted == 1  # still asking, nothing undone
+    assert ref.buttons.menu is not None and ref.accepted == 1  # still asking, nothing undone
 
 
 def play_hand(ref: Referee, h: Hands, seed: int) -> None:

@@ -195,5 +195,5 @@ def test_kems_messages_say_round() -> None:
     ref.referee_press(h.now)
     # nothing to undo yet: said at once, never "undo the last move (nothing to undo)?"
     assert kinds(events, "message")[-1]["text"] == "referee: nothing to undo yet in this round"
-    assert ref.menu is None
+    assert ref.buttons.menu is None
     assert not any("(nothing to undo)" in m["text"] for m in kinds(events, "message"))

@@ -52,14 +52,14 @@ def test_referee_button_offers_only_what_can_be_done() -> None:
     texts = [m["text"] for m in kinds(events, "message")]
     assert not any("nothing to undo" in t and "?" in t for t in texts), texts
     # no move yet: the first press goes straight to voiding the hand
-    assert ref.menu is not None and ref.menu.action == "void"
+    assert ref.buttons.menu is not None and ref.buttons.menu.action == "void"
     assert texts[-1].startswith("referee: void this hand")
     # the question runs out: the banner goes, nothing changed
     h.show(ref.timing.confirm + 0.1)
-    assert ref.menu is None and ref.message is None
+    assert ref.buttons.menu is None and ref.message is None
     perform(h, ref.hand.legal_moves()[-1])
     ref.referee_press(h.now)
-    assert ref.menu is not None and ref.menu.action == "undo"
+    assert ref.buttons.menu is not None and ref.buttons.menu.action == "undo"
     assert "undo the last move (" in kinds(events, "message")[-1]["text"]
 
 

@@ -1,80 +1,40 @@
 """The referee's state and the few helpers every part of it uses.
 
-:class:`~tablesense.referee.core.Referee` is put together from parts by
-concern: the journal (:mod:`.journaling`: start, replay, entries), the
-buttons (:mod:`.buttons`), the public display state (:mod:`.view`) and the
-judging of table snapshots (:mod:`.core`). They share this base: the match,
-the rules, the waits, and the output helpers (``_say``, ``_reject``,
-``_notice``). A method one part needs from another is declared here, so each
-part can be read (and type-checked) on its own. The coach is a composed part
-instead (``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`),
-which reads the referee through the protocol it declares: it needs no
-declaration here.
+:class:`~tablesense.referee.core.Referee` judges table snapshots
+(:mod:`.core`) over this state: the match, the rules, the waits, and the
+output helpers every part uses (``_say``, ``_reject``, ``_notice``). The
+journal's side (:mod:`.journaling`: start, replay, the entries, a hand's end
+and the next deal) is mixed in and calls nothing it does not define or find
+here. The other parts are composed, each reading the referee through the
+protocol it declares: the buttons (``self.buttons``,
+:class:`~tablesense.referee.buttons.TableButtons`), the coach
+(``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`) and the
+public display state (``self.display``,
+:class:`~tablesense.referee.view.TableDisplay`); the Referee makes them over
+itself, so no method is declared here for them. The state's small types (the
+:class:`~tablesense.referee.state.Phase`, the windows) are in :mod:`.state`.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
-from tablesense.games.common import HandResult, OptionError, message_of, say
+from tablesense.games.common import OptionError, message_of, say
 from tablesense.games.game import Game, Match
 from tablesense.games.registry import UnknownGame, find_game
+from tablesense.referee.buttons import TableButtons
 from tablesense.referee.coaching import TableCoach
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import HIDDEN_ZONES
 from tablesense.referee.rules import Rejection, TableMove, TableRules, rules_for
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.state import BoardsKind, Notice, Phase
+from tablesense.referee.view import TableDisplay
 from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
-
-#: Where a table's boards are (see ``Referee.boards_kind``).
-BoardsKind = Literal["usb", "sim", "built-in"]
-
-
-class Phase(StrEnum):
-    """Where a match stands. A string too, so the display's ``view`` carries it
-    as it always did (``"play"``)."""
-
-    IDLE = "idle"
-    """Not started."""
-    DEALING = "dealing"
-    """A table-dealt hand: waiting for the deal to show on the racks."""
-    PLAY = "play"
-    """A hand is in play."""
-    BETWEEN = "between"
-    """Host-dealt: the finished hand stays on show before the next deal."""
-    OVER = "over"
-    """The match is over."""
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A refused button press on the display until ``until``."""
-
-    rejection: Rejection
-    until: float
-
-
-@dataclass(frozen=True)
-class SeatWindow:
-    """A seat's call that waits for another press until ``until``: a contre
-    waiting for its target seat, an announcement for its tile to be lifted."""
-
-    seat: int
-    until: float
-
-
-@dataclass(frozen=True)
-class MenuQuestion:
-    """The referee button's question (``undo`` or ``void``), open until ``until``."""
-
-    action: str
-    until: float
 
 
 def _default_names(n: int) -> list[str]:
@@ -83,6 +43,14 @@ def _default_names(n: int) -> list[str]:
 
 class RefereeBase:
     """State of one refereed match; see :mod:`tablesense.referee.core`."""
+
+    # the composed parts, made by the Referee over itself
+    coaching: TableCoach
+    """The coach (:mod:`.coaching`): off until :meth:`set_coach`."""
+    display: TableDisplay
+    """The public display state (:mod:`.view`)."""
+    buttons: TableButtons
+    """Seat and referee buttons (:mod:`.buttons`)."""
 
     def __init__(
         self,
@@ -151,9 +119,6 @@ class RefereeBase:
         self.last_result: dict[str, Any] | None = None
         self.hand_no = 0
         self.finish_at: float | None = None
-        self.contre: SeatWindow | None = None
-        self.announce: SeatWindow | None = None
-        self.menu: MenuQuestion | None = None
         self.entries: list[dict[str, Any]] = []
         self.accepted = 0
         self._hold: tuple[Any, ...] | None = None
@@ -179,8 +144,6 @@ class RefereeBase:
         """Replayed from the journal and the table not yet seen to agree."""
         self._shown: set[str] = set()
         """Kems: the cards that lay face up on the board during this round."""
-        self.coaching = TableCoach(self)
-        """The coach, a part of its own (:mod:`.coaching`): off until :meth:`set_coach`."""
         self.boards_kind: BoardsKind = "usb"
         """Where the boards are, for what an offline board is told: ``usb``
         (check the cable), ``sim`` (``tablesense sim boards`` in another
@@ -239,6 +202,34 @@ class RefereeBase:
         return list(self.match.hands)
 
     # ------------------------------------------------------------------ public
+    def view(self) -> dict[str, Any]:
+        """The whole public display state (:meth:`.view.TableDisplay.view`)."""
+        return self.display.view()
+
+    def record(self, limit: int | None = None) -> dict[str, Any]:
+        """The match's game record (finished hands; the first ``limit``)."""
+        return self.display.record(limit)
+
+    def finished_hands(self) -> list[Any]:
+        """Hands (rounds) finished so far, voided ones not included."""
+        return self._finished()
+
+    def accepted_in_hand(self) -> int:
+        """Moves (or Kems events) accepted in the current hand so far."""
+        return self.display.accepted_in_hand()
+
+    def press(self, seat: int, button: str = "main", now: float | None = None) -> None:
+        """A seat button (:meth:`.buttons.TableButtons.press`)."""
+        if now is not None:
+            self.now = now
+        self.buttons.press(seat, button, self.now)
+
+    def referee_press(self, now: float | None = None) -> None:
+        """The referee button (:meth:`.buttons.TableButtons.referee_press`)."""
+        if now is not None:
+            self.now = now
+        self.buttons.referee_press(self.now)
+
     def public_pieces(self) -> set[str] | None:
         """The pieces everyone at the table may know about right now; None
         when everything is (between hands, the match over: the finished hand
@@ -273,7 +264,7 @@ class RefereeBase:
     def engine_text(self, message: object) -> str:
         """An engine's refusal in the table's words (seats by name, not by a
         0-based number)."""
-        teams = self.team_names()
+        teams = self.display.team_names()
         return engine_sentence(
             message,
             self.rules.seat_label,
@@ -339,7 +330,7 @@ class RefereeBase:
         self.message = new
         if text is not None:
             self._emit("message", text=text, level=level)
-        self._view()
+        self.display.publish()
 
     def _offline_text(self, boards: Sequence[int]) -> str:
         offline = sorted(boards)
@@ -380,7 +371,7 @@ class RefereeBase:
         if self.phase == "dealing":
             return say("shuffle and deal: lay each player's pieces on their rack"), "info"
         if self.phase == "over" and self.match.winner is not None:
-            return say("match over: {team} win", team=self.team_names()[self.match.winner]), "info"
+            return say("match over: {team} win", team=self.display.team_names()[self.match.winner]), "info"
         return None
 
     def _restore(self) -> None:
@@ -391,49 +382,11 @@ class RefereeBase:
         else:
             self._say(*standing)
 
+    def _hand_over_pending(self) -> bool:
+        """The hand in play is over, its end not journaled yet."""
+        hand = self.hand
+        return hand is not None and hand.is_over
+
     def _to_play(self) -> int | None:
         hand = self.hand
         return None if hand is None else self.game.to_play(hand)
-
-    # ----------------------------------------- provided by the other parts
-    def _view(self) -> None:  # view.py
-        raise NotImplementedError
-
-    def _move_text(self, move: Any) -> str:  # view.py
-        raise NotImplementedError
-
-    def team_names(self) -> list[str]:  # view.py
-        raise NotImplementedError
-
-    def last_move_text(self) -> str | None:  # view.py
-        raise NotImplementedError
-
-    def _rack_counts(self) -> list[int] | None:  # view.py
-        raise NotImplementedError
-
-    def record(self, limit: int | None = None) -> dict[str, Any]:  # view.py
-        raise NotImplementedError
-
-    def _commit(self, entry: dict[str, Any]) -> None:  # journaling.py
-        raise NotImplementedError
-
-    def _evaluate_now(self, now: float) -> None:  # buttons.py
-        raise NotImplementedError
-
-    def _next_hand(self, now: float) -> None:  # journaling.py
-        raise NotImplementedError
-
-    def _after_finish(self, result: HandResult | None) -> None:  # journaling.py
-        raise NotImplementedError
-
-    def _accept(self, tm: TableMove, now: float) -> bool:  # core.py
-        raise NotImplementedError
-
-    def _finish(self, now: float) -> None:  # core.py
-        raise NotImplementedError
-
-    def _hand_over_pending(self) -> bool:  # core.py
-        raise NotImplementedError
-
-    def _evaluate(self, now: float) -> None:  # core.py
-        raise NotImplementedError

@@ -31,19 +31,22 @@ The journal is event-sourced: the entries (``match``, ``hand``, ``move``,
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.referee.base import Phase, RefereeBase, _default_names
-from tablesense.referee.buttons import ButtonsMixin
+from tablesense.referee.base import RefereeBase, _default_names
+from tablesense.referee.buttons import TableButtons
+from tablesense.referee.coaching import TableCoach
 from tablesense.referee.journaling import JournalMixin
-from tablesense.referee.layout import Layout, Sensed
+from tablesense.referee.layout import Sensed
 from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
-from tablesense.referee.view import ViewMixin, _num, _result_text
+from tablesense.referee.view import TableDisplay, _num, _result_text
+from tablesense.table.geometry import TableGeometry
+from tablesense.table.tags import TagRegistry
 
 __all__ = [
     "Emit",
@@ -59,17 +62,36 @@ __all__ = [
 ]
 
 
-class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
+class Referee(JournalMixin, RefereeBase):
     """Referees one match on one table; see the module docstring.
 
-    The parts: :class:`~tablesense.referee.journaling.JournalMixin` (start,
-    replay, entries), :class:`~tablesense.referee.buttons.ButtonsMixin`,
-    :class:`~tablesense.referee.view.ViewMixin` (the public display state);
-    here, the judging of table snapshots. The coach is composed, not mixed
-    in: ``self.coaching``, a :class:`~tablesense.referee.coaching.TableCoach`
-    (suggestions on request, the review after a hand) over the referee it
-    reads through a narrow protocol.
+    The journal (:class:`~tablesense.referee.journaling.JournalMixin`:
+    start, replay, entries, a hand's end and the next deal) is mixed in;
+    here, the judging of table snapshots. The other parts are composed, each over the referee it reads
+    through a narrow protocol: ``self.buttons``, the
+    :class:`~tablesense.referee.buttons.TableButtons` (seat and referee
+    buttons, and what a press leaves open), ``self.coaching``, the
+    :class:`~tablesense.referee.coaching.TableCoach` (suggestions on request,
+    the review after a hand), and ``self.display``, the
+    :class:`~tablesense.referee.view.TableDisplay` (the public display state,
+    the game record, the words for moves and teams).
     """
+
+    def __init__(
+        self,
+        spec: MatchSpec,
+        geometry: TableGeometry,
+        registry: TagRegistry,
+        *,
+        emit: Emit | None = None,
+        store: Callable[[dict[str, Any]], object] | None = None,
+        timing: Timing | None = None,
+        deal: str = "engine",
+    ) -> None:
+        super().__init__(spec, geometry, registry, emit=emit, store=store, timing=timing, deal=deal)
+        self.coaching = TableCoach(self)
+        self.display = TableDisplay(self)
+        self.buttons = TableButtons(self)
 
     # ------------------------------------------------------------------ inputs
     def update(self, state: Mapping[str, Any], now: float) -> None:
@@ -108,31 +130,14 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
                 self._emit("correction_cleared", reason="notice expired")
             # the refused press is not shown for good: back to what is next
             self._restore()
-            self._view()
-        if self.menu is not None and now >= self.menu.until:
-            self.menu = None
-            self._restore()
-        if self.contre is not None and now >= self.contre.until:
-            seat = self.contre.seat
-            self.contre = None
-            self._notice(
-                Rejection(
-                    "contre_cancelled",
-                    say("contre cancelled: no target seat was pressed; play on"),
-                    (),
-                    DELAY_NOW,
-                    seat=seat,
-                )
-            )
-        if self.announce is not None and now >= self.announce.until:
-            self.announce = None
-            self._restore()
+            self.display.publish()
+        self.buttons.expire(now)
         if self.finish_at is not None and now >= self.finish_at and self.phase == "play":
             self._finish(now)
         if self.phase == "between" and self.next_hand_at is not None and now >= self.next_hand_at:
             self.next_hand_at = None
             self._next_hand(now)
-            self._view()
+            self.display.publish()
         self._evaluate(now)
 
     # ------------------------------------------------------------------ judging
@@ -165,10 +170,10 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             if self.resumed:
                 # the table agrees with the journal: the resume banner has done its work
                 self.resumed = False
-                if self.notice is None and self.menu is None:
+                if self.notice is None and self.buttons.menu is None:
                     self._restore()
             return
-        if self.announce is not None and self._try_announce(s, layout, stable):
+        if self.buttons.try_announce(s, layout, stable):
             return
         if self._hold is not None and s.key() != self._hold:
             self._hold = None
@@ -206,6 +211,22 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             # the table changed: the old instruction may be wrong now; wait quietly
             pass
 
+    def _evaluate_now(self, now: float) -> None:
+        """A move the table already shows counts first (before a button, or the coach's answer)."""
+        s = self.sensed
+        if s is None or self.waiting_sync or self.finish_at is not None:
+            return
+        moves = self.rules.recognise(s)
+        for m in moves:
+            if not self._accept(m, now):
+                break
+
+
+    def _hold_table(self) -> None:
+        """Take no move from the table as it is now (after an undo it still
+        shows the undone move); judging resumes once it changes."""
+        self._hold = self.sensed.key() if self.sensed is not None else None
+
     def _accept(self, tm: TableMove, now: float) -> bool:
         move = tm.move
         hand = self.hand
@@ -231,7 +252,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             "move_accepted",
             hand_no=self.hand_no,
             move=public,
-            text=self.public_text(self._move_text(move)),
+            text=self.public_text(self.display.move_text(move)),
             seat=getattr(move, "seat", None),
             index=self.accepted,
             cells=self._cells_of_move(move),
@@ -241,7 +262,7 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             self._emit("correction_cleared", reason="move accepted")
         self._say(None)
         self._after_move(now)
-        self._view()
+        self.display.publish()
         return True
 
     def _cells_of_move(self, move: Any) -> list[str]:
@@ -294,51 +315,6 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             else:
                 self._finish(now)
 
-    def _hand_over_pending(self) -> bool:
-        hand = self.hand
-        return hand is not None and hand.is_over
-
-    def _finish(self, now: float) -> None:
-        self.finish_at = None
-        self._commit({"type": "finish"})
-        self.coaching.review_finished()
-        result = self.last_result or {}
-        # the coach's review of this hand: public (it names only tiles the
-        # table saw), and privately as each seat may read it (its own tiles named)
-        review = self.coaching.review_view() if self.coaching.on else None
-        coached: dict[str, Any] = (
-            {} if review is None else {"review": review, "private": {"reviews": self.coaching.review_private()}}
-        )
-        self._emit(
-            "hand_ended",
-            hand_no=self.hand_no,
-            result=result,
-            score=[_num(p) for p in self.match.score],
-            record=self.record(),
-            counts=self._rack_counts(),
-            **coached,
-        )
-        self._say(_result_text(result, self.team_names(), self._hand_word()), "info", about="result")
-        # the finished hand's whole line (the winning tile too) reaches the
-        # display before the next hand replaces it
-        self._view()
-        if self.match.is_over:
-            self.phase = Phase.OVER
-            self._emit(
-                "match_ended",
-                winner=self.match.winner,
-                score=[_num(p) for p in self.match.score],
-                record=self.record(),
-                teams=self.team_names(),
-            )
-            self._say(say("match over: {team} win", team=self.team_names()[self.match.winner or 0]), "info")
-        elif self.deal_mode == "engine" and self.timing.between_hands > 0:
-            self.phase = Phase.BETWEEN
-            self.next_hand_at = now + self.timing.between_hands
-        else:
-            self._next_hand(now)
-        self._view()
-
     def _try_table_deal(self, now: float) -> None:
         """Table-dealt games: start the hand once the racks hold a deal."""
         s = self.sensed
@@ -355,39 +331,4 @@ class Referee(JournalMixin, ButtonsMixin, ViewMixin, RefereeBase):
             return
         self._commit(entry)
         self._after_new_hand(now)
-        self._view()
-
-    def _try_announce(self, s: Sensed, layout: Layout, stable: float) -> bool:
-        assert self.announce is not None
-        seat = self.announce.seat
-        diff = layout.diff(s)
-        lifted = [
-            d for d in diff if d.at is None and d.want is not None and d.want.group is not None
-        ]
-        if len(diff) != 1 or len(lifted) != 1 or lifted[0].want is None:
-            return False
-        want = lifted[0].want
-        assert want.group is not None
-        if want.group.key != f"rack:{seat}" or stable < self.timing.settle:
-            return False
-        from tablesense.games.dominoes import Announce, Tile
-
-        move = Announce(seat, Tile.parse(lifted[0].piece))
-        self.announce = None
-        if not self.hand.is_legal(move):
-            try:
-                self.hand.check(move)
-            except IllegalPlayError as exc:
-                self._reject(
-                    Rejection("illegal_announce", self.engine_text(exc), (), DELAY_NOW, seat=seat)
-                )
-            return True
-        self._accept(TableMove(move, layout), self.now)
-        self._say(
-            say(
-                "{seat} announces {tile}: put it back on the rack",
-                seat=self.rules.seat_label(seat), tile=str(move.tile),
-            ),
-            "info",
-        )
-        return True
+        self.display.publish()

@@ -3,7 +3,9 @@
 coach's ``review`` of a finished hand), each made
 durable before it changes anything (:meth:`JournalMixin._commit`), and the
 same entries rebuild the same game state (:meth:`JournalMixin.replay`),
-which is how a crashed match resumes.
+which is how a crashed match resumes. A hand's life is here in one place:
+its deal (:meth:`JournalMixin._next_hand`), its end
+(:meth:`JournalMixin._finish`) and what follows it.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import HandResult, say
-from tablesense.referee.base import Phase, RefereeBase
+from tablesense.referee.base import RefereeBase
 from tablesense.referee.public import public_move
 from tablesense.referee.spec import RefereeError
+from tablesense.referee.state import Phase
+from tablesense.referee.view import _num, _result_text
 
 
 class JournalMixin(RefereeBase):
@@ -26,7 +30,7 @@ class JournalMixin(RefereeBase):
         self._commit({"type": "match", "spec": self.spec.to_json(), "deal": self.deal_mode})
         self._emit("match_started", **self._match_info())
         self._next_hand(now)
-        self._view()
+        self.display.publish()
 
     def replay(self, entries: Sequence[dict[str, Any]], now: float = 0.0) -> None:
         """Rebuild the match from journal entries (the first is ``match``);
@@ -71,7 +75,7 @@ class JournalMixin(RefereeBase):
             ),
             "info",
         )
-        self._view()
+        self.display.publish()
 
     def _next_hand(self, now: float) -> None:
         if self.match.is_over:
@@ -122,6 +126,49 @@ class JournalMixin(RefereeBase):
             )
             self._finish(now)
 
+    def _finish(self, now: float) -> None:
+        """The hand is over: journal its end, review it, tell the table, then
+        the next hand (or the wait before it, or the match's end)."""
+        self.finish_at = None
+        self._commit({"type": "finish"})
+        self.coaching.review_finished()
+        result = self.last_result or {}
+        # the coach's review of this hand: public (it names only tiles the
+        # table saw), and privately as each seat may read it (its own tiles named)
+        review = self.coaching.review_view() if self.coaching.on else None
+        coached: dict[str, Any] = (
+            {} if review is None else {"review": review, "private": {"reviews": self.coaching.review_private()}}
+        )
+        self._emit(
+            "hand_ended",
+            hand_no=self.hand_no,
+            result=result,
+            score=[_num(p) for p in self.match.score],
+            record=self.display.record(),
+            counts=self.display.rack_counts(),
+            **coached,
+        )
+        self._say(_result_text(result, self.display.team_names(), self._hand_word()), "info", about="result")
+        # the finished hand's whole line (the winning tile too) reaches the
+        # display before the next hand replaces it
+        self.display.publish()
+        if self.match.is_over:
+            self.phase = Phase.OVER
+            self._emit(
+                "match_ended",
+                winner=self.match.winner,
+                score=[_num(p) for p in self.match.score],
+                record=self.display.record(),
+                teams=self.display.team_names(),
+            )
+            self._say(say("match over: {team} win", team=self.display.team_names()[self.match.winner or 0]), "info")
+        elif self.deal_mode == "engine" and self.timing.between_hands > 0:
+            self.phase = Phase.BETWEEN
+            self.next_hand_at = now + self.timing.between_hands
+        else:
+            self._next_hand(now)
+        self.display.publish()
+
     def _commit(self, entry: dict[str, Any]) -> None:
         """Make ``entry`` durable, then apply it. Nothing changes when the
         journal refuses the write."""
@@ -152,6 +199,7 @@ class JournalMixin(RefereeBase):
             self.hand.undo()
             self.accepted = max(0, self.accepted - 1)
             self.last_move = None
+            self.finish_at = None  # the hand's end waited for the undone move
         elif kind == "void":
             self.game.void_hand(self.match, entry.get("reason", "void"))
             self._after_finish(None)

@@ -178,7 +178,7 @@ class Session:
         s = ref.sensed
         if s is None or ref.phase != "play" or ref.hand is None or ref.paused:
             return False
-        if ref.finish_at is not None or ref.correction is not None or ref.menu is not None:
+        if ref.finish_at is not None or ref.correction is not None or ref.buttons.menu is not None:
             return False
         return ref.rules.layout().matches(s)
 

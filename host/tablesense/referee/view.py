@@ -1,55 +1,134 @@
-"""What the referee shows: the public display state (:meth:`ViewMixin.view`,
+"""What the referee shows: the public display state (:meth:`TableDisplay.view`,
 published as the ``view`` event), the text of each move, teams and scores.
 
 Everything here goes to every display subscriber (the page, ``/ws``,
 ``/events``, ``/api/view``), so it holds only what everyone at the table may
-see.
+see. The display is a part composed into the referee (``referee.display``):
+it reads the referee through :class:`ShownReferee` and changes nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from tablesense.games.common import say
-from tablesense.referee.base import RefereeBase
+from tablesense.games.game import Game, Match
+from tablesense.referee.layout import Sensed
+from tablesense.referee.rules import Rejection, TableRules
+from tablesense.referee.spec import Emit, MatchSpec
+from tablesense.referee.state import Phase
+from tablesense.table.geometry import TableGeometry
 
 
-class ViewMixin(RefereeBase):
-    """The public display state and the texts of moves and results."""
+class _Reviews(Protocol):
+    def annotate(self, record: dict[str, Any]) -> dict[str, Any]: ...
 
-    def finished_hands(self) -> list[Any]:
-        """Hands (rounds) finished so far, voided ones not included."""
-        return self._finished()
+    def review_view(self) -> dict[str, Any] | None: ...
+
+
+class ShownReferee(Protocol):
+    """What the display reads of the referee it is part of (it writes nothing)."""
+
+    @property
+    def spec(self) -> MatchSpec: ...
+
+    @property
+    def geometry(self) -> TableGeometry: ...
+
+    @property
+    def game(self) -> Game: ...
+
+    @property
+    def match(self) -> Match: ...
+
+    @property
+    def rules(self) -> TableRules: ...
+
+    @property
+    def hand(self) -> Any: ...
+
+    @property
+    def sensed(self) -> Sensed | None: ...
+
+    @property
+    def phase(self) -> Phase: ...
+
+    @property
+    def paused(self) -> bool: ...
+
+    @property
+    def message(self) -> dict[str, Any] | None: ...
+
+    @property
+    def hand_no(self) -> int: ...
+
+    @property
+    def accepted(self) -> int: ...
+
+    @property
+    def last_move(self) -> dict[str, Any] | None: ...
+
+    @property
+    def last_result(self) -> dict[str, Any] | None: ...
+
+    @property
+    def last_hand_no(self) -> int | None: ...
+
+    @property
+    def correction(self) -> Rejection | None: ...
+
+    @property
+    def coaching(self) -> _Reviews: ...
+
+    @property
+    def _emit(self) -> Emit: ...
+
+    def _finished(self) -> list[Any]: ...
+
+    def _to_play(self) -> int | None: ...
+
+    def _target(self) -> Any: ...
+
+    def _rejection_data(self, rejection: Rejection) -> dict[str, Any]: ...
+
+
+class TableDisplay:
+    """The referee's public display state (``referee.display``): the whole
+    view (:meth:`view`, published by :meth:`publish`), the game record
+    (:meth:`record`), the words for moves and teams."""
+
+    def __init__(self, referee: ShownReferee) -> None:
+        self.ref = referee
 
     def record(self, limit: int | None = None) -> dict[str, Any]:
         """The match's game record (finished hands; the first ``limit``)."""
-        rec = self.coaching.annotate(self.match.to_record())
+        rec = self.ref.coaching.annotate(self.ref.match.to_record())
         if limit is not None:
             rec["hands"] = rec["hands"][:limit]
         return rec
 
     def accepted_in_hand(self) -> int:
         """Moves (or Kems events) accepted in the current hand so far."""
-        hand = self.hand
+        hand = self.ref.hand
         if hand is None:
             return 0
         moves = getattr(hand, "moves", None)
         return len(moves if moves is not None else hand.events)
 
     def last_move_text(self) -> str | None:
-        hand = self.hand
+        hand = self.ref.hand
         if hand is None:
             return None
         moves = getattr(hand, "moves", None)
         if moves is None:
             moves = getattr(hand, "events", [])
-        return self._move_text(moves[-1]) if moves else None
+        return self.move_text(moves[-1]) if moves else None
 
-    def _move_text(self, move: Any) -> str:
+    def move_text(self, move: Any) -> str:
         name = type(move).__name__
         seat = getattr(move, "seat", None)
-        who = self.rules.seat_label(seat) if isinstance(seat, int) else say("the table")
+        who = self.ref.rules.seat_label(seat) if isinstance(seat, int) else say("the table")
         if name == "Play":
             if move.end == "left":
                 return say("{who} plays {tile} on the left end", who=who, tile=str(move.tile))
@@ -71,101 +150,101 @@ class ViewMixin(RefereeBase):
             if move.target is not None:
                 return say(
                     "{who} calls {call} on {target}",
-                    who=who, call=call, target=self.rules.seat_label(move.target),
+                    who=who, call=call, target=self.ref.rules.seat_label(move.target),
                 )
             return say("{who} calls {call}", who=who, call=call)
         return str(move)
 
-    def _rack_counts(self) -> list[int] | None:
+    def rack_counts(self) -> list[int] | None:
         """Dominoes: the pips left on each rack of the hand just finished (the
         count the score comes from); None for Kems."""
-        done = self._finished()
-        return self.game.rack_pips(done[-1]) if done else None
+        done = self.ref._finished()
+        return self.ref.game.rack_pips(done[-1]) if done else None
 
     def team_of_seat(self, seat: int) -> int:
-        return self.match.team_of(seat)
+        return self.ref.match.team_of(seat)
 
     def team_names(self) -> list[str]:
         """``"South & North"`` per team (a seat's name when it plays alone)."""
-        n = len(self.spec.seat_names)
+        n = len(self.ref.spec.seat_names)
         teams: dict[int, list[str]] = {}
         for seat in range(n):
-            teams.setdefault(self.team_of_seat(seat), []).append(self.rules.seat_label(seat))
+            teams.setdefault(self.team_of_seat(seat), []).append(self.ref.rules.seat_label(seat))
         return [_together(teams[t]) for t in sorted(teams)]
 
     def view(self) -> dict[str, Any]:
         """The whole public display state (CONTRACTS section 6)."""
-        spec = self.spec
-        hand = self.hand if self.hand is not None else self._last_finished()
-        n = len(spec.seat_names)
-        seats = []
-        to_play = self._to_play()
-        for i in range(n):
-            team = self.team_of_seat(i)
-            count = len(hand.hands[i]) if hand is not None else None
-            seats.append(
-                {
-                    "index": i,
-                    "name": self.rules.seat_label(i),
-                    "team": team,
-                    "count": count,
-                    "is_turn": to_play == i,
-                    "kind": spec.seat_kinds[i] if i < len(spec.seat_kinds) else "human",
-                }
-            )
+        ref = self.ref
+        spec = ref.spec
+        hand = ref.hand if ref.hand is not None else self._last_finished()
+        sensed = ref.sensed
+        to_play = ref._to_play()
+        seats = [
+            {
+                "index": i,
+                "name": ref.rules.seat_label(i),
+                "team": self.team_of_seat(i),
+                "count": len(hand.hands[i]) if hand is not None else None,
+                "is_turn": to_play == i,
+                "kind": spec.seat_kinds[i] if i < len(spec.seat_kinds) else "human",
+            }
+            for i in range(len(spec.seat_names))
+        ]
         out: dict[str, Any] = {
             "game": spec.game,
             "variant": spec.variant,
-            "table": self.geometry.name,
+            "table": ref.geometry.name,
             "seats": seats,
-            "scores": [_num(p) for p in self.match.score],
-            "target": self._target(),
-            "hand_no": self.hand_no,
+            "scores": [_num(p) for p in ref.match.score],
+            "target": ref._target(),
+            "hand_no": ref.hand_no,
             "to_play": to_play,
-            "message": self.message,
+            "message": ref.message,
             "boards": [
-                {"id": b.id, "online": not (self.sensed and b.id in self.sensed.boards_offline)}
-                for b in self.geometry.boards
+                {"id": b.id, "online": not (sensed and b.id in sensed.boards_offline)}
+                for b in ref.geometry.boards
             ],
-            "last_move": self.last_move,
+            "last_move": ref.last_move,
             "result": self._result_view(),
-            "phase": self.phase.value,
-            "paused": self.paused,
+            "phase": ref.phase.value,
+            "paused": ref.paused,
             "correction": self._public_correction(),
-            "match_over": self.match.is_over,
-            "winner": self.match.winner,
-            "moves": self.accepted,
-            "review": self.coaching.review_view(),
+            "match_over": ref.match.is_over,
+            "winner": ref.match.winner,
+            "moves": ref.accepted,
+            "review": ref.coaching.review_view(),
         }
-        done = self._finished()
-        out.update(self.game.pieces_view(hand, done[-1] if done else None, self.last_hand_no,
-                                         boneyard=bool(self.geometry.boneyard)))
+        done = ref._finished()
+        out.update(ref.game.pieces_view(hand, done[-1] if done else None, ref.last_hand_no,
+                                        boneyard=bool(ref.geometry.boneyard)))
         return out
 
     def _result_view(self) -> dict[str, Any] | None:
         """The last result, with ``how`` its outcome as the rule texts name it
         (in the table's language; the page shows it beside the points)."""
-        if not self.last_result:
-            return self.last_result
-        how = self.last_result.get("label") or self.last_result.get("outcome") or ""
-        return {**self.last_result, "how": _OUTCOMES.get(how, how)}
+        result = self.ref.last_result
+        if not result:
+            return result
+        how = result.get("label") or result.get("outcome") or ""
+        return {**result, "how": _OUTCOMES.get(how, how)}
 
     def _public_correction(self) -> dict[str, Any] | None:
         """The pending correction as everyone may read it (no hidden piece)."""
-        if self.correction is None:
+        if self.ref.correction is None:
             return None
-        data = self._rejection_data(self.correction)
+        data = self.ref._rejection_data(self.ref.correction)
         data.pop("private", None)
         return data
 
     def _last_finished(self) -> Any:
-        if self.phase not in ("between", "over"):
+        if self.ref.phase not in ("between", "over"):
             return None
-        done = self._finished()
+        done = self.ref._finished()
         return done[-1] if done else None
 
-    def _view(self) -> None:
-        self._emit("view", **self.view())
+    def publish(self) -> None:
+        """Send the view to every display (the ``view`` event)."""
+        self.ref._emit("view", **self.view())
 
 
 def _num(p: float) -> int | float:
