@@ -26,7 +26,7 @@ DEFAULT_SPI = {"id": 0, "sck": 2, "mosi": 3, "miso": 4, "baudrate": 4000000}
 DEFAULT_CS = {"kind": "decoder", "address": [6, 7, 8], "enables": [9, 10, 11, 12]}
 DEFAULT_DEBOUNCE = {"tag": 1, "empty": 3, "error": 3, "unstable": 10}
 DEFAULT_RFID = {
-    "timeout_us": 300,
+    "timeout_us": 200,
     "reset_pin": 5,
     "retry_ms": 2000,
     "rx_gain_db": 33,

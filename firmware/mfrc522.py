@@ -147,6 +147,10 @@ def airtime_us(nbytes, last_bits=0):
         bits -= 9 - last_bits
     return (bits * _BIT_CUS + 99) // 100
 
+# by the frame's length in bytes (the FIFO write less its address byte)
+_AIR = tuple(airtime_us(n) for n in range(_FIFO_SIZE + 1))
+_AIR_SHORT = airtime_us(1, 7)  # WUPA/REQA: one 7-bit byte
+
 # Timer: prescaler 169 gives f_timer = 13.56 MHz / (2*169+1) = 40 kHz, one tick
 # every 25 us, so the timeout has 25 us resolution (datasheet 8.5).
 _PRESCALER = 169
@@ -223,9 +227,14 @@ class Buffers:
         self.r2 = bytearray(2)
         # an exchange's poll: ComIrqReg, ErrorReg and FIFOLevelReg at once
         self.ws = bytearray((0x80 | (ComIrqReg << 1), 0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
-        self.rs = bytearray(4)
+        # One buffer for an exchange's last poll (rs, 4 bytes) and its answer
+        # (rf, answers land at rf[1:]): the compiled run() gets both in one
+        # argument and reads the answer in the same call (_compiled_exchange)
+        self.rsf = bytearray(4 + _FIFO_SIZE + 1)
+        whole = memoryview(self.rsf)
+        self.rs = whole[:4]
         self.wf = bytearray(_FIFO_SIZE + 1)  # FIFO reads: the address n times, then 0
-        self.rf = bytearray(_FIFO_SIZE + 1)  # answers land at rf[1:]
+        self.rf = whole[4:]
         for i in range(_FIFO_SIZE + 1):
             self.wf[i] = 0x80 | (FIFODataReg << 1)
         self.junk = bytearray(_FIFO_SIZE + 1)  # what a write clocks in (the compiled path)
@@ -249,6 +258,7 @@ _COMPILED_SRC = """
 def run(params, sc, fw, r) -> int:
     # params (array 'I'): SPI base, chip-select mask, IRQ mask, limit in us,
     # then the decoder address pins to set and to clear first (0, 0: none).
+    # r: the poll's 4 bytes at r[0:4]; a Transceive's answer at r[4:].
     # The transactions of the script sc (each: its length, then its bytes; a
     # 0 ends a part): its first part, the transaction fw, its second part,
     # then its last transaction (a poll) again and again until r[1] has a
@@ -324,6 +334,32 @@ def run(params, sc, fw, r) -> int:
                 break
         else:
             k += n + 1
+    # A Transceive's wait (RxIRq in the mask) that ended with an answer and
+    # no error, by _outcome()'s rules: its FIFO bytes are read here, the
+    # transaction _fifo_into() makes (the FIFODataReg read address n times,
+    # then 0), into r[4:] (Buffers.rf).
+    n = rb[3] & 0x7F
+    if mask & 0x20 and rb[1] & 0x30 and rb[2] != 0xFF and not (rb[2] & 0x1F) and n:
+        if n > 64:
+            n = 64
+        while sr[0] & 4:
+            v = dr[0]
+        gpio_clr[0] = cs_mask
+        j = 0
+        while j <= n:
+            while not (sr[0] & 2):
+                pass
+            if j < n:
+                dr[0] = 0x92
+            else:
+                dr[0] = 0
+            while not (sr[0] & 4):
+                pass
+            rb[4 + j] = dr[0]
+            j += 1
+        while sr[0] & 16:
+            pass
+        gpio_set[0] = cs_mask
     return polls
 """
 SPI_BASES = (0x4003C000, 0x40040000)  # SPI0, SPI1 (RP2040 datasheet 2.2)
@@ -372,9 +408,13 @@ class MFRC522:
 
     spi: a machine.SPI-like object (write, write_readinto), mode 0, MSB first,
     up to 10 MHz. cs: an object with value(v), idle high.
-    timeout_us: how long to wait for a tag's answer once the frame is sent
-    (an ISO 14443 A tag starts its answer ~91 us after our frame ends, and
-    the timer stops at the first received bit, so 300 us is a 3x margin).
+    timeout_us: how long to wait for a tag's answer once the frame is sent.
+    An ISO 14443 A tag starts its answer 1236/fc (91 us) after our frame
+    ends, fixed for every answer we wait for, and TAuto's timer stops once
+    the answer's 5th bit is in (datasheet 9.3.3.10): 138 us. 200 us (the
+    timer fires after TReloadVal + 1 = 9 ticks, 225 us) leaves 87 us; an
+    empty cell waits the whole timer, the one part of an empty sweep that
+    is not interpreter time.
     buffers: a Buffers shared with the other readers of the bus (default:
     this reader's own).
     clock: ticks_us() and ticks_diff(a, b) (default: see _default_clock):
@@ -393,7 +433,7 @@ class MFRC522:
         self,
         spi,
         cs,
-        timeout_us=300,
+        timeout_us=200,
         buffers=None,
         clock=None,
         rx_gain_db=DEFAULT_RX_GAIN_DB,
@@ -416,6 +456,7 @@ class MFRC522:
         self._r2 = b.r2
         self._ws = b.ws
         self._rs = b.rs
+        self._rsf = b.rsf
         self._wf = b.wf
         self._rf = b.rf
         self._mwf = b.mwf
@@ -746,7 +787,7 @@ class MFRC522:
         frun = self._frun
         if frun is not None and (tx_last_bits == 0 or tx_last_bits == 7):
             irq = self._compiled_exchange(frun, fifo_write, tx_last_bits)
-            return self._outcome(irq)
+            return self._outcome(irq, False)  # run() has read the answer
         self._start(fifo_write, ComIrqReg, 0x7F)  # clear all IRQ bits (Set1 = 0)
         self.write_reg(CommandReg, CMD_TRANSCEIVE)
         # StartSend, with the number of bits of the last byte (7 for REQA/WUPA)
@@ -761,7 +802,7 @@ class MFRC522:
         # answer begun just before the timer would have fired, and a margin.
         limit = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
         irq = self._poll_into(self._ws, self._rs, IRQ_RX | IRQ_IDLE | IRQ_TIMER, limit)
-        return self._outcome(irq)
+        return self._outcome(irq, True)
 
     def _compiled_exchange(self, frun, fifo_write, tx_last_bits):
         """_exchange()'s transactions, the same bytes in the same order, as
@@ -776,14 +817,16 @@ class MFRC522:
                 self.cs.value(0)  # the decoder's address first; run() drives the enable
         p = self._fparams
         p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
-        p[3] = airtime_us(len(fifo_write) - 1, tx_last_bits) + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
-        r = self._rs
-        self.polls = frun(p, sc, fifo_write, r)
-        return r[1]
+        air = _AIR_SHORT if tx_last_bits else _AIR[len(fifo_write) - 1]
+        p[3] = air + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        self.polls = frun(p, sc, fifo_write, self._rsf)
+        return self._rsf[1]
 
-    def _outcome(self, irq):
+    def _outcome(self, irq, read):
         """The exchange's status from its last poll (irq: ComIrqReg; the
-        ErrorReg and FIFOLevelReg read with it in self._rs)."""
+        ErrorReg and FIFOLevelReg read with it in self._rs). read: read the
+        answer from the FIFO (False: the compiled run() has, by these same
+        rules, into self._rf)."""
         r = self._rs
         # (Transceive keeps running: the next exchange starts with Idle)
         if not irq & (IRQ_RX | IRQ_IDLE | IRQ_TIMER):
@@ -804,7 +847,10 @@ class MFRC522:
         if n == 0 and irq & IRQ_TIMER:
             return _NO_ANSWER
         if n:
-            self._n = self._fifo_into(n)
+            if read:
+                self._n = self._fifo_into(n)
+            else:
+                self._n = n if n <= _FIFO_SIZE else _FIFO_SIZE
         return _OK
 
     # --- ISO 14443-3 -----------------------------------------------------------
@@ -842,16 +888,21 @@ class MFRC522:
                     self.cs.value(0)
             p = self._fparams
             p[2] = IRQ_TX
-            p[3] = airtime_us(len(fifo_write) - 1) + _MARGIN_US
+            p[3] = _AIR[len(fifo_write) - 1] + _MARGIN_US
             self.polls = frun(p, sc, fifo_write, self._rs)
             sent = self._rs[1] & IRQ_TX
+        else:
+            self._start(fifo_write, ComIrqReg, 0x7F)
+            self.write_reg(BitFramingReg, 0)
+            self.write_reg(CommandReg, CMD_TRANSMIT)
+            sent = self._poll(ComIrqReg, IRQ_TX, _AIR[len(fifo_write) - 1] + _MARGIN_US) & IRQ_TX
+        if sent:
+            # Transmit ends by itself once the FIFO is sent (datasheet
+            # 10.3.1.5): the chip is idle, no Idle write needed (one SPI
+            # call of every tag read, ~80 us on rp2040js)
+            self._idle = True
+        else:
             self._stop()
-            return bool(sent)
-        self._start(fifo_write, ComIrqReg, 0x7F)
-        self.write_reg(BitFramingReg, 0)
-        self.write_reg(CommandReg, CMD_TRANSMIT)
-        sent = self._poll(ComIrqReg, IRQ_TX, airtime_us(len(fifo_write) - 1) + _MARGIN_US) & IRQ_TX
-        self._stop()
         return bool(sent)
 
     def halt(self):

@@ -645,3 +645,101 @@ def test_hot_cells_outside_the_board_are_refused() -> None:
     t.send(proto.HOT, 8, b"\x03\x01")  # says 3 cells, carries 1
     board.step()
     assert proto.decode_nak(t.of_type(proto.NAK)[-1][3])[:2] == (8, proto.NAK_BAD_PAYLOAD)
+
+
+def test_no_lay_lift_or_swap_is_missed_with_hot_cells_and_known_tag_reads() -> None:
+    """The whole board (real driver, chip models, time-shared fields with a
+    tag's 5 ms power-up, known-tag reads, the host's hot cells changing as
+    a game's would): tiles are laid, lifted, swapped for another tile of
+    the same ATQA (even the same first cascade level) and swapped between
+    cells, at random between sweeps. At every checkpoint each cell's
+    reported state is what lies on it, every cell that changed was
+    reported (its last CELL event is the new state), and a cell nobody
+    touched sent nothing."""
+    import random
+
+    rng = random.Random(2626)
+    n = 16
+    tiles = [bytes.fromhex(h) for h in (
+        "04a1b2c3d4e5f6", "04a1b2c3d4e5f7", "04a1b3c3d4e5f6", "04a1b2c3d4e5f8",  # same ATQA, level 1 shared
+        "04ffeeddccbbaa", "0411223344556f", "04a1b2c3d4e5f9", "04a1b2c3d4e5fa",
+        "11223344", "55667788", "99aabbcc",  # 4-byte tiles: their own ATQA
+    )]
+    bus = EmulatedSPIBus()
+    chips: list[EmulatedMFRC522] = []
+    drivers = []
+    for i in range(n):
+        pin, chip = bus.add_reader(10 + i, power_up_us=5000.0)  # ISO 14443-3: up to 5 ms
+        chips.append(chip)
+        drivers.append(MFRC522(bus, pin))  # the defaults: timeout, full_read_every
+    t = Loopback()
+    board = Board(base_config(cells=n), drivers, None, t, BusClock(bus), b"\x01" * 8)
+    world: list[bytes | None] = [None] * n
+
+    def lay(cell: int, uid: bytes | None) -> None:
+        world[cell] = uid
+        if uid is None:
+            chips[cell].remove()
+        else:
+            chips[cell].place(EmulatedCard(uid))
+
+    def sweeps(k: int) -> None:
+        for _ in range(k * n * (2 if board.hot else 1)):  # hot reads take every other step
+            board.step()
+
+    seq = 1
+    sweeps(5)
+    t.frames.clear()
+    reported = list(board.confirmed)
+    assert reported == world
+    kinds = {"lay": 0, "lift": 0, "same_atqa": 0, "swap_cells": 0}
+    for rnd in range(60):
+        if rnd % 5 == 0:  # the referee's hint moves on: two line ends and a rack
+            hot = rng.sample(range(n), rng.choice((0, 3, 5, 9)))
+            t.send(proto.HOT, seq, proto.encode_hot(hot))
+            seq += 1
+            board.step()
+            assert board.hot == hot
+        touched: set[int] = set()
+        for _ in range(rng.randint(1, 3)):  # a few changes, each a sweep apart
+            for _ in range(rng.randint(1, 2)):
+                cell = rng.randrange(n)
+                free = [u for u in tiles if u not in world]
+                roll = rng.random()
+                if world[cell] is None and free:
+                    lay(cell, rng.choice(free))
+                    kinds["lay"] += 1
+                elif world[cell] is not None and roll < 0.3:
+                    lay(cell, None)
+                    kinds["lift"] += 1
+                elif world[cell] is not None and roll < 0.7:
+                    lying = world[cell]
+                    assert lying is not None
+                    alike = [u for u in free if len(u) == len(lying)]
+                    if alike:
+                        lay(cell, rng.choice(alike))  # the same ATQA: only the UID says it changed
+                        kinds["same_atqa"] += 1
+                else:
+                    other = rng.choice([c for c in range(n) if c != cell])
+                    a, b = world[cell], world[other]
+                    lay(cell, b)
+                    lay(other, a)
+                    touched.add(other)
+                    kinds["swap_cells"] += 1
+                touched.add(cell)
+            sweeps(1)
+        sweeps(4)  # a removal needs 3 empty reads; a laid tile its power-up and one read
+        events: dict[int, list[object]] = {}
+        for cell, state in cell_events(t.frames):
+            events.setdefault(cell, []).append(state)
+        t.frames.clear()
+        assert board.confirmed == world, f"round {rnd}"
+        for cell in range(n):
+            if world[cell] != reported[cell]:
+                assert events.get(cell, [None, "none"])[-1] == world[cell], f"round {rnd}, cell {cell}"
+            if cell not in touched:
+                assert cell not in events, f"round {rnd}: cell {cell} untouched, reported {events.get(cell)}"
+        reported = list(world)
+    assert min(kinds.values()) >= 5, kinds  # every kind of change was made
+    assert sum(d.known_reads for d in drivers) > 100  # the known-tag path served reads
+    assert board.hot_reads > 0

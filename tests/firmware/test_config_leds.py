@@ -22,7 +22,7 @@ def test_minimal_config_gets_defaults() -> None:
     assert cfg["spi"] == config.DEFAULT_SPI
     assert cfg["cs"] == config.DEFAULT_CS
     assert cfg["debounce"] == config.DEFAULT_DEBOUNCE
-    assert cfg["rfid"]["timeout_us"] == 300
+    assert cfg["rfid"]["timeout_us"] == 200
     assert cfg["leds"] == 0 and cfg["channel_leds"] == [-1] * 8
     assert len(cfg["hash"]) == 4
     assert config.parse(cfg) is cfg  # idempotent

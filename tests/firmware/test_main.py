@@ -250,3 +250,41 @@ def test_usb_transport_polls_with_ipoll_when_the_port_has_it(fw: ModuleType) -> 
     assert t.read() == b"cd"
     assert t.read() == b""
     assert bytes(stdin.data) == b""
+
+
+def test_main_survives_every_ctrl_c_that_comes_before_kbd_intr() -> None:
+    """A host retrying HELLO while the board boots can put several 0x03 in
+    the USB buffer before main.py's first statement turns Ctrl-C into data:
+    each raises KeyboardInterrupt where it lands, even inside the handler
+    of the one before. The guard takes them all and still disables Ctrl-C
+    (seen on an emulated board: two of them left it at the REPL)."""
+    source = (Path(__file__).resolve().parents[2] / "firmware" / "main.py").read_text()
+    guard = source[: source.index("import sys  # after the Ctrl-C guard")]
+
+    class Micropython(ModuleType):
+        def __init__(self, interrupts: int) -> None:
+            super().__init__("micropython")
+            self.interrupts = interrupts
+            self.calls: list[int] = []
+
+        def kbd_intr(self, v: int) -> None:
+            if self.interrupts:
+                self.interrupts -= 1
+                raise KeyboardInterrupt  # a 0x03 that arrived before this took effect
+            self.calls.append(v)
+
+    saved = sys.modules.get("micropython")
+    try:
+        for interrupts in (0, 1, 2, 5):
+            fake = Micropython(interrupts)
+            sys.modules["micropython"] = fake
+            try:
+                exec(compile(guard, "main.py", "exec"), {"__name__": "__main__"})  # the board's own first lines
+            except KeyboardInterrupt:
+                pytest.fail(f"{interrupts} early Ctrl-C: main.py stopped at its guard (the board at the REPL)")
+            assert fake.calls == [-1] and fake.interrupts == 0
+    finally:
+        if saved is None:
+            sys.modules.pop("micropython", None)
+        else:
+            sys.modules["micropython"] = saved

@@ -117,7 +117,7 @@ def polls_for(limit_us: int) -> int:
     return -(-limit_us // 10) + 1
 
 
-def exchange_limit(nbytes: int, last_bits: int = 0, timeout_us: int = 300) -> int:
+def exchange_limit(nbytes: int, last_bits: int = 0, timeout_us: int = 200) -> int:
     return drv.airtime_us(nbytes, last_bits) + timeout_us + drv._LONGEST_ANSWER_US + drv._MARGIN_US
 
 
@@ -183,7 +183,7 @@ def test_init_programs_the_chip_as_the_datasheet_says() -> None:
     assert chip.regs[drv.ModeReg] == 0x3D
     assert chip.regs[drv.TModeReg] == 0x80  # TAuto, prescaler high nibble 0
     assert chip.regs[drv.TPrescalerReg] == 0xA9  # 169
-    assert (chip.regs[drv.TReloadRegH], chip.regs[drv.TReloadRegL]) == (0, 12)  # 300 us
+    assert (chip.regs[drv.TReloadRegH], chip.regs[drv.TReloadRegL]) == (0, 8)  # 200 us (the default)
     assert chip.regs[drv.TxControlReg] & 0x03 == 0x03
     assert {reg for reg, _ in chip.writes} >= {0x01, 0x12, 0x13, 0x24, 0x15, 0x11, 0x2A, 0x2B,
                                                0x2C, 0x2D, 0x14}
@@ -346,10 +346,11 @@ def test_transmit_and_halt() -> None:
     chip.reads[drv.ComIrqReg] = [0, drv.IRQ_TX]
     assert r.transmit(b"\x01") is True
     assert chip.written(drv.BitFramingReg) == [0]
-    assert chip.written(drv.CommandReg) == [drv.CMD_IDLE, 0x04, drv.CMD_IDLE]
+    assert chip.written(drv.CommandReg) == [drv.CMD_IDLE, 0x04]  # sent: Transmit ended in Idle by itself
     chip, r = make()
     chip.reads[drv.ComIrqReg] = [drv.IRQ_RX | drv.IRQ_TIMER]
     assert r.transmit(b"\x01") is False
+    assert chip.written(drv.CommandReg) == [drv.CMD_IDLE, 0x04, drv.CMD_IDLE]  # never sent: stopped
     polls = polls_for(drv.airtime_us(1) + drv._MARGIN_US)
     assert len([t for t in chip.transfers if t[0] == 0x80 | (drv.ComIrqReg << 1)]) == polls
     chip, r = make()
@@ -533,7 +534,8 @@ def test_every_tag_type_reads(sak: int) -> None:
 def test_idle_is_written_unless_the_driver_itself_left_the_chip_idle() -> None:
     """An exchange first stops the running command with Idle. Transceive keeps
     running after its answer (datasheet 10.3.1.8), so the next exchange needs
-    the Idle; Transmit and CalcCRC end with an Idle the driver wrote, so the
+    the Idle; a Transmit that sent its frame ends in Idle by itself
+    (10.3.1.5) and CalcCRC ends with an Idle the driver wrote, so the
     exchange after them skips it. Any other CommandReg write makes it needed
     again."""
     chip, r = make(Tag(bytes.fromhex("11223344")))
@@ -543,10 +545,10 @@ def test_idle_is_written_unless_the_driver_itself_left_the_chip_idle() -> None:
     assert chip.written(drv.CommandReg)[2:] == [drv.CMD_IDLE, drv.CMD_TRANSCEIVE]  # Transceive still runs
     chip.reads[drv.ComIrqReg] = [drv.IRQ_TX]
     assert r.transmit(b"\x01") is True
-    assert chip.written(drv.CommandReg)[4:] == [drv.CMD_IDLE, drv.CMD_TRANSMIT, drv.CMD_IDLE]
+    assert chip.written(drv.CommandReg)[4:] == [drv.CMD_IDLE, drv.CMD_TRANSMIT]
     del chip.reads[drv.ComIrqReg]
     r.transceive(b"\x52", 7)
-    assert chip.written(drv.CommandReg)[7:] == [drv.CMD_TRANSCEIVE]  # idle already: no Idle first
+    assert chip.written(drv.CommandReg)[6:] == [drv.CMD_TRANSCEIVE]  # idle already: no Idle first
     r.write_reg(drv.CommandReg, drv.CMD_IDLE)
     r.write_reg(drv.CommandReg, drv.CMD_RECEIVE)  # a command the driver did not end itself
     r.transceive(b"\x52", 7)
@@ -557,7 +559,7 @@ def test_idle_is_written_unless_the_driver_itself_left_the_chip_idle() -> None:
     r.transceive(b"\x52", 7)
     assert chip.written(drv.CommandReg)[3:] == [drv.CMD_TRANSCEIVE]
     chip, r = make(Tag(bytes.fromhex("11223344")))
-    assert r.read_uid() == bytes.fromhex("11223344")  # ends with HLTA (Transmit, then Idle)
+    assert r.read_uid() == bytes.fromhex("11223344")  # ends with HLTA (Transmit, idle by itself)
     n = len(chip.written(drv.CommandReg))
     assert r.read_uid() == bytes.fromhex("11223344")
     assert chip.written(drv.CommandReg)[n] == drv.CMD_TRANSCEIVE  # the WUPA after a halt

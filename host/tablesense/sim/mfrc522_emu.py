@@ -83,6 +83,7 @@ _RESET_VALUES = {
 
 _FC_HZ = 13560000
 _BIT_US = 128 / 13.56  # one bit at 106 kbit/s: 9.44 us
+_TIMER_STOP_BITS = 5  # TAuto's timer stops after an answer's 5th bit
 _FDT_US = 1236 / 13.56  # frame delay time PCD->PICC->PCD for a bit-oriented answer: 91 us
 _FIFO_SIZE = 64
 
@@ -601,7 +602,10 @@ class EmulatedMFRC522:
         fdt = _FDT_US if len(frame) <= 2 else _FDT_US + 20.0
         timeout = self._timer_us() if r[_T_MODE] & 0x80 else None
         start_rx = self._tx_end + fdt
-        if answer is not None and (timeout is None or fdt < timeout):
+        # TAuto: the timer stops only once the 5th bit of the answer (a start
+        # bit and 4 data bits) is in (datasheet 9.3.3.10); a timer that fires
+        # before that ends the wait with TimerIRq and the answer is lost
+        if answer is not None and (timeout is None or fdt + _TIMER_STOP_BITS * _BIT_US < timeout):
             self._answer = answer
             self._answer_err = err
             self._rx_at = start_rx + (len(answer) * 9 + 2) * _BIT_US
