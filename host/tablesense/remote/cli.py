@@ -435,8 +435,11 @@ def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tup
         raise RemoteExit(say("the director announced {variant} for table {table}; a remote match plays {ours}",
                              variant=m["variant"], table=director.table_no, ours=VARIANT), 2)
     role, code = str(remote["role"]), str(remote["code"])
-    console.print(str(say("tournament match {match}: this table {role}s remote match {code} with table {other}",
-                          match=m["match"], role=role, code=code, other=remote["table"])), highlight=False)
+    line = (say("tournament match {match}: this table hosts remote match {code} with table {other}",
+                match=m["match"], code=code, other=remote["table"]) if role == "host" else
+            say("tournament match {match}: this table joins remote match {code} with table {other}",
+                match=m["match"], code=code, other=remote["table"]))
+    console.print(str(line), highlight=False)
     return role, code
 
 
