@@ -79,13 +79,22 @@ def test_pair_remote_puts_both_parts_in_the_assignments_and_refuses_what_cannot_
         pair_remote(other, other.matches(1)[0].id, 2)
 
 
-def test_pair_remote_command_and_auto_without_director() -> None:
+def test_pair_remote_command_and_auto_without_director(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from tablesense.cli import app
     from tablesense.tournament.broker_client import PASSWORD_ENV
 
     runner = CliRunner(env={PASSWORD_ENV: "pw"})
+    db = f"sqlite:///{tmp_path / 'event.db'}"
+    d = _event(db, tables=2)
+    d.pair_next_round()
+    (match,) = d.matches(1)
+    made = runner.invoke(app, ["tournament", "pair-remote", str(match.id), "--with-table", "2", "--db", db])
+    code = d.assignments()[2]["matches"][0]["remote"]["code"]
+    assert made.exit_code == 0 and f"table 1 hosts, table 2 joins; code {code}" in made.output, made.output
+    again = runner.invoke(app, ["tournament", "pair-remote", str(match.id), "--with-table", "2", "--db", db])
+    assert again.exit_code == 1 and "is remote already" in again.output, again.output
     base = ["play", "--table", "dominoes-4-remote", "--broker", "mqtt://table-2@127.0.0.1:1", "--remote", "auto"]
     alone = runner.invoke(app, base)
     assert alone.exit_code == 2 and "--remote auto plays the part the director assigned" in alone.output, alone.output
