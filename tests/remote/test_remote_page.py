@@ -239,6 +239,7 @@ def _play_with_a_person(bridged: tuple[Broker, Broker], browser: Any, tmp_path: 
         whos = [page.locator(f'.tt-seat[data-seat="{s}"] .who').inner_text().strip() for s in range(4)]
         assert whos == ["at the other table", "you", "at the other table", "computer"], whos
         assert page.locator("#my-buttons button").all_inner_texts() == ["Pass"]
+        assert page.locator('.tt-seat[data-seat="0"] button, .tt-seat[data-seat="2"] button').count() == 0
         # the stock is face down: the page may not lift a stock piece
         stock_cell = next(c["id"] for c in layout["cells"] if c["zone"] == "stock")
         status, said = _post(person.base + "/tabletop/api/lift", {"seat": EAST, "key": person.key, "cell": stock_cell})

@@ -221,8 +221,8 @@ def register(app: typer.Typer) -> None:
         player: str | None = PLAYER_OPTION,
         think_ms: float | None = THINK_OPTION,
         remote: str | None = typer.Option(
-            None, "--remote", metavar="host|join",
-            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins that match.",
+            None, "--remote", metavar="host|join|auto",
+            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins that match, 'auto' (with --director) plays the part the director assigned.",
         ),
         code: str | None = typer.Argument(
             None, metavar="CODE", help="With --remote join: the host table's code (with --remote host: resume that match)."

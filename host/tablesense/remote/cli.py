@@ -176,8 +176,27 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     from tablesense.remote.wire import Wire, WireError, check_code, new_code
     from tablesense.tournament.security import TableKey
 
-    if mode not in ("host", "join"):
-        raise RemoteExit(say("--remote is 'host' (start a match and print its code) or 'join' (with the code)"), 2)
+    if mode not in ("host", "join", "auto"):
+        raise RemoteExit(say("--remote is 'host' (start a match and print its code), 'join' (with the code) "
+                             "or 'auto' (the part the tournament director assigned)"), 2)
+    reporter: Any = None
+    auto = mode == "auto"
+    if auto:  # the director's assignment says host or join, and the code (tournament/remote_pairs.py)
+        if director is None:
+            raise RemoteExit(say("--remote auto plays the part the director assigned: give --director, "
+                                 "--table-no and --table-key"), 2)
+        if code:
+            raise RemoteExit(say("--remote auto takes the code from the director's assignment: drop {code}",
+                                 code=code), 2)
+        reporter = _reporter(director, journal_dir)
+        try:
+            mode, code = _assigned(reporter, director, console)
+        except RemoteExit:
+            reporter.close()
+            raise
+        if mode == "join":  # the host table reports the match
+            reporter.close()
+            reporter, director = None, None
     if mode == "join" and not code:
         raise RemoteExit(say("--remote join needs the code the host table printed: play --remote join CODE"), 2)
     try:
@@ -217,7 +236,11 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     deadline = None if timeout is None else time.monotonic() + timeout
     hosting: Hosting | None = None
     if mode == "host":
-        if joined_code is None:
+        if joined_code is not None and reporter is not None and not (journal_dir / f"{joined_code}.jsonl").is_file():
+            # the director's code, not hosted here yet: a new match under it
+            options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
+            hosting = Hosting.new(journal_dir, joined_code, seed, options, TableKey.generate())
+        elif joined_code is None:
             options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
             hosting = Hosting.new(journal_dir, new_code(), seed, options, TableKey.generate())
         else:
@@ -225,7 +248,8 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
                 hosting = Hosting.resume(journal_dir, joined_code)
             except (RemoteJournalError, ValueError, OSError, KeyError) as exc:
                 raise RemoteExit(message_of(exc), 2) from None
-    reporter = _reporter(director, journal_dir) if director is not None else None
+    if reporter is None and director is not None:
+        reporter = _reporter(director, journal_dir)
     if reporter is not None and director is not None and hosting is not None and hosting.joiner is None:
         hosting.options = _announced_options(reporter, director, hosting.options, console)
     wire = Wire(url, hosting.key if hosting is not None else TableKey.generate())
@@ -236,7 +260,10 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     record: dict[str, Any] | None = None
     try:
         wire.connect()
-        found = wire.find(joined_code, timeout=10.0) if mode == "join" and joined_code else None  # before the boards
+        found = None
+        if mode == "join" and joined_code:  # before the boards
+            found = (_find_host(wire, joined_code, stop, deadline, console) if auto
+                     else wire.find(joined_code, timeout=10.0))
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
         side = TableSide(geometry, local, pieces, bots=bots, people=people, hands=hands, set_leds=link.set_leds)
         if isinstance(hands, VirtualHands):
@@ -391,6 +418,49 @@ def _reporter(director: DirectorOptions, journal_dir: Path) -> Any:
         return TableReporter(director.table_no, key, path, url).start()
     except Exception as exc:  # noqa: BLE001 - whatever stops the outbox opening is said, never a traceback
         raise RemoteExit(say("cannot open the outbox {path}: {error}", path=str(path), error=str(exc)), 1) from None
+
+
+def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tuple[str, str]:
+    """``--remote auto``: this table's part of the remote match the director
+    assigned it (``host`` or ``join``) and the match's code."""
+    m = reporter.current_match(timeout=director.announce_wait)
+    if m is None:
+        raise RemoteExit(say("no match announced for table {table}: the director pairs the round and its remote "
+                             "matches (tournament pair-remote) first", table=director.table_no), 1)
+    remote = m.get("remote")
+    if not isinstance(remote, dict) or remote.get("role") not in ("host", "join"):
+        raise RemoteExit(say("the director's match {match} for table {table} is not a remote match: play it with "
+                             "play --director", match=m["match"], table=director.table_no), 2)
+    if m["variant"] != VARIANT:
+        raise RemoteExit(say("the director announced {variant} for table {table}; a remote match plays {ours}",
+                             variant=m["variant"], table=director.table_no, ours=VARIANT), 2)
+    role, code = str(remote["role"]), str(remote["code"])
+    line = (say("tournament match {match}: this table hosts remote match {code} with table {other}",
+                match=m["match"], code=code, other=remote["table"]) if role == "host" else
+            say("tournament match {match}: this table joins remote match {code} with table {other}",
+                match=m["match"], code=code, other=remote["table"]))
+    console.print(str(line), highlight=False)
+    return role, code
+
+
+def _find_host(wire: Any, code: str, stop: threading.Event, deadline: float | None,
+               console: Console) -> tuple[str, dict[str, Any]]:
+    """The host of ``code``, waited for: at a tournament the two tables start in
+    any order, so the joining table waits for the host's lobby (WireError when
+    stopped or out of time)."""
+    from tablesense.remote.wire import WireError
+
+    said = False
+    while True:
+        try:
+            return wire.find(code, timeout=2.0)
+        except WireError:
+            if stop.is_set() or (deadline is not None and time.monotonic() > deadline):
+                raise
+            if not said:
+                console.print(str(say("waiting for the host table to open match {code} ...", code=code)),
+                              highlight=False)
+                said = True
 
 
 def _announced_options(reporter: Any, director: DirectorOptions, options: dict[str, Any],

@@ -23,22 +23,19 @@ from typing import Any
 from tablesense.games.common import say
 from tablesense.tournament.broker_client import BrokerURL, make_client
 from tablesense.tournament.mosquitto import BrokerFiles, password_hash, write_broker_config
+
+# the code's alphabet is the director's too (it draws the codes of a tournament's remote matches)
+from tablesense.tournament.remote_pairs import CODE_ALPHABET as CODE_ALPHABET
+from tablesense.tournament.remote_pairs import CODE_LENGTH
+from tablesense.tournament.remote_pairs import new_code as new_code
 from tablesense.tournament.security import SignatureError, TableKey, verify
 
 ROOT = "tablesense/remote"
-#: Letters and digits nobody misreads (no I, L, O, 0, 1): a code read aloud or typed.
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-CODE_LENGTH = 6
 
 
 class WireError(RuntimeError):
     """The broker cannot be reached, the code names no match, a message
     does not verify: a sentence for the person at the table."""
-
-
-def new_code() -> str:
-    """A fresh short code (31^6, about 8.9 x 10^8 codes) from the system's random source."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
 def check_code(text: str) -> str:

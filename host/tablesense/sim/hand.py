@@ -420,6 +420,7 @@ class TableTop:
                             ("referee", g.referee_button_pin),
                         )
                         if pin is not None and k in getattr(self.header, "kinds", BUTTON_KINDS)
+                        and s.index not in self.elsewhere  # another table's seat has its buttons there
                     ],
                     "person": s.index in self.seats,
                     "elsewhere": s.index in self.elsewhere,

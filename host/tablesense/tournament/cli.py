@@ -360,6 +360,24 @@ def pair(db: str = DbOpt, event: int | None = EventOpt, force: bool = typer.Opti
                          a=_who(d, m.entrant_a), b=other))
 
 
+@tournament_app.command("pair-remote")
+def pair_remote(
+    match: int = typer.Argument(..., help="The match id (from `tournament pair` or the console): its table hosts it."),
+    with_table: int = typer.Option(..., "--with-table", help="The table (at another venue) that joins the match."),
+    db: str = DbOpt,
+    event: int | None = EventOpt,
+    lang: str = LANG_OPTION,
+) -> None:
+    """Make a match of the round remote: its table and another (at another venue) play it together (docs/remote.md)."""
+    with _errors():
+        from .remote_pairs import pair_remote as make_remote
+
+        p = make_remote(_open(db, event), match, with_table, "director-cli")
+        typer.echo(_("match {match}: table {host} hosts, table {join} joins; code {code} (both tables: "
+                     "play --remote auto --director ...); a running director serve announces it when restarted",
+                     match=p.match, host=p.host, join=p.join, code=p.code))
+
+
 @tournament_app.command("standings")
 def standings(db: str = DbOpt, event: int | None = EventOpt, lang: str = LANG_OPTION) -> None:
     """Print the standings."""

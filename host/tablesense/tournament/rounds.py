@@ -22,6 +22,7 @@ from . import pairing as pr
 from .audit import DirectorError, _append_audit
 from .confirmation import DEFAULT_MODE as DEFAULT_CONFIRM
 from .db import Entrant, Match, Round, Table
+from .remote_pairs import add_to_assignments
 from .scope import EventScope
 from .security import badge_digest
 from .standings import MatchOutcome, Standing, compute_standings
@@ -253,7 +254,7 @@ class Rounds:
                     "done": m.confirmed,
                     "confirm": ev.options.get("confirm", DEFAULT_CONFIRM),
                 })
-            return out
+            return add_to_assignments(out, ev.options, rnd)  # matches two tables play together (remote_pairs.py)
 
     # ------------------------------------------------------------ ingestion
 

@@ -103,7 +103,10 @@ def bridge_lines(venue: str, host: str, port: int, user: str, password: str, caf
         f"remote_password {password}",
         "bridge_protocol_version mqttv311",
         "cleansession false",
-        "try_private false",
+        # the director's broker is a Mosquitto too: a bridge that says so gets retained messages
+        # (the tables' assignments) with their retain flag, so a table that starts after the
+        # director announced the round still finds its assignment at the venue's broker
+        "try_private true",
         "notifications false",
         "restart_timeout 1 5",
         "keepalive_interval 10",
