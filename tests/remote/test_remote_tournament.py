@@ -90,10 +90,10 @@ def test_pair_remote_command_and_auto_without_director(tmp_path: Path) -> None:
     d = _event(db, tables=2)
     d.pair_next_round()
     (match,) = d.matches(1)
-    made = runner.invoke(app, ["tournament", "pair-remote", str(match.id), "--with-table", "2", "--db", db])
+    made = runner.invoke(app, ["tournament", "pair-remote", str(match.table_no), "--with-table", "2", "--db", db])
     code = d.assignments()[2]["matches"][0]["remote"]["code"]
-    assert made.exit_code == 0 and f"table 1 hosts, table 2 joins; code {code}" in made.output, made.output
-    again = runner.invoke(app, ["tournament", "pair-remote", str(match.id), "--with-table", "2", "--db", db])
+    assert made.exit_code == 0 and f"round 1, table 1 hosts, table 2 joins; code {code}" in made.output, made.output
+    again = runner.invoke(app, ["tournament", "pair-remote", str(match.table_no), "--with-table", "2", "--db", db])
     assert again.exit_code == 1 and "is remote already" in again.output, again.output
     base = ["play", "--table", "dominoes-4-remote", "--broker", "mqtt://table-2@127.0.0.1:1", "--remote", "auto"]
     alone = runner.invoke(app, base)

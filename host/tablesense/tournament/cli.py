@@ -362,20 +362,23 @@ def pair(db: str = DbOpt, event: int | None = EventOpt, force: bool = typer.Opti
 
 @tournament_app.command("pair-remote")
 def pair_remote(
-    match: int = typer.Argument(..., help="The match id (from `tournament pair` or the console): its table hosts it."),
+    table: int = typer.Argument(..., help="The table whose match of the round becomes remote: it hosts the match."),
     with_table: int = typer.Option(..., "--with-table", help="The table (at another venue) that joins the match."),
+    round_no: int | None = typer.Option(None, "--round", help="The round (default: the current one)."),
     db: str = DbOpt,
     event: int | None = EventOpt,
     lang: str = LANG_OPTION,
 ) -> None:
-    """Make a match of the round remote: its table and another (at another venue) play it together (docs/remote.md)."""
+    """Make a table's match of the round remote: it and another table (at another venue) play it together (docs/remote.md)."""
     with _errors():
         from .remote_pairs import pair_remote as make_remote
 
-        p = make_remote(_open(db, event), match, with_table, "director-cli")
-        typer.echo(_("match {match}: table {host} hosts, table {join} joins; code {code} (both tables: "
+        d = _open(db, event)
+        m = _match_at(d, table, None, round_no)
+        p = make_remote(d, m.id, with_table, "director-cli")
+        typer.echo(_("round {round}, table {host} hosts, table {join} joins; code {code} (both tables: "
                      "play --remote auto --director ...); a running director serve announces it when restarted",
-                     match=p.match, host=p.host, join=p.join, code=p.code))
+                     round=m.round_no, host=p.host, join=p.join, code=p.code))
 
 
 @tournament_app.command("standings")

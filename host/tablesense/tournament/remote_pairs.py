@@ -2,8 +2,8 @@
 match together (docs/remote.md, "At a tournament").
 
 The director pairs the round as usual; the match's own table *hosts* it. With
-``tablesense tournament pair-remote MATCH --with-table N`` the director makes
-that match remote: table N (free this round) *joins* it. The director draws
+``tablesense tournament pair-remote TABLE --with-table N`` the director makes
+that table's match remote: table N (free this round) *joins* it. The director draws
 the match's short code here, keeps the pairing in the event's options
 (``remote_pairs``, by match id) and :func:`add_to_assignments` writes it into
 both tables' assignments: the host's match gains ``remote: {role: host, code,
