@@ -169,14 +169,17 @@ def soak(rig: RigFactory, seed: int, steps: int, table: str) -> None:
     g = TableGeometry.load(table)
     clean, clean_worlds = run(rig, g, seed, steps, None)
     clean_stable = stable_states(clean.rec.states, time.monotonic())
-    clean_final = clean.link.state()
+    clean_final = clean.wait_world(timeout=20)
     clean.link.stop()
     clean.table.stop()
 
     plan = FaultPlan.from_rate(0.02, seed=seed, burst=8.0)
     faulty, worlds = run(rig, g, seed, steps, plan)
     faulty_stable = stable_states(faulty.rec.states, time.monotonic())
-    faulty_final = faulty.link.state()
+    # The end state once the link shows the world again: faults keep coming while the
+    # table is idle (keep-alives are bytes too), so the state read at one instant may be
+    # mid-resync (seen under load: incomplete at the last read).
+    faulty_final = faulty.wait_world(timeout=20)
 
     assert worlds == clean_worlds
     want = dedupe(worlds)
