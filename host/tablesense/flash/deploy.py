@@ -283,15 +283,21 @@ def confirm(port: str, payload: Payload, timeout: float, client_factory: Callabl
             # counting, so late answers to earlier HELLOs (a board still booting,
             # or an emulated one running slower than real time) are recognised
             # as late instead of answering a new client's first questions.
+            # Each unanswered HELLO doubles the wait for the next (up to 8 s): a
+            # board that always answers a little later than the first wait (an
+            # emulated one on a busy host) is still heard, its late answers to
+            # the earlier HELLOs being recognised and dropped.
+            wait = HELLO_TIMEOUT
             with client_factory(port) as c:
                 while time.monotonic() < deadline:
                     try:
-                        ident = c.hello(timeout=HELLO_TIMEOUT, retries=0)
+                        ident = c.hello(timeout=min(wait, max(0.1, deadline - time.monotonic())), retries=0)
                         files = c.files()
                     except BoardError as exc:
                         last = message_of(exc)
                         if not os.path.exists(port):
                             break  # it went away (the reset): find it again
+                        wait = min(wait * 2, 8.0)
                         continue
                     if _matches(payload, ident, files):
                         return ident

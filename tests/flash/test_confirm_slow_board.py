@@ -1,0 +1,66 @@
+"""A board that always answers a HELLO later than the first wait still confirms.
+
+Under a busy host an emulated board (rp2040js) answers every HELLO in more
+than the deploy's 1 s first wait; a fixed wait threw each late answer away
+(its sequence number was an earlier HELLO's) and the deploy reported "did not
+confirm" and rolled back a board that was fine. The wait now doubles on each
+silence, so the board is heard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+
+import pytest
+
+from tablesense.flash import deploy as dp
+from tablesense.flash.client import BoardError, Identity
+
+PAYLOAD = dp.Payload(fw_version="9.9.9", compiled=(), source=())
+IDENT = Identity(board=1, protocol=1, uid=b"\x01" * 8, fw_version="9.9.9", cells=8, leds=8, caps=0,
+                 config_hash=b"\0\0\0\0")
+
+
+class SlowBoard:
+    """Answers a HELLO only when the caller waits at least ``answers_after`` seconds (no real sleeping)."""
+
+    waits: list[float] = []
+    answers_after = 1.5
+
+    def __init__(self, port: str) -> None:
+        self.port = port
+
+    def __enter__(self) -> SlowBoard:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        return None
+
+    def hello(self, timeout: float, retries: int = 0) -> Identity:
+        SlowBoard.waits.append(timeout)
+        if timeout < self.answers_after:
+            raise BoardError("no answer to HELLO")
+        return IDENT
+
+    def files(self) -> dict[str, bytes]:
+        return {}
+
+
+def test_a_board_answering_later_than_the_first_wait_is_heard(tmp_path: Path) -> None:
+    port = tmp_path / "ttyACM0"
+    port.write_text("")
+    SlowBoard.waits = []
+    ident = dp.confirm(str(port), PAYLOAD, timeout=20, client_factory=SlowBoard)  # type: ignore[arg-type]
+    assert ident == IDENT
+    assert SlowBoard.waits[0] == dp.HELLO_TIMEOUT and SlowBoard.waits[-1] >= SlowBoard.answers_after
+    assert SlowBoard.waits == sorted(SlowBoard.waits), "each silence waits longer, never shorter"
+
+
+def test_a_silent_board_still_fails_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    port = tmp_path / "ttyACM0"
+    port.write_text("")
+    SlowBoard.waits = []
+    monkeypatch.setattr(SlowBoard, "answers_after", 1e9)
+    monkeypatch.setattr(dp.time, "sleep", lambda s: None)
+    with pytest.raises(dp.DeployError, match="did not confirm the new firmware: no answer to HELLO"):
+        dp.confirm(str(port), PAYLOAD, timeout=0.3, client_factory=SlowBoard)  # type: ignore[arg-type]
