@@ -1,4 +1,4 @@
-"""The rehearsal (issue 30): a 2-round Swiss of 8 pairs on 4 virtual tables, each a
+"""The rehearsal (issue 30): a 3-round Swiss of 8 pairs on 4 virtual tables, each a
 real ``play --director`` process (referee, journal, display, outbox) whose
 computer hands move the pieces on its virtual boards, a director on PostgreSQL
 and a TLS broker, unattended to a winner; the console shows every real table's
@@ -39,7 +39,7 @@ def pg_url(postgres_url: str) -> Iterator[str]:
 
 def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp_path: Path, browser: Any) -> None:
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    plan = Plan(db_url=pg_url, workdir=tmp_path / "evening", pairs=8, rounds=2, tables=4, target=10, speed=6.0,
+    plan = Plan(db_url=pg_url, workdir=tmp_path / "evening", pairs=8, rounds=3, tables=4, target=10, speed=6.0,
                 tls=True, port=0, password="rehearsal-password", round_timeout=600.0)
     said: list[str] = []
     r = Rehearsal(plan, tell=lambda line: said.append(str(line)))
@@ -94,13 +94,13 @@ def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp
         page.close()
         phone.close()
         r.stop()
-    assert report.rounds == 2 and report.matches == 8 and report.winners
+    assert report.rounds == 3 and report.matches == 12 and report.winners
     d = Director(Database(pg_url), report.event_id)
-    matches = [m for rnd in (1, 2) for m in d.matches(rnd)]
-    assert len(matches) == 8 and all(m.confirmed for m in matches)
+    matches = [m for rnd in (1, 2, 3) for m in d.matches(rnd)]
+    assert len(matches) == 12 and all(m.confirmed for m in matches)
     with d.db.session() as s:
         results = list(s.scalars(select(Result)))
-    assert len(results) == 8, "one result per match, each sent once through its table's outbox"
+    assert len(results) == 12, "one result per match, each sent once through its table's outbox"
     for res in results:
         for rec in res.payload["records"]:
             assert replay(rec).to_json()["ok"] is True

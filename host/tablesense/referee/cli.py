@@ -187,9 +187,8 @@ def register(app: typer.Typer) -> None:
         director: str | None = typer.Option(
             None,
             "--director", metavar="URL",
-            help="Report the match to the tournament director: "
-            "mqtts://table-N@HOST:8883?ca=ca.crt&password_file=table-N.password "
-            "(the table's broker user and files from 'tablesense tournament mosquitto-config').",
+            help="Report the match to the tournament director at the URL 'tablesense tournament "
+            "mosquitto-config' prints for this table (its password from a file).",
         ),
         table_no: int | None = typer.Option(
             None, "--table-no", metavar="N", help="This table's number in the event (with --director)."
@@ -222,7 +221,7 @@ def register(app: typer.Typer) -> None:
         think_ms: float | None = THINK_OPTION,
         remote: str | None = typer.Option(
             None, "--remote", metavar="host|join|auto",
-            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins that match, 'auto' (with --director) plays the part the director assigned.",
+            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins it, 'auto' plays the director's assignment.",
         ),
         code: str | None = typer.Argument(
             None, metavar="CODE", help="With --remote join: the host table's code (with --remote host: resume that match)."
