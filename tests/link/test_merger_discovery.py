@@ -150,3 +150,21 @@ def test_discovery_mode_finds_boards_and_finds_them_again_after_a_replug(
     finally:
         link.stop()
         vt.stop()
+
+
+def test_a_port_that_vanishes_while_it_opens_is_a_link_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyserial raises termios.error (not an OSError) when the tty goes away between
+    its open() and its settings: an unplugged board, a closed pseudo-terminal."""
+    import termios
+
+    import serial
+
+    from tablesense.link.serial_link import LinkError, SerialLink
+
+    def vanish(*args: object, **kwargs: object) -> object:
+        raise termios.error(5, "Input/output error")
+
+    monkeypatch.setattr(serial, "serial_for_url", vanish)
+    with pytest.raises(LinkError, match="cannot open /dev/ttyACM9"):
+        SerialLink("/dev/ttyACM9").open()
+    assert discovery.identify("/dev/ttyACM9", timeout=0.1) is None

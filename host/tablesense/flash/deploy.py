@@ -429,8 +429,10 @@ def deploy(
         ) from None
     # 6. success. The .bak files stay until the next deploy removes them (they
     # are the way back if this firmware misbehaves later; FILES does not list them).
-    result = DeployResult(port, "deployed", uploaded=[f.name for f in todo], unchanged=unchanged,
-                          identity=new_ident)
+    # A board that did not answer the first handshake in time (an emulated one on a
+    # busy host) but whose files all matched had nothing written: it is up to date.
+    result = DeployResult(port, "deployed" if swapped else "up-to-date", uploaded=[f.name for f in todo],
+                          unchanged=unchanged, identity=new_ident)
     result.seconds = time.monotonic() - started
     tell("done", 1, 1)
     return result

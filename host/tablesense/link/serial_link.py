@@ -17,6 +17,7 @@ next frame.
 from __future__ import annotations
 
 import contextlib
+import termios
 import threading
 import time
 from typing import Protocol
@@ -100,7 +101,9 @@ class SerialLink:
             )
         except serial.SerialException as exc:
             raise LinkError(say("cannot open {port}: {reason}", port=self.port, reason=_reason(exc))) from None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, termios.error) as exc:
+            # termios.error: the port vanished while pyserial set it up (a board
+            # unplugged, a pseudo-terminal closed, mid-open); not an OSError
             raise LinkError(say("cannot open {port}: {reason}", port=self.port, reason=str(exc))) from None
         with contextlib.suppress(serial.SerialException, OSError):
             ser.reset_input_buffer()

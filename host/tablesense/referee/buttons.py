@@ -14,56 +14,28 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tablesense.games.common import IllegalPlayError, say
-from tablesense.games.game import Game, Match
+from tablesense.referee.facts import RefereeFacts
 from tablesense.referee.layout import Layout, Sensed
-from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove, TableRules
-from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
-from tablesense.referee.state import MenuQuestion, Phase, SeatWindow
+from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
+from tablesense.referee.spec import Emit, RefereeError, Timing
+from tablesense.referee.state import MenuQuestion, SeatWindow
 from tablesense.referee.view import TableDisplay, _num
-from tablesense.table.geometry import TableGeometry
 
 
 class _Coach(Protocol):
     def press(self, seat: int, now: float) -> None: ...
 
 
-class PressedReferee(Protocol):
+class PressedReferee(RefereeFacts, Protocol):
     """What the buttons read of the referee they are part of, and what they
     ask of it: to judge the table now, to accept a move, to journal an entry,
     to hold the table as it is, to deal next."""
 
     @property
-    def spec(self) -> MatchSpec: ...
-
-    @property
-    def geometry(self) -> TableGeometry: ...
-
-    @property
-    def game(self) -> Game: ...
-
-    @property
-    def match(self) -> Match: ...
-
-    @property
-    def rules(self) -> TableRules: ...
-
-    @property
     def timing(self) -> Timing: ...
 
     @property
-    def hand(self) -> Any: ...
-
-    @property
-    def sensed(self) -> Sensed | None: ...
-
-    @property
-    def phase(self) -> Phase: ...
-
-    @property
     def now(self) -> float: ...
-
-    @property
-    def hand_no(self) -> int: ...
 
     @property
     def correction(self) -> Rejection | None: ...
@@ -101,7 +73,6 @@ class PressedReferee(Protocol):
     def _hold_table(self) -> None: ...
 
     def _next_hand(self, now: float) -> None: ...
-
 
 class TableButtons:
     """Seat and referee buttons (``referee.buttons``)."""

@@ -13,12 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from tablesense.games.common import say
-from tablesense.games.game import Game, Match
-from tablesense.referee.layout import Sensed
-from tablesense.referee.rules import Rejection, TableRules
-from tablesense.referee.spec import Emit, MatchSpec
-from tablesense.referee.state import Phase
-from tablesense.table.geometry import TableGeometry
+from tablesense.referee.facts import RefereeFacts
+from tablesense.referee.rules import Rejection
+from tablesense.referee.spec import Emit
 
 
 class _Reviews(Protocol):
@@ -27,41 +24,14 @@ class _Reviews(Protocol):
     def review_view(self) -> dict[str, Any] | None: ...
 
 
-class ShownReferee(Protocol):
+class ShownReferee(RefereeFacts, Protocol):
     """What the display reads of the referee it is part of (it writes nothing)."""
-
-    @property
-    def spec(self) -> MatchSpec: ...
-
-    @property
-    def geometry(self) -> TableGeometry: ...
-
-    @property
-    def game(self) -> Game: ...
-
-    @property
-    def match(self) -> Match: ...
-
-    @property
-    def rules(self) -> TableRules: ...
-
-    @property
-    def hand(self) -> Any: ...
-
-    @property
-    def sensed(self) -> Sensed | None: ...
-
-    @property
-    def phase(self) -> Phase: ...
 
     @property
     def paused(self) -> bool: ...
 
     @property
     def message(self) -> dict[str, Any] | None: ...
-
-    @property
-    def hand_no(self) -> int: ...
 
     @property
     def accepted(self) -> int: ...
@@ -91,7 +61,6 @@ class ShownReferee(Protocol):
     def _target(self) -> Any: ...
 
     def _rejection_data(self, rejection: Rejection) -> dict[str, Any]: ...
-
 
 class TableDisplay:
     """The referee's public display state (``referee.display``): the whole
