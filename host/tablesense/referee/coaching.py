@@ -38,12 +38,9 @@ import random
 from typing import Any, Protocol, cast
 
 from tablesense.games.common import say
-from tablesense.games.game import Game
 from tablesense.i18n import N_
-from tablesense.referee.layout import Sensed
-from tablesense.referee.rules import DELAY_NOW, Rejection, TableRules
-from tablesense.referee.spec import MatchSpec
-from tablesense.table.geometry import TableGeometry
+from tablesense.referee.facts import RefereeFacts
+from tablesense.referee.rules import DELAY_NOW, Rejection
 
 #: ``{seat}`` as :func:`~tablesense.referee.words.engine_sentence` rewrites
 #: the coach's "seat {seat} ..." (the catalogs hold both).
@@ -58,42 +55,18 @@ COACH_NAMED = (
 COACH_WORLDS = 40
 
 
-class CoachedReferee(Protocol):
+class CoachedReferee(RefereeFacts, Protocol):
     """What the coach reads of the referee it is part of (and the two things
     it asks of it: to judge the table now, to journal an entry)."""
 
     @property
-    def spec(self) -> MatchSpec: ...
-
-    @property
-    def geometry(self) -> TableGeometry: ...
-
-    @property
-    def game(self) -> Game: ...
-
-    @property
-    def rules(self) -> TableRules: ...
-
-    @property
-    def phase(self) -> str: ...
-
-    @property
-    def hand_no(self) -> int: ...
-
-    @property
     def accepted(self) -> int: ...
-
-    @property
-    def sensed(self) -> Sensed | None: ...
 
     @property
     def laying_out(self) -> bool: ...
 
     @property
     def last_hand_no(self) -> int | None: ...
-
-    @property
-    def hand(self) -> Any: ...
 
     def _emit(self, kind: str, /, **data: Any) -> Any: ...
 
@@ -108,7 +81,6 @@ class CoachedReferee(Protocol):
     def _evaluate_now(self, now: float) -> None: ...
 
     def _commit(self, entry: dict[str, Any]) -> None: ...
-
 
 class TableCoach:
     """The coach's part of the referee (``referee.coaching``), off until

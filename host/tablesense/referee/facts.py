@@ -2,7 +2,7 @@
 where the hand stands.
 
 The referee's composed parts (the display in :mod:`.view`, the buttons in
-:mod:`.buttons`) each read the referee through a protocol of their own; the
+:mod:`.buttons`, the coach in :mod:`.coaching`) each read the referee through a protocol of their own; the
 facts they all read are declared once here and extended there, so a part's
 protocol lists only what sets it apart.
 """

@@ -71,15 +71,7 @@ class HostJournal:
         path = folder / f"{code}.jsonl"
         if not path.is_file():
             raise RemoteJournalError(say("no remote match {code} was hosted here (no {path})", code=code, path=str(path)))
-        entries: list[dict[str, Any]] = []
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for n, line in enumerate(lines, 1):
-            try:
-                entries.append(json.loads(line))
-            except ValueError:
-                if n == len(lines):
-                    break  # a line cut by the crash itself: its input was never answered
-                raise RemoteJournalError(say("{path}, line {n}: not JSON", path=str(path), n=n)) from None
+        entries = _read_lines(path)  # a last line cut by a crash: its input was never answered
         if not entries or "match" not in entries[0]:
             raise RemoteJournalError(say("{path} does not start with its match", path=str(path)))
         key = TableKey.load(cls.key_path(folder, code))
