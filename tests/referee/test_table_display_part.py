@@ -28,7 +28,7 @@ class StandIn:
         self.rules = SimpleNamespace(seat_label=lambda seat: self.spec.seat_names[seat])
         self.match = SimpleNamespace(score=[3.0, 0.5], is_over=False, winner=None, team_of=lambda seat: seat % 2,
                                      to_record=lambda: {"hands": [{}, {}]})
-        self.game = SimpleNamespace(pieces_view=lambda *a, **k: {"line": "pieces"})
+        self.game = SimpleNamespace(pieces_view=lambda *a, **k: {"line": "pieces"}, page_facts=lambda: {"deal_word": "hand"})
         self.hand: Any = SimpleNamespace(hands=[[1, 2], [3], [], [4]], moves=[Pass(1), Play(2, Tile.parse("6-6"))])
         self.state = MatchState(
             sensed=SimpleNamespace(boards_offline={2}),  # type: ignore[arg-type]  # only what the view reads

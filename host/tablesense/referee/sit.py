@@ -298,6 +298,7 @@ class SitDown:
             open_hands=open_hands,
             seats=list(seats),
             seed=seed,
+            facts=find_game(game).page_facts(),
         )
         self.top.dealer = "computer"
         if not find_game(game).has_turns:

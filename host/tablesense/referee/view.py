@@ -141,6 +141,8 @@ class TableDisplay:
         ]
         out: dict[str, Any] = {
             "game": spec.game,
+            # what the pages draw differently per game, so they never branch on its name
+            "facts": ref.game.page_facts(),
             "variant": spec.variant,
             "table": ref.geometry.name,
             "seats": seats,
