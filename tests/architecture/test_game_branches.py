@@ -6,14 +6,23 @@ the rooms.
 Caught anywhere outside ``host/tablesense/games/``: a comparison with a
 game's name (``game == "dominoes"``, ``spec.game != "kems"``,
 ``record.get("game") in ("dominoes", ...)``), an ``isinstance`` check against
-a game's classes (``DominoRules``, ``KemsRound``...), and a table keyed by the
-games' names (a dict literal with two of them as keys), unless it is a table of
+a game's classes (``DominoRules``, ``KemsRound``...), and a table keyed by a
+game's name (a dict literal with one as a key), unless it is a table of
 words only (every value marked for translation: the pages' labels name the
-games as words to show, which is vocabulary, not behaviour)."""
+games as words to show, which is vocabulary, not behaviour).
+
+Beyond branches, every game name spelled outside ``games/`` is counted, file
+by file, against :data:`SPELLED`: a small list of the places a name may stay
+(a command's default, a word that happens to be spelled like a game), each
+with its reason; one more anywhere fails. The pages (the JavaScript, CSS and
+templates the host serves) may not spell a game's name in a comparison, as a
+table's key or in a selector: they read what differs per game from the
+``facts`` a view or a layout carries (``Game.page_facts``)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tablesense.games.registry import names
@@ -70,9 +79,114 @@ def game_branches(source: str, filename: str = "<source>") -> list[tuple[int, st
                     found.append((node.lineno, f"{node.func.id} against the game class(es) {hits}"))
         elif isinstance(node, ast.Dict) and not _words_only(node):
             keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-            if len(keys & GAME_NAMES) >= 2:
+            if keys & GAME_NAMES:
                 found.append((node.lineno, f"a table keyed by the games {sorted(keys & GAME_NAMES)}"))
     return found
+
+
+#: Where a game's name may be spelled outside games/ (file -> how many times,
+#: why). Anything else that spells one asks the registry instead.
+SPELLED: dict[str, tuple[int, str]] = {
+    "web/cli.py": (1, "display preview --game: the option's default"),
+    "tournament/cli.py": (3, "--game of new-event, simulate and rehearse: the options' defaults"),
+    "tournament/service.py": (1, "create_event(game=...): the default of a new event"),
+    "tournament/club_sim.py": (1, "the simulated club evening's default game"),
+    "tournament/simulate.py": (1, "the simulated event's default game"),
+    "tournament/rehearsal.py": (1, "the rehearsal's default game"),
+    "referee/demo.py": (1, "DemoConfig.game: demo's default"),
+    "remote/cli.py": (1, "play --remote's default game and variant when the director names none"),
+    "sim/layouts.py": (1, "a generated layout names its game as plain data (the table room knows no game)"),
+    "referee/rules.py": (2, "each game's table rules name the game they lay out (rules_for finds them by it)"),
+    "referee/buttons.py": (1, 'a Kems call\'s kind, Call(seat, "kems"): the word of the call, not the game'),
+    "referee/view.py": (2, "the words for a Kems result and a Kems call (their keys are outcomes and calls)"),
+    "tournament/record_view.py": (2, "the words for a Kems result and a Kems call, as in referee/view.py"),
+    "referee/session.py": (1, "the label of the computer seats' random stream for a Kems call (renaming it would "
+                              "change every simulated game)"),
+}
+
+
+def spelled_names(source: str, filename: str = "<source>") -> list[int]:
+    """The lines of every string constant that is exactly a game's name."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source, filename=filename))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in GAME_NAMES
+    )
+
+
+def test_a_game_name_is_spelled_outside_games_only_where_listed() -> None:
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("games/"):
+            continue
+        lines = spelled_names(path.read_text(encoding="utf-8"), str(path))
+        allowed = SPELLED.get(rel, (0, ""))[0]
+        if len(lines) != allowed:
+            problems.append(f"host/tablesense/{rel}: a game's name spelled {len(lines)} times (lines {lines}), "
+                            f"{allowed} listed")
+    assert not problems, "ask the registry (games/registry.py), or list the place with its reason:\n" + "\n".join(
+        problems
+    )
+    assert all(reason for _, reason in SPELLED.values())
+
+
+#: The page files the host serves.
+PAGES = [p for d in ("web", "tournament") for p in (PACKAGE / d).rglob("*") if p.suffix in (".js", ".css", ".html")]
+
+
+def page_branches(text: str) -> list[tuple[int, str]]:
+    """(line, text) of every place a page spells a game's name as code: in a
+    comparison (JavaScript or a template), as an object's key, in a CSS
+    attribute selector or class."""
+    alt = "|".join(sorted(GAME_NAMES))
+    patterns = [
+        rf"""(===?|!==?)\s*["']({alt})["']""",
+        rf"""["']({alt})["']\s*(===?|!==?)""",
+        rf"""(?<![\w"'.-])({alt})\s*:(?!:)""",
+        rf"""\[\s*["']({alt})["']\s*\]""",
+        rf"""=\s*["']({alt})["']\s*\]""",
+        rf"""\.({alt})\b(?![-\w(])""",
+    ]
+    found = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith(("/*", "*", "//", "{#", "<!--")):
+            continue  # prose: a comment may name a game
+        if any(re.search(p, line) for p in patterns):
+            found.append((no, line.strip()))
+    return found
+
+
+def test_no_page_branches_on_a_game() -> None:
+    problems = [
+        f"{page.relative_to(PACKAGE)}:{no}: {line}" for page in PAGES for no, line in page_branches(page.read_text("utf-8"))
+    ]
+    assert not problems, "read the view's or layout's facts (Game.page_facts) instead:\n" + "\n".join(problems)
+
+
+def test_the_page_check_sees_each_spelling_and_passes_facts() -> None:
+    caught = [
+        'if (view.game === "kems") x();',
+        "const w = layout.game !== 'dominoes' ? a : b;",
+        'const LABELS = { dominoes: t("a"), kems: t("b") };',
+        'const n = NAMES["kems"];',
+        'body[data-game="kems"] #line { display: none; }',
+        ".club .replay.kems .card { color: red; }",
+        '{% elif rec.game == "kems" %}',
+    ]
+    for source in caught:
+        assert page_branches(source), source
+    fine = [
+        'if (facts().play_area === "board") x();',
+        'const labels = { pass: t("btn_" + words.pass) };',
+        "btn_kems: \"Kems!\", hint_no_turns: \"Swap\",",
+        'body[data-pieces="card"] #line { display: none; }',
+        '<div id="kems-board" class="cards"></div>',
+        "/* Draws a dominoes line of play as SVG tiles */",
+        "  /* the step a hand opens on (dominoes: its first move) */",
+    ]
+    for source in fine:
+        assert not page_branches(source), source
 
 
 def test_no_room_branches_on_a_game_outside_the_games_room() -> None:
@@ -98,6 +212,7 @@ def test_the_check_sees_each_spelling_of_a_game_branch() -> None:
         'if isinstance(m, (kems.KemsRound, int)):\n    pass',
         'TABLES = {"dominoes": "dominoes-4", "kems": "kems-4"}',
         'TITLES = {"dominoes": N_("Dominoes"), "kems": "Kems"}',
+        'TABLE = {"kems": "kems-4"}',
     ]
     for source in caught:
         assert game_branches(source), source

@@ -110,10 +110,10 @@ def test_referee_stores_before_it_tells() -> None:
     ref.feed(Sensed.of(cells), 1.0)
     with pytest.raises(RefereeError, match="disk full"):
         ref.feed(Sensed.of(cells), 5.0)
-    assert ref.accepted == 0 and not ref.hand.moves
+    assert ref.state.accepted == 0 and not ref.hand.moves
     fail["on"] = False
     ref.feed(Sensed.of(cells), 6.0)
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
     assert seen_at_accept == [len(stored)] and stored[-1]["type"] == "move"
 
 

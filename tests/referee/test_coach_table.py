@@ -35,7 +35,7 @@ def test_the_coach_is_off_unless_the_table_turns_it_on() -> None:
     assert not kinds(events, "coach")
     refused = kinds(events, "move_rejected")[-1]
     assert refused["reason"] == "coach_unavailable" and "the coach is off" in refused["instruction"]
-    assert ref.accepted == 0  # a long press never passes
+    assert ref.state.accepted == 0  # a long press never passes
 
 
 def test_a_suggestion_reaches_only_its_seat_and_lights_only_its_rack() -> None:
@@ -45,7 +45,7 @@ def test_a_suggestion_reaches_only_its_seat_and_lights_only_its_rack() -> None:
     h.settle()
     rng = random.Random(2)
     asked = 0
-    while ref.phase == "play" and asked < 12:
+    while ref.state.phase == "play" and asked < 12:
         hand = ref.hand
         seat = hand.to_play
         other = (seat + 1) % 4
@@ -66,7 +66,7 @@ def test_a_suggestion_reaches_only_its_seat_and_lights_only_its_rack() -> None:
             assert private["cells"] and private["piece"] in private["text"]
         # the public form keeps who asked, never what was suggested
         out = public("coach", ev)
-        assert out == {"seat": seat, "hand_no": ref.hand_no}
+        assert out == {"seat": seat, "hand_no": ref.state.hand_no}
         asked += 1
         perform(h, RandomPlayer().choose(hand, seat, rng))
     assert asked >= 5
@@ -81,7 +81,7 @@ def test_a_long_press_never_confirms_the_referee_menu() -> None:
     ref.referee_press(h.now)
     assert ref.buttons.menu is not None and ref.buttons.menu.action == "undo"
     ref.press(ref.hand.to_play, "coach", h.now)
-    assert ref.buttons.menu is not None and ref.accepted == 1  # still asking, nothing undone
+    assert ref.buttons.menu is not None and ref.state.accepted == 1  # still asking, nothing undone
 
 
 def play_hand(ref: Referee, h: Hands, seed: int) -> None:
@@ -176,13 +176,13 @@ def test_kems_coach_advises_a_swap_or_a_call_from_the_seats_view() -> None:
         if p["piece"] is not None:
             assert p["piece"] in {str(c) for c in ref.hand.hands[seat]}
             assert p["take"] in {str(c) for c in ref.hand.board}
-        assert public("coach", ev) == {"seat": seat, "hand_no": ref.hand_no}
+        assert public("coach", ev) == {"seat": seat, "hand_no": ref.state.hand_no}
 
 
 def test_the_coach_waits_until_a_host_deal_is_laid_out() -> None:
     ref, events, _ = make_referee(seed=5)
     ref.set_coach(True)
-    assert ref.laying_out  # dealt by the host, not on the racks yet
+    assert ref.state.laying_out  # dealt by the host, not on the racks yet
     ref.press(ref.hand.to_play, "coach", 0.0)
     assert not kinds(events, "coach")
     assert "once the deal is laid out" in kinds(events, "move_rejected")[-1]["instruction"]

@@ -37,7 +37,7 @@ def test_the_referee_says_which_cells_and_what_to_repair() -> None:
     assert "hw check" in rej["instruction"]
     h.problems = []
     h.settle()
-    assert ref.correction is None
+    assert ref.state.correction is None
 
 
 def test_the_referee_reports_a_cross_read_before_the_deal_too() -> None:

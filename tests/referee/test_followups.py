@@ -24,8 +24,8 @@ def _line_tiles(line: dict[str, Any]) -> list[str]:
 def _play_out(ref: Any, h: Hands) -> None:
     bot = GreedyPlayer()
     rng = random.Random(0)
-    start = ref.hand_no
-    while ref.hand_no == start:
+    start = ref.state.hand_no
+    while ref.state.hand_no == start:
         perform(h, bot.choose(ref.hand, ref.hand.to_play, rng))
 
 
@@ -71,7 +71,7 @@ def test_an_incomplete_state_is_neither_judged_nor_rejected() -> None:
     h = Hands(ref)
     ref.update(_state(ref, h), 0.0)
     ref.tick(5.0)
-    assert ref.sensed is not None and ref.rules.layout().matches(ref.sensed)
+    assert ref.state.sensed is not None and ref.rules.layout().matches(ref.state.sensed)
     line = ref.geometry.line
     assert line is not None
     # a board resyncs: its stale cells show a tile on a wrong line cell and
@@ -82,8 +82,8 @@ def test_an_incomplete_state_is_neither_judged_nor_rejected() -> None:
     board = ref.geometry.cells[line.left[3]].board
     for t in (5.0, 6.0, 20.0, 40.0):
         ref.update(_state(ref, h, syncing=frozenset({board})), t)
-    assert kinds(events, "move_rejected") == [] and ref.accepted == 0
-    assert ref.correction is None
+    assert kinds(events, "move_rejected") == [] and ref.state.accepted == 0
+    assert ref.state.correction is None
     # the same table, complete: judged as usual (after its own wait)
     ref.update(_state(ref, h), 41.0)
     assert kinds(events, "move_rejected") == []
@@ -98,10 +98,10 @@ def test_an_incomplete_state_is_neither_judged_nor_rejected() -> None:
     h.drop(str(move.tile), line.center)
     ref.update(_state(ref, h, syncing=frozenset({1})), 71.0)
     ref.tick(80.0)
-    assert ref.accepted == 0
+    assert ref.state.accepted == 0
     ref.update(_state(ref, h), 81.0)
     ref.tick(82.0)
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
 
 
 # --------------------------------------------------------------------------- new deal
@@ -117,13 +117,13 @@ def test_a_new_deal_being_laid_out_is_not_rejected() -> None:
     a, b = h.ref.geometry.seats[0].rack[0], h.ref.geometry.seats[2].rack[0]
     h.cells[a], h.cells[b] = h.cells[b], h.cells[a]
     h.show(ref.timing.error + 0.5)
-    assert kinds(events, "move_rejected") == [] and ref.accepted == 0
+    assert kinds(events, "move_rejected") == [] and ref.state.accepted == 0
     # left that way, the deal is guided back
     h.show(ref.timing.missing)
     assert kinds(events, "move_rejected")
     h.reset()
     h.settle()
-    assert ref.correction is None and not ref.laying_out
+    assert ref.state.correction is None and not ref.state.laying_out
     # once laid out, the same mistake is explained at the usual pace
     n = len(kinds(events, "move_rejected"))
     h.cells[a], h.cells[b] = h.cells[b], h.cells[a]
@@ -146,10 +146,10 @@ def test_the_next_round_waits_from_its_deal_not_from_the_old_table() -> None:
     h.show(60.0)
     ref.press(1, "main", h.now)
     h.show(ref.timing.double_window + 0.1)
-    assert ref.hand_no == 2
+    assert ref.state.hand_no == 2
     h.show(ref.timing.error + 0.5)
     assert [r for r in kinds(events, "move_rejected") if r["hand_no"] == 2] == []
-    assert ref.laying_out
+    assert ref.state.laying_out
 
 
 class _Lines:
@@ -191,7 +191,7 @@ def test_kems_messages_say_round() -> None:
     texts = [m["text"] for m in kinds(events, "message")]
     assert any(t.startswith("round 1: ") for t in texts), texts
     assert not any(t.startswith("hand 1: ") for t in texts)
-    assert ref.hand_no == 2
+    assert ref.state.hand_no == 2
     ref.referee_press(h.now)
     # nothing to undo yet: said at once, never "undo the last move (nothing to undo)?"
     assert kinds(events, "message")[-1]["text"] == "referee: nothing to undo yet in this round"

@@ -147,7 +147,7 @@ def test_long_arms_fold_back_where_the_geometry_says(
         steer = [m for m in plays if grown_end(hand, m) == prefer]
         move = steer[0] if steer else rng.choice(moves)
         name = type(move).__name__
-        before = ref.accepted
+        before = ref.state.accepted
         if name == "Play":
             model.play(str(move.tile), grown_end(hand, move))
         elif name == "Draw":
@@ -162,7 +162,7 @@ def test_long_arms_fold_back_where_the_geometry_says(
             model.cells[rack] = str(move.tile)
         show(ref.timing.slide + ref.timing.error + 0.1)
         rejected = [d["instruction"] for k, d in events if k == "move_rejected"]
-        assert ref.accepted == before + 1, (
+        assert ref.state.accepted == before + 1, (
             f"{move} laid where the geometry says was not taken: {rejected[-1:]}"
         )
         if hand.is_over:

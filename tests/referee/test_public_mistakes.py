@@ -214,7 +214,7 @@ def test_dominoes_mistakes_are_explained_without_naming_hidden_tiles(
     rng = random.Random(f"{variant}:{table}")
     ref, watch, h = referee("dominoes", variant, table, seed=3)
     for _ in range(60):
-        if ref.phase == "over":
+        if ref.state.phase == "over":
             break
         hand = ref.hand
         if hand is None or hand.is_over:
@@ -238,7 +238,7 @@ def test_kems_mistakes_are_explained_without_naming_hidden_cards(table: str) -> 
     rng = random.Random(table)
     ref, watch, h = referee("kems", "classic", table, seed=4)
     for _ in range(30):
-        if ref.phase == "over" or ref.hand is None:
+        if ref.state.phase == "over" or ref.hand is None:
             break
         kems_mistake(h, rng)
     assert watch.rejections >= 10 and watch.private >= 5, vars(watch)
@@ -275,12 +275,12 @@ def test_a_deal_being_read_from_the_racks_is_not_named_in_public() -> None:
     deal()
     lost = h.cells.pop(racks[3][6])  # West's last tile is not on the table
     h.settle()
-    said = (ref.message or {}).get("text", "")
-    assert ref.phase == "dealing" and said.startswith("waiting for the deal"), said
+    said = ref.state.message.text if ref.state.message is not None else ""
+    assert ref.state.phase == "dealing" and said.startswith("waiting for the deal"), said
     assert lost in said
     assert not any(t in said for t in h.cells.values())
     assert watch.checked > 0
     watch.off_table = None  # once the hand starts, a tile off the table is someone's
     deal()
     h.settle()
-    assert ref.phase == "play" and ref.hand is not None
+    assert ref.state.phase == "play" and ref.hand is not None

@@ -21,7 +21,7 @@ def opened(
     h.settle()
     opening = ref.hand.legal_moves()[-1]
     perform(h, opening)
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
     return ref, events, h
 
 
@@ -44,9 +44,9 @@ def test_opening_play_is_recognised_after_the_table_settles() -> None:
     h.show(0.05)
     h.drop("6-6", "center")
     h.show(0.1)  # still settling: not accepted yet
-    assert ref.accepted == 0
+    assert ref.state.accepted == 0
     h.show(1.0)
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
     acc = kinds(events, "move_accepted")
     assert acc[-1]["move"] == {"seat": opening.seat, "tile": "6-6"}
     # journaled before it was announced
@@ -83,7 +83,7 @@ def test_quick_take_back_is_not_a_move() -> None:
     h.lift(str(move.tile))
     h.to_rack(str(move.tile), move.seat)
     h.settle()
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
     assert not kinds(events, "move_rejected")
 
 
@@ -94,9 +94,9 @@ def test_tile_still_sliding_waits_longer_than_a_settled_one() -> None:
     h.lift(str(move.tile))
     h.drop(str(move.tile), rules.target_cell(move.end))
     h.show(ref.timing.settle + 0.05)
-    assert ref.accepted == 1  # the next cell is free: it might slide on
+    assert ref.state.accepted == 1  # the next cell is free: it might slide on
     h.show(ref.timing.slide)
-    assert ref.accepted == 2
+    assert ref.state.accepted == 2
 
 
 def test_out_of_turn_play_is_explained_and_changes_nothing() -> None:
@@ -121,7 +121,7 @@ def test_out_of_turn_play_is_explained_and_changes_nothing() -> None:
     h.to_rack(str(tile), other)
     h.settle()
     assert kinds(events, "correction_cleared")
-    assert ref.correction is None
+    assert ref.state.correction is None
 
 
 def test_tile_that_does_not_fit_is_explained() -> None:
@@ -141,7 +141,7 @@ def test_tile_that_does_not_fit_is_explained() -> None:
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "does_not_fit"
     assert str(bad[0]) in rej["instruction"] and "back on" in rej["instruction"]
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
 
 
 def test_tile_on_a_wrong_cell_is_sent_to_the_right_one() -> None:
@@ -162,7 +162,7 @@ def test_tile_on_a_wrong_cell_is_sent_to_the_right_one() -> None:
     assert rej["fix"] == {"piece": str(move.tile), "to": arm[0]}
     h.drop(str(move.tile), arm[0])
     h.settle()
-    assert ref.accepted == 2
+    assert ref.state.accepted == 2
     assert kinds(events, "correction_cleared")
 
 
@@ -175,7 +175,7 @@ def test_tile_taken_back_from_the_line_is_asked_back() -> None:
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "taken_back"
     assert "put it back on cell center" in rej["instruction"]
-    assert ref.accepted == 1 and ref.hand.line
+    assert ref.state.accepted == 1 and ref.hand.line
 
 
 def test_lifted_tile_is_only_asked_back_after_the_long_wait() -> None:
@@ -227,8 +227,8 @@ def play_until(ref: Any, h: Hands, want: type, seed: int = 5) -> bool:
     """Play greedy moves on the table until ``want`` is the move to make."""
     bot = GreedyPlayer()
     rng = random.Random(seed)
-    start = ref.hand_no
-    while ref.hand_no == start:
+    start = ref.state.hand_no
+    while ref.state.hand_no == start:
         moves = ref.hand.legal_moves()
         if any(isinstance(m, want) for m in moves):
             return True
@@ -246,13 +246,13 @@ def test_a_legal_pass_by_button_and_a_whole_hand_scored_from_the_racks() -> None
     else:
         pytest.fail("no pass in 30 seeded hands")
     seat = ref.hand.to_play
-    n = ref.accepted
+    n = ref.state.accepted
     perform(h, Pass(seat))
-    assert ref.accepted == n + 1 and ref.hand.moves[-1] == Pass(seat)
+    assert ref.state.accepted == n + 1 and ref.hand.moves[-1] == Pass(seat)
     # play the hand out: it is scored automatically and archived
     bot = GreedyPlayer()
     rng = random.Random(0)
-    while ref.hand_no == 1:
+    while ref.state.hand_no == 1:
         perform(h, bot.choose(ref.hand, ref.hand.to_play, rng))
     ended = kinds(events, "hand_ended")[-1]
     assert ended["hand_no"] == 1
@@ -340,7 +340,7 @@ def test_free_draw_when_the_table_deals() -> None:
     old.insert(len(old) - 1, {"type": "reorder", "boneyard": bone})
     for journal in (stored, old):
         again, _, _ = table_dealt(seed)
-        again.replay(journal[len(again.entries) :], 0.0)
+        again.replay(journal[len(again.journal.entries) :], 0.0)
         assert again.hand.moves == ref.hand.moves
         assert again.hand.dealt_boneyard == ref.hand.dealt_boneyard
 
@@ -359,7 +359,7 @@ def test_announced_double_in_brazilian_points() -> None:
     perform(h, move)
     assert ref.hand.moves[-1] == move
     assert stored[-1]["move"] == {"seat": move.seat, "announce": str(move.tile)}
-    assert ref.correction is None
+    assert ref.state.correction is None
 
 
 def test_unknown_duplicated_and_unreadable_tags_are_their_own_errors() -> None:
@@ -381,8 +381,8 @@ def test_unknown_duplicated_and_unreadable_tags_are_their_own_errors() -> None:
     assert rej["reason"] == "read_error" and "cannot be read" in rej["instruction"]
     h.problems = []
     h.settle()
-    assert ref.correction is None
-    assert ref.accepted == 1
+    assert ref.state.correction is None
+    assert ref.state.accepted == 1
 
 
 def test_board_offline_pauses_and_resumes() -> None:
@@ -390,15 +390,15 @@ def test_board_offline_pauses_and_resumes() -> None:
     move = first_play(ref)
     h.offline = (2,)
     h.settle()
-    assert ref.paused
+    assert ref.state.paused
     msg = kinds(events, "message")[-1]
     assert msg["text"].startswith("board 2 is offline: play is paused") and msg["level"] == "error"
     assert kinds(events, "view")[-1]["paused"] is True
     perform(h, move)  # while paused nothing is judged
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
     h.offline = ()
     h.settle()
-    assert not ref.paused and ref.accepted == 2
+    assert not ref.state.paused and ref.state.accepted == 2
 
 
 def test_several_boards_offline_are_named_together() -> None:
@@ -412,18 +412,18 @@ def test_referee_button_undo_with_confirmation() -> None:
     ref, events, h = opened()
     move = first_play(ref)
     perform(h, move)
-    assert ref.accepted == 2
+    assert ref.state.accepted == 2
     ref.referee_press(h.now)
     assert "undo the last move" in kinds(events, "message")[-1]["text"]
     ref.press(0, "main", h.now)  # any seat confirms
-    assert ref.accepted == 1 and len(ref.hand.moves) == 1
+    assert ref.state.accepted == 1 and len(ref.hand.moves) == 1
     h.settle()  # the tile is still on the line: the table is guided back
     rej = kinds(events, "move_rejected")[-1]
     assert str(move.tile) in rej["instruction"]
     h.lift(str(move.tile))
     h.to_rack(str(move.tile), move.seat)
     h.settle()
-    assert ref.correction is None
+    assert ref.state.correction is None
 
 
 def test_referee_button_void_hand() -> None:
@@ -432,7 +432,7 @@ def test_referee_button_void_hand() -> None:
     ref.referee_press(h.now)
     assert "void this hand" in kinds(events, "message")[-1]["text"]
     ref.press(1, "main", h.now)
-    assert ref.hand_no == 2
+    assert ref.state.hand_no == 2
     assert ref.record()["x-voided"]
 
 
@@ -441,7 +441,7 @@ def test_referee_button_third_press_cancels() -> None:
     for _ in range(3):
         ref.referee_press(h.now)
     ref.press(0, "main", h.now)
-    assert ref.accepted == 1 and ref.hand_no == 1
+    assert ref.state.accepted == 1 and ref.state.hand_no == 1
 
 
 def test_replay_of_the_journal_rebuilds_the_same_match() -> None:
@@ -463,7 +463,7 @@ def test_replay_of_the_journal_rebuilds_the_same_match() -> None:
     )
     again.replay(stored, 0.0)
     assert snapshot(again) == snapshot(ref)
-    assert again.accepted == ref.accepted
+    assert again.state.accepted == ref.state.accepted
 
 
 def test_table_dealt_hand_is_read_from_the_racks() -> None:
@@ -482,7 +482,7 @@ def test_table_dealt_hand_is_read_from_the_racks() -> None:
         deal="table",
     )
     ref.start(0.0)
-    assert ref.phase == "dealing"
+    assert ref.state.phase == "dealing"
     tiles = [str(t) for t in sorted(Tile.parse(f"{a}-{b}") for a in range(7) for b in range(a, 7))]
     random.Random(4).shuffle(tiles)
     cells = {}
@@ -491,7 +491,7 @@ def test_table_dealt_hand_is_read_from_the_racks() -> None:
             cells[c] = t
     ref.feed(Sensed.of(cells), 1.0)
     ref.feed(Sensed.of(cells), 5.0)
-    assert ref.phase == "play" and ref.hand_no == 1
+    assert ref.state.phase == "play" and ref.state.hand_no == 1
     assert sorted(map(str, ref.hand.hands[0])) == sorted(tiles[:7])
 
 
@@ -537,7 +537,7 @@ def test_either_partner_may_open_after_a_blocked_hand_at_the_table() -> None:
     rules: Any = ref.rules
     h.drop(str(opp_tile), rules.line.center)
     h.show(2.0)
-    assert ref.accepted == 0
+    assert ref.state.accepted == 0
     rejected = kinds(events, "move_rejected")
     assert rejected and rejected[-1]["reason"] == "out_of_turn", rejected
     h.lift(str(opp_tile))
@@ -548,5 +548,5 @@ def test_either_partner_may_open_after_a_blocked_hand_at_the_table() -> None:
     assert not partners.tile.is_double
     perform(h, partners)
     h.show(2.0)
-    assert ref.accepted == 1
+    assert ref.state.accepted == 1
     assert kinds(events, "move_accepted")[-1]["move"]["seat"] == 2

@@ -108,7 +108,7 @@ def test_a_swap_taken_first_is_half_way_not_a_fifth_card() -> None:
     h.lift(take)
     h.to_rack(take, 1)
     h.show(ref.timing.missing - 0.5)
-    assert not kinds(events, "move_rejected") and ref.correction is None
+    assert not kinds(events, "move_rejected") and ref.state.correction is None
     h.show(1.0)
     rej = kinds(events, "move_rejected")[-1]
     assert rej["reason"] == "take_before_give"
@@ -118,7 +118,7 @@ def test_a_swap_taken_first_is_half_way_not_a_fifth_card() -> None:
     h.lift(give)
     h.drop(give, slot)
     h.settle()
-    assert ref.correction is None and [(e.seat, str(e.give), str(e.take)) for e in ref.hand.events] == [
+    assert ref.state.correction is None and [(e.seat, str(e.give), str(e.take)) for e in ref.hand.events] == [
         (1, give, take)
     ]
     assert all(r["reason"] not in ("fifth_card",) for r in kinds(events, "move_rejected"))
@@ -160,7 +160,7 @@ def test_kems_call_waits_for_a_double_then_scores() -> None:
     ended = kinds(events, "hand_ended")[-1]
     assert ended["result"]["outcome"] == "kems"
     assert ended["result"]["label"] == "false kems"  # the partner holds no four of a kind
-    assert ref.hand_no == 2
+    assert ref.state.hand_no == 2
 
 
 def test_double_right_after_the_partners_kems() -> None:
@@ -208,7 +208,7 @@ def test_misdeal_is_redealt_automatically() -> None:
         pytest.skip("no misdeal in 300 seeds")
     assert ref.match.results[0].outcome == "redeal"
     assert kinds(events, "hand_ended")[0]["result"]["outcome"] == "redeal"
-    assert ref.hand is not None and ref.hand_no >= 2
+    assert ref.hand is not None and ref.state.hand_no >= 2
 
 
 def test_undo_a_swap() -> None:
@@ -261,7 +261,7 @@ def test_table_dealt_round_and_a_refresh_of_cards_never_seen() -> None:
     cells.update(zip(g.kems_slots, cards[16:20], strict=True))
     ref.feed(Sensed.of(cells), 1.0)
     ref.feed(Sensed.of(cells), 5.0)
-    assert ref.phase == "play" and [str(c) for c in ref.hand.board] == cards[16:20]
+    assert ref.state.phase == "play" and [str(c) for c in ref.hand.board] == cards[16:20]
     unseen = cards[28:32]  # not the engine's next four
     for cell, card in zip(g.kems_slots, unseen, strict=True):
         cells[cell] = card

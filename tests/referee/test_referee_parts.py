@@ -1,6 +1,6 @@
-"""How the referee is put together: its base is state and helpers with no
-method left for another part to fill in (no stub), one mixin (the journal),
-and its other parts composed over it."""
+"""How the referee is put together: no mixin, a base with no method left for
+another part to fill in (no stub), its state one typed dataclass, and its
+parts (journal, buttons, coach, display) composed over it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from tablesense.referee.base import RefereeBase
 from tablesense.referee.buttons import TableButtons
 from tablesense.referee.coaching import TableCoach
 from tablesense.referee.core import MatchSpec, Referee
-from tablesense.referee.journaling import JournalMixin
+from tablesense.referee.journaling import TableJournal
+from tablesense.referee.state import MatchState, Phase
 from tablesense.referee.view import TableDisplay
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
@@ -27,15 +28,29 @@ def test_the_base_declares_no_stub_for_another_part() -> None:
     assert stubs == []
 
 
-def test_one_mixin_and_three_composed_parts() -> None:
-    assert Referee.__mro__ == (Referee, JournalMixin, RefereeBase, object)
+def test_no_mixin_and_four_composed_parts_over_a_typed_state() -> None:
+    assert Referee.__mro__ == (Referee, RefereeBase, object)
     ref = Referee(MatchSpec("kems", "classic", seed=3), TableGeometry.load("kems-4"), TagRegistry.virtual(0))
-    parts = {"buttons": TableButtons, "coaching": TableCoach, "display": TableDisplay}
+    parts = {"journal": TableJournal, "buttons": TableButtons, "coaching": TableCoach, "display": TableDisplay}
     for name, kind in parts.items():
         part = getattr(ref, name)
         assert isinstance(part, kind) and part.ref is ref, name
     # a hand's end is the journal's: it lives beside the deal that follows it
-    assert Referee._finish is JournalMixin._finish and Referee._next_hand is JournalMixin._next_hand
+    assert not hasattr(ref, "_finish") and not hasattr(ref, "_next_hand") and not hasattr(ref, "_commit")
+    assert isinstance(ref.state, MatchState) and ref.state.phase is Phase.IDLE
+    # what changes as a match is played is in the state, not loose on the referee
+    loose = set(vars(ref)) - {"spec", "geometry", "registry", "timing", "game", "match", "rules", "state",
+                              "cells", "boards_kind", "_emit", "_open_cells"} - set(parts)
+    assert loose == set()
+
+
+def test_the_phase_is_the_enum_after_each_step() -> None:
+    ref, _, _ = make_referee()
+    assert ref.state.phase is Phase.PLAY
+    h = Hands(ref)
+    h.settle()
+    perform(h, ref.hand.legal_moves()[-1])
+    assert type(ref.state.phase) is Phase and ref.view()["phase"] == "play"
 
 
 def test_an_undo_undoes_a_pending_end_with_its_move() -> None:
@@ -43,10 +58,10 @@ def test_an_undo_undoes_a_pending_end_with_its_move() -> None:
     h = Hands(ref)
     h.settle()
     perform(h, ref.hand.legal_moves()[-1])
-    assert ref.accepted == 1
-    ref.finish_at = ref.now + 5.0  # as a Kems call waiting for its partner's double
+    assert ref.state.accepted == 1
+    ref.state.finish_at = ref.state.now + 5.0  # as a Kems call waiting for its partner's double
     ref.referee_press()
     assert ref.buttons.menu is not None and ref.buttons.menu.action == "undo"
     ref.press(2)
     assert stored[-1] == {"type": "undo", "by": 2}
-    assert ref.accepted == 0 and ref.finish_at is None
+    assert ref.state.accepted == 0 and ref.state.finish_at is None

@@ -43,11 +43,11 @@ def test_a_move_finished_while_the_host_was_down_is_taken() -> None:
     perform(h, move)  # the old referee sees it too; rebuild from the journal before it
     before = stored[:-1]
     new, events = restarted(before)
-    assert new.accepted == old.accepted - 1
+    assert new.state.accepted == old.state.accepted - 1
     h.ref = new
     h.now = 100.0
     h.settle()
-    assert new.accepted == old.accepted
+    assert new.state.accepted == old.state.accepted
     assert new.hand.moves == old.hand.moves
     assert "resumed from the journal" in kinds(events, "message")[0]["text"]
 
@@ -71,4 +71,4 @@ def test_differences_found_after_a_restart_are_corrected_one_at_a_time() -> None
     h.drop(tile, fix["to"])
     h.settle()
     assert kinds(events, "correction_cleared")
-    assert new.accepted == old.accepted
+    assert new.state.accepted == old.state.accepted

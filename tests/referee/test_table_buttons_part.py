@@ -11,7 +11,7 @@ from typing import Any
 from tablesense.referee.buttons import TableButtons
 from tablesense.referee.core import MatchSpec, Referee
 from tablesense.referee.spec import Timing
-from tablesense.referee.state import Phase, SeatWindow
+from tablesense.referee.state import MatchState, Phase, SeatWindow
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
 
@@ -23,7 +23,11 @@ class StandIn:
         self.asked: list[Any] = []
         self.said: list[Any] = []
         self.spec = SimpleNamespace(seat_names=["S", "W", "N", "E"])
-        self.phase = Phase.PLAY
+        self.state = MatchState(phase=Phase.PLAY)
+        self.journal = SimpleNamespace(
+            commit=lambda entry: self.asked.append(("commit", entry)),
+            next_hand=lambda now: self.asked.append(("next_hand", now)),
+        )
         self.hand: Any = SimpleNamespace(moves=["m1"], is_over=False)
         self.game = SimpleNamespace(has_turns=True, can_void=True)
         self.timing = Timing()
@@ -45,9 +49,6 @@ class StandIn:
 
     def _per_deal(self, hand: str, round: str) -> str:
         return hand
-
-    def _commit(self, entry: dict[str, Any]) -> None:
-        self.asked.append(("commit", entry))
 
     def _hold_table(self) -> None:
         self.asked.append("hold")
@@ -84,7 +85,7 @@ def test_a_coach_press_never_confirms_the_question_and_a_press_out_of_play_is_a_
     assert ("coach", 1, 1.5) in ref.asked and buttons.menu is not None
     buttons.press(9, "main", 1.6)  # no such seat: ignored
     assert buttons.menu is not None
-    ref.phase = Phase.OVER
+    ref.state.phase = Phase.OVER
     buttons.menu = None
     buttons.press(3, "main", 2.0)
     assert ref.asked[-1] == ("notice", "no_hand", 3)
@@ -111,7 +112,7 @@ def test_the_referee_composes_its_buttons() -> None:
     assert isinstance(ref.buttons, TableButtons) and ref.buttons.ref is ref
     ref.start(0.0)
     ref.referee_press(now=3.0)
-    assert ref.now == 3.0 and ref.buttons.menu is not None and ref.buttons.menu.action == "void"
+    assert ref.state.now == 3.0 and ref.buttons.menu is not None and ref.buttons.menu.action == "void"
     ref.tick(3.0 + ref.timing.confirm)
     assert ref.buttons.menu is None, "the referee's tick lets the question run out"
     for gone in ("_press_dominoes", "_press_kems", "_confirm_menu", "menu", "contre", "announce", "_try_announce"):

@@ -11,6 +11,7 @@ from tablesense.games.coach import Mistake
 from tablesense.games.dominoes import Play, Tile
 from tablesense.referee.coaching import TableCoach
 from tablesense.referee.core import MatchSpec, Referee
+from tablesense.referee.state import MatchState, Phase
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
 
@@ -21,11 +22,11 @@ class StandIn:
     def __init__(self) -> None:
         self.notices: list[Any] = []
         self.committed: list[dict[str, Any]] = []
-        self.phase = "play"
+        self.state = MatchState(phase=Phase.PLAY)
         self.hand = SimpleNamespace(is_over=False, line=[], moves=[])
         self.spec = SimpleNamespace(seed=1, seat_names=["a", "b"])
         self.rules = SimpleNamespace(seat_label=lambda seat: f"seat {seat + 1}")
-        self.laying_out = False
+        self.journal = SimpleNamespace(commit=self.committed.append)
         self.game = SimpleNamespace(has_turns=True, reviews_hands=True, coach=lambda worlds: "engine")
         self.finished: list[Any] = [SimpleNamespace(line=[SimpleNamespace(tile="6-6")], moves=[])]
 
@@ -51,7 +52,7 @@ def test_an_off_coach_refuses_a_press_publicly_and_names_no_piece() -> None:
     assert ref.notices[0].seat == 1 and "seat 2: the coach is off at this table" in str(ref.notices[0].instruction)
     coach.turn(True)
     assert coach.on and coach.engine == "engine"
-    ref.phase = "between"
+    ref.state.phase = Phase.BETWEEN
     coach.press(0, 0.0)
     assert "while a hand is played" in str(ref.notices[-1].instruction)
 

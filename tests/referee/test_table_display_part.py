@@ -10,7 +10,7 @@ from typing import Any
 from tablesense.games.dominoes import Pass, Play, Tile
 from tablesense.referee.core import MatchSpec, Referee
 from tablesense.referee.rules import DELAY_NOW, Rejection
-from tablesense.referee.state import Phase
+from tablesense.referee.state import Banner, MatchState, Phase
 from tablesense.referee.view import TableDisplay
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
@@ -28,18 +28,20 @@ class StandIn:
         self.rules = SimpleNamespace(seat_label=lambda seat: self.spec.seat_names[seat])
         self.match = SimpleNamespace(score=[3.0, 0.5], is_over=False, winner=None, team_of=lambda seat: seat % 2,
                                      to_record=lambda: {"hands": [{}, {}]})
-        self.game = SimpleNamespace(pieces_view=lambda *a, **k: {"line": "pieces"})
+        self.game = SimpleNamespace(pieces_view=lambda *a, **k: {"line": "pieces"}, page_facts=lambda: {"deal_word": "hand"})
         self.hand: Any = SimpleNamespace(hands=[[1, 2], [3], [], [4]], moves=[Pass(1), Play(2, Tile.parse("6-6"))])
-        self.sensed = SimpleNamespace(boards_offline={2})
-        self.phase = Phase.PLAY
-        self.paused = True
-        self.message = {"text": "hello", "level": "info"}
-        self.hand_no = 2
-        self.accepted = 5
-        self.last_move = {"seat": 2, "tile": "6-6"}
-        self.last_result = {"hand_no": 1, "outcome": "blocked", "winner": 0, "points": [3]}
-        self.last_hand_no = 1
-        self.correction: Rejection | None = Rejection("wrong_cell", "move it back", ("c1",), DELAY_NOW, seat=0)
+        self.state = MatchState(
+            sensed=SimpleNamespace(boards_offline={2}),  # type: ignore[arg-type]  # only what the view reads
+            phase=Phase.PLAY,
+            paused=True,
+            message=Banner("hello", "info"),
+            hand_no=2,
+            accepted=5,
+            last_move={"seat": 2, "tile": "6-6"},
+            last_result={"hand_no": 1, "outcome": "blocked", "winner": 0, "points": [3]},
+            last_hand_no=1,
+            correction=Rejection("wrong_cell", "move it back", ("c1",), DELAY_NOW, seat=0),
+        )
         self.coaching = SimpleNamespace(annotate=lambda rec: {**rec, "x": 1}, review_view=lambda: None)
 
     def _emit(self, kind: str, /, **data: Any) -> None:

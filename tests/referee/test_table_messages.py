@@ -33,14 +33,14 @@ def table_dealt() -> tuple[Referee, list[tuple[str, dict[str, Any]]]]:
 
 def test_a_refused_press_before_the_deal_gives_way_to_the_next_step() -> None:
     ref, events = table_dealt()
-    assert ref.phase == "dealing"
+    assert ref.state.phase == "dealing"
     ref.press(0, "main", 1.0)
     refused = kinds(events, "message")[-1]["text"]
     assert refused.startswith("no hand is being played yet") and "deal" in refused
     ref.tick(1.0 + ref.timing.notice + 0.1)
     # not the refusal for good: back to what the table must do now
-    assert ref.message is not None
-    assert ref.message["text"] == "shuffle and deal: lay each player's pieces on their rack"
+    assert ref.state.message is not None
+    assert ref.state.message.text == "shuffle and deal: lay each player's pieces on their rack"
     assert kinds(events, "view")[-1]["message"]["text"].startswith("shuffle and deal")
 
 
@@ -56,7 +56,7 @@ def test_referee_button_offers_only_what_can_be_done() -> None:
     assert texts[-1].startswith("referee: void this hand")
     # the question runs out: the banner goes, nothing changed
     h.show(ref.timing.confirm + 0.1)
-    assert ref.buttons.menu is None and ref.message is None
+    assert ref.buttons.menu is None and ref.state.message is None
     perform(h, ref.hand.legal_moves()[-1])
     ref.referee_press(h.now)
     assert ref.buttons.menu is not None and ref.buttons.menu.action == "undo"
@@ -76,10 +76,10 @@ def test_resume_banner_goes_once_the_table_matches() -> None:
         emit=lambda kind, **data: new_events.append((kind, data)),
     )
     new.replay(stored, h.now)
-    assert new.message is not None and new.message["text"].startswith("resumed from the journal")
+    assert new.state.message is not None and new.state.message.text.startswith("resumed from the journal")
     h.ref = new
     h.settle()
-    assert new.message is None, new.message
+    assert new.state.message is None, new.state.message
     assert kinds(new_events, "view")[-1]["message"] is None
 
 

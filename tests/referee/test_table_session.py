@@ -120,10 +120,10 @@ def test_a_session_on_a_virtual_table_plays_journals_and_resumes(tmp_path: Path)
     session = TableSession.build(options, console)
     assert session.spec.seat_names == ["Bot 1", "Bot 2", "Bot 3", "Bot 4"]
     assert session.spec.options == {"target": 50}
-    assert session.referee.deal_mode == "engine", "a virtual table is dealt by the host"
+    assert session.referee.state.deal_mode == "engine", "a virtual table is dealt by the host"
     assert session.running is None
     _play_until(session, moves=2)
-    played = session.referee.accepted
+    played = session.referee.state.accepted
     assert played >= 2
     assert session.vtable is not None and session.closed, "run() closed what it opened"
 
@@ -140,7 +140,7 @@ def test_a_session_on_a_virtual_table_plays_journals_and_resumes(tmp_path: Path)
     try:
         assert resumed.running is not None and resumed.running.id == row.id
         resumed.start_or_resume()
-        assert resumed.referee.accepted == played, "the journal's moves replayed"
+        assert resumed.referee.state.accepted == played, "the journal's moves replayed"
         assert f"resuming match {row.id}" in said.getvalue()
     finally:
         resumed.close()

@@ -79,7 +79,7 @@ def play_until_a_draw(bus: EventBus) -> tuple[Referee, str]:
                 rack = geometry.seats[move.seat].rack
                 cells[next(c for c in rack if c not in cells)] = tile
                 show()
-                assert ref.last_move is not None and "draw" in ref.last_move
+                assert ref.state.last_move is not None and "draw" in ref.state.last_move
                 return ref, tile
             rules: Any = ref.rules
             target = rules.target_cell(rules.end_of(move)) if hand.line else rules.line.center
@@ -103,7 +103,7 @@ def test_after_a_draw_the_page_says_who_drew_and_never_which_tile(
         if drawn is None:
             drawn = play_until_a_draw(bus)
         ref, tile = drawn
-        who = ref.rules.seat_label(ref.last_move["seat"]) if ref.last_move else ""
+        who = ref.rules.seat_label(ref.state.last_move["seat"]) if ref.state.last_move else ""
         latest = bus.latest("view")
         assert latest is not None
         state = wait_seq(page, latest.seq)

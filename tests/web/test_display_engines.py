@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 from pagestate import arms, page_state, wait_seq
 
+from tablesense.games.registry import find_game
 from tablesense.outputs.events import EventBus
 from tablesense.web.preview import displayed_line, dominoes_view, kems_view, random_domino_moves
 from tablesense.web.server import DisplayServer, serve_display
+
+DOMINOES = find_game("dominoes").page_facts()
+KEMS = find_game("kems").page_facts()
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +84,7 @@ def test_dominoes_hand_move_by_move(
     rng = random.Random(20261129)
     match = DominoMatch("pairs-pips")
     hand = match.new_hand(rng=rng)
-    state = wait_seq(page, publish(bus, dominoes_view(match, hand, hand_no=1)))
+    state = wait_seq(page, publish(bus, dominoes_view(match, hand, facts=DOMINOES, hand_no=1)))
     check_dominoes(state, hand)
     assert state["lineHidden"] is False and state["boardHidden"] is True
     assert state["hand"] == "Hand 1" and state["target"].startswith("to ")
@@ -91,7 +95,7 @@ def test_dominoes_hand_move_by_move(
     while not hand.is_over:
         (move,) = random_domino_moves(hand, rng, 1)
         step += 1
-        seq = publish(bus, dominoes_view(match, hand, hand_no=1, last_move=move_to_json(move)))
+        seq = publish(bus, dominoes_view(match, hand, facts=DOMINOES, hand_no=1, last_move=move_to_json(move)))
         state = wait_seq(page, seq)
         check_dominoes(state, hand)
         if type(move).__name__ == "Play":
@@ -100,15 +104,15 @@ def test_dominoes_hand_move_by_move(
             page.screenshot(path=str(artifacts / "dominoes-engine-mid.png"))
             # a bad move: the instruction shows in red, then clears
             bad = {"text": "Put 6-6 back on Bruno's rack", "level": "error"}
-            state = wait_seq(page, publish(bus, dominoes_view(match, hand, hand_no=1, message=bad)))
+            state = wait_seq(page, publish(bus, dominoes_view(match, hand, facts=DOMINOES, hand_no=1, message=bad)))
             assert state["message"] == {"hidden": False, "text": bad["text"], "level": "error"}
             check_dominoes(state, hand)  # the game state did not change
             page.screenshot(path=str(artifacts / "dominoes-engine-error.png"))
-            state = wait_seq(page, publish(bus, dominoes_view(match, hand, hand_no=1)))
+            state = wait_seq(page, publish(bus, dominoes_view(match, hand, facts=DOMINOES, hand_no=1)))
             assert state["message"]["hidden"] is True and state["message"]["text"] == ""
     result = match.finish_hand()
     res = {"hand_no": 1, **result.to_json()}
-    state = wait_seq(page, publish(bus, dominoes_view(match, hand, hand_no=1, result=res)))
+    state = wait_seq(page, publish(bus, dominoes_view(match, hand, facts=DOMINOES, hand_no=1, result=res)))
     assert state["scores"] == [
         str(int(s)) if float(s).is_integer() else str(s) for s in match.score
     ]
@@ -119,8 +123,8 @@ def test_dominoes_hand_move_by_move(
     # The next hand has no line yet: the last hand's final line is shown, dimmed.
     final = displayed_line(hand)
     next_hand = match.new_hand(rng=rng)
-    view = dominoes_view(match, next_hand, hand_no=2, result=res)
-    view["last_line"] = {**dominoes_view(match, hand, hand_no=1)["line"], "hand_no": 1}
+    view = dominoes_view(match, next_hand, facts=DOMINOES, hand_no=2, result=res)
+    view["last_line"] = {**dominoes_view(match, hand, facts=DOMINOES, hand_no=1)["line"], "hand_no": 1}
     state = wait_seq(page, publish(bus, view))
     assert state["line"] == []
     assert sorted(state["previousLine"]) == sorted(final["center"] + final["left"] + final["right"])
@@ -130,7 +134,7 @@ def test_dominoes_hand_move_by_move(
     state = wait_seq(
         page,
         publish(
-            bus, {**dominoes_view(match, next_hand, hand_no=2), "last_line": view["last_line"]}
+            bus, {**dominoes_view(match, next_hand, facts=DOMINOES, hand_no=2), "last_line": view["last_line"]}
         ),
     )
     assert state["previousLine"] == [] and len(state["line"]) == 1
@@ -151,7 +155,7 @@ def test_long_line_turns_and_phone_layout(
             break
     else:  # pragma: no cover - the seeds above always give one
         pytest.fail("no seed gave a long line")
-    state = wait_seq(page, publish(bus, dominoes_view(match, hand, hand_no=1)))
+    state = wait_seq(page, publish(bus, dominoes_view(match, hand, facts=DOMINOES, hand_no=1)))
     check_dominoes(state, hand)
     # every tile lies inside the drawing, and no two tiles overlap
     boxes = page.evaluate(
@@ -184,14 +188,14 @@ def test_kems_round_swap_by_swap(
         match.finish_hand()
         rnd = match.new_hand(rng=rng)
     hand_no = len(match.hands) + 1
-    state = wait_seq(page, publish(bus, kems_view(match, rnd, hand_no=hand_no)))
+    state = wait_seq(page, publish(bus, kems_view(match, rnd, facts=KEMS, hand_no=hand_no)))
     assert state["game"] == "Kems" and state["lineHidden"] is True and state["boardHidden"] is False
     assert state["board"] == [str(c) for c in rnd.board]
     for step in range(8):
         seat = rng.randrange(rnd.seats)
         swap = rng.choice(rnd.legal_swaps(seat))
         rnd.play(swap)
-        seq = publish(bus, kems_view(match, rnd, hand_no=hand_no, last_move=event_to_json(swap)))
+        seq = publish(bus, kems_view(match, rnd, facts=KEMS, hand_no=hand_no, last_move=event_to_json(swap)))
         state = wait_seq(page, seq)
         assert state["board"] == [str(c) for c in rnd.board]
         assert [int(s["count"]) for s in state["seats"]] == [len(h) for h in rnd.hands]
@@ -201,11 +205,11 @@ def test_kems_round_swap_by_swap(
         if step == 3:
             bad = {"text": "Ana holds 5 cards: put one back on the board", "level": "error"}
             state = wait_seq(
-                page, publish(bus, kems_view(match, rnd, hand_no=hand_no, message=bad))
+                page, publish(bus, kems_view(match, rnd, facts=KEMS, hand_no=hand_no, message=bad))
             )
             assert state["message"]["text"] == bad["text"] and state["message"]["level"] == "error"
             page.screenshot(path=str(artifacts / "kems-engine-error.png"))
-            state = wait_seq(page, publish(bus, kems_view(match, rnd, hand_no=hand_no)))
+            state = wait_seq(page, publish(bus, kems_view(match, rnd, facts=KEMS, hand_no=hand_no)))
             assert state["message"]["hidden"] is True
     assert state["scores"] == ["0", "0"]
     page.screenshot(path=str(artifacts / "kems-engine.png"))
@@ -256,7 +260,7 @@ def test_six_and_eight_seat_kems_fit_a_kiosk_screen(
     while rnd.is_misdeal:
         match.finish_hand()
         rnd = match.new_hand(rng=rng)
-    view = kems_view(match, rnd, hand_no=len(match.hands) + 1)
+    view = kems_view(match, rnd, facts=KEMS, hand_no=len(match.hands) + 1)
     view["message"] = {"text": "Kems! the partner may still call double", "level": "info"}
     for seat in view["seats"]:
         seat["kind"] = "bot"  # the demo's table: a "computer" badge on every seat

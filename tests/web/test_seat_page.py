@@ -20,11 +20,14 @@ from typing import Any
 
 import pytest
 
+from tablesense.games.registry import find_game
 from tablesense.outputs.events import EventBus
 from tablesense.web.preview import kems_view
 from tablesense.web.seat_page import SeatPages
 from tablesense.web.server import DisplayServer, serve_display
 from testsupport import wait_until
+
+KEMS = find_game("kems").page_facts()
 
 
 def kems_round() -> tuple[Any, Any]:
@@ -70,7 +73,7 @@ def test_a_kems_hint_reaches_only_its_seats_page(
 
     bus, pages, server, asked = table
     match, rnd = kems_round()
-    bus.publish("view", **kems_view(match, rnd, hand_no=1))
+    bus.publish("view", **kems_view(match, rnd, facts=KEMS, hand_no=1))
     base = server.url
     mine = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     mine.goto(pages.url(base, 0))
@@ -142,7 +145,7 @@ def test_every_word_of_the_seat_page_is_translated(
 ) -> None:
     bus, pages, server, _asked = table
     match, rnd = kems_round()
-    bus.publish("view", **kems_view(match, rnd, hand_no=1))
+    bus.publish("view", **kems_view(match, rnd, facts=KEMS, hand_no=1))
     page = browser.new_page()
     page.goto(pages.url(server.url, 0))
     page.wait_for_selector("#coach:not([hidden])")

@@ -1,1 +1,2 @@
-"""The diag room."""
+"""The diag room: board self-tests, sweeps, heatmaps, tag enrolment and the diagnostics page.
+"""

@@ -1,1 +1,3 @@
-"""The flash room."""
+"""The flash room: getting firmware onto boards: UF2 and PICOBOOT, deploy over the raw REPL, `boards
+list`.
+"""

@@ -120,6 +120,29 @@ class Game(ABC):
     turns every seat may act at any time (Kems: a seat button calls)."""
     reviews_hands: ClassVar[bool] = False
     """The coach reviews each finished hand (its costliest moves)."""
+    stock_word: ClassVar[Literal["boneyard", "stock"]]
+    """What the pieces left to draw from are called."""
+    button_words: ClassVar[tuple[Literal["pass", "kems"], Literal["call", "contre"]]]
+    """What a seat's two buttons say: the main one (dominoes: pass; Kems:
+    Kems!) and the call one (dominoes: announce a double; Kems: contre)."""
+
+    def page_facts(self) -> dict[str, Any]:
+        """What the pages (the display, the table top) draw differently per
+        game, served to them with the game's name so that their JavaScript
+        never branches on that name: a new game or variant sets these and
+        needs no page edit. ``title`` is a Sentence (translated where it is
+        published); the ``*_word`` fields pick the page's own label keys."""
+        main, call = self.button_words
+        return {
+            "name": self.name,
+            "title": self.title,
+            "deal_word": self.deal_word,
+            "piece_word": self.piece_word,
+            "stock_word": self.stock_word,
+            "play_area": self.play_area,
+            "has_turns": self.has_turns,
+            "buttons": {"pass": main, "call": call},
+        }
 
     # ------------------------------------------------------------------ what
     @property

@@ -1,4 +1,7 @@
-"""The languages players and directors read: English, Brazilian Portuguese, Malay.
+"""The i18n room: the languages people read (en, pt-BR, ms): gettext catalogs kept with Babel,
+`Translator`, `resolve(--lang, LANG)`, and (in `i18n/cli.py`) every command's `--lang` option.
+
+The languages players and directors read: English, Brazilian Portuguese, Malay.
 
 Catalogs are gettext ``.po`` files made and kept with Babel (``scripts/i18n.sh``
 extracts, updates and checks them); they are compiled in memory on first use,

@@ -1,24 +1,23 @@
-"""The referee's state and the few helpers every part of it uses.
+"""What the referee is made of, and the few helpers every part of it uses.
 
 :class:`~tablesense.referee.core.Referee` judges table snapshots
-(:mod:`.core`) over this state: the match, the rules, the waits, and the
+(:mod:`.core`) with what is set up here: the match, its rules, the typed
+:class:`~tablesense.referee.state.MatchState` (``self.state``), and the
 output helpers every part uses (``_say``, ``_reject``, ``_notice``). The
-journal's side (:mod:`.journaling`: start, replay, the entries, a hand's end
-and the next deal) is mixed in and calls nothing it does not define or find
-here. The other parts are composed, each reading the referee through the
-protocol it declares: the buttons (``self.buttons``,
-:class:`~tablesense.referee.buttons.TableButtons`), the coach
-(``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`) and the
-public display state (``self.display``,
-:class:`~tablesense.referee.view.TableDisplay`); the Referee makes them over
-itself, so no method is declared here for them. The state's small types (the
-:class:`~tablesense.referee.state.Phase`, the windows) are in :mod:`.state`.
+parts are composed, each reading the referee through the protocol it
+declares (:mod:`.facts` declares what they all read): the journal
+(``self.journal``, :class:`~tablesense.referee.journaling.TableJournal`:
+start, replay, the entries, a hand's deal and its end), the buttons
+(``self.buttons``, :class:`~tablesense.referee.buttons.TableButtons`), the
+coach (``self.coaching``, :class:`~tablesense.referee.coaching.TableCoach`)
+and the public display state (``self.display``,
+:class:`~tablesense.referee.view.TableDisplay`); no method is declared here
+for a part to fill in.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tablesense.games.common import OptionError, message_of, say
@@ -26,11 +25,11 @@ from tablesense.games.game import Game, Match
 from tablesense.games.registry import UnknownGame, find_game
 from tablesense.referee.buttons import TableButtons
 from tablesense.referee.coaching import TableCoach
-from tablesense.referee.layout import Sensed
+from tablesense.referee.journaling import Store, TableJournal
 from tablesense.referee.public import HIDDEN_ZONES
-from tablesense.referee.rules import Rejection, TableMove, TableRules, rules_for
+from tablesense.referee.rules import Rejection, TableRules, rules_for
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
-from tablesense.referee.state import BoardsKind, Notice, Phase
+from tablesense.referee.state import Banner, BoardsKind, DealMode, MatchState, Notice, Phase
 from tablesense.referee.view import TableDisplay
 from tablesense.referee.words import engine_sentence, localize, pretty_sentence, redact_sentence
 from tablesense.table.geometry import TableGeometry
@@ -44,7 +43,7 @@ def _default_names(n: int) -> list[str]:
 class RefereeBase:
     """State of one refereed match; see :mod:`tablesense.referee.core`."""
 
-    # the composed parts, made by the Referee over itself
+    # the composed parts, made by the Referee over itself (the journal here)
     coaching: TableCoach
     """The coach (:mod:`.coaching`): off until :meth:`set_coach`."""
     display: TableDisplay
@@ -59,7 +58,7 @@ class RefereeBase:
         registry: TagRegistry,
         *,
         emit: Emit | None = None,
-        store: Callable[[dict[str, Any]], object] | None = None,
+        store: Store | None = None,
         timing: Timing | None = None,
         deal: str = "engine",
     ) -> None:
@@ -72,10 +71,12 @@ class RefereeBase:
                 say("table {table!r} is laid out for {games}, not {game}", table=geometry.name,
                     games=", ".join(geometry.games), game=spec.game)
             )
-        if deal not in ("engine", "table"):
+        try:
+            mode = DealMode(deal)
+        except ValueError:
             raise ValueError(
                 "deal must be 'engine' (the host deals) or 'table' (read from the racks)"
-            )
+            ) from None
         n = len(geometry.seats)
         if not spec.seat_names:
             spec.seat_names = [s.name for s in geometry.seats] or _default_names(n)
@@ -90,7 +91,6 @@ class RefereeBase:
         self.geometry = geometry
         self.registry = registry
         self.timing = timing or Timing()
-        self.deal_mode = deal
         sink: Emit = emit or (lambda kind, **data: None)
         lang = spec.lang or "en"
 
@@ -99,51 +99,21 @@ class RefereeBase:
             return sink(kind, **localize(data, lang))
 
         self._emit: Emit = publish
-        self._store = store or (lambda entry: None)
         self.match: Match = self._new_match()
         try:
             self.rules: TableRules = rules_for(self.game)(geometry, spec.seat_names, self.match)
         except ValueError as exc:
             raise RefereeError(message_of(exc)) from None
-        self._set_deal_mode(deal)
+        self.state = MatchState(deal_mode=mode)
+        """Everything about the match that changes as it is played."""
+        self.journal = TableJournal(self, store)
+        """The journal's part (:mod:`.journaling`): entries, start, replay, deals and ends."""
+        self.journal.set_deal_mode(mode)
         self.cells = list(geometry.cells)
-        self.sensed: Sensed | None = None
-        self.changed_at = 0.0
-        self.now = 0.0
-        self.phase = Phase.IDLE
-        self.paused = False
-        self.correction: Rejection | None = None
-        self.notice: Notice | None = None
-        self.message: dict[str, Any] | None = None
-        self.last_move: dict[str, Any] | None = None
-        self.last_result: dict[str, Any] | None = None
-        self.hand_no = 0
-        self.finish_at: float | None = None
-        self.entries: list[dict[str, Any]] = []
-        self.accepted = 0
-        self._hold: tuple[Any, ...] | None = None
-        self.next_hand_at: float | None = None
-        # recognition depends only on the snapshot and the game state: memoised
-        self._memo: tuple[Any, list[TableMove], Rejection | None] | None = None
-        self._sensed_no = 0
-        self.laying_out = False
-        """A host-dealt hand whose deal the table has not shown yet: pieces are
-        being gathered and dealt, so nothing on the table is a mistake until it
-        matches the deal or stays unchanged ``missing``, and a move is taken
-        only once it has stood ``error``."""
-        self.waiting_sync = False
-        """The last table state was incomplete (a board resyncing): nothing is
-        judged until a complete one arrives."""
-        self.last_hand_no: int | None = None
-        """The number of the last hand finished (not voided): ``last_line``."""
         self._open_cells = frozenset(
             c.id for c in geometry.cells.values() if c.zone not in HIDDEN_ZONES
         )
         """Cells whose piece the whole table sees (not racks, not the boneyard)."""
-        self.resumed = False
-        """Replayed from the journal and the table not yet seen to agree."""
-        self._shown: set[str] = set()
-        """Kems: the cards that lay face up on the board during this round."""
         self.boards_kind: BoardsKind = "usb"
         """Where the boards are, for what an offline board is told: ``usb``
         (check the cable), ``sim`` (``tablesense sim boards`` in another
@@ -168,26 +138,6 @@ class RefereeBase:
     def hand(self) -> Any:
         return self.match.current
 
-    def _set_deal_mode(self, deal: str) -> None:
-        """``engine``: the host deals; ``table``: each deal is read from the
-        racks, and the face-down boneyard/stock order is learnt as it shows."""
-        self.deal_mode = deal
-        self.rules.set_table_dealt(deal == "table")
-
-    def _match_info(self) -> dict[str, Any]:
-        return {
-            "game": self.spec.game,
-            "variant": self.spec.variant,
-            "seats": self.spec.seat_names,
-            "kinds": self.spec.seat_kinds,
-            "target": self._target(),
-            "table": self.geometry.name,
-        }
-
-    def _hand_word(self) -> str:
-        """What the game calls one deal: a dominoes hand, a Kems round."""
-        return self.game.deal_word
-
     def _per_deal(self, hand: str, round: str) -> str:
         """Of two texts naming a deal, this game's (:meth:`Game.per_deal`)."""
         return self.game.per_deal(hand, round)
@@ -195,13 +145,18 @@ class RefereeBase:
     def _target(self) -> Any:
         return getattr(self.match, "target", None)
 
-    def _deal_rng(self) -> random.Random:
-        return random.Random(f"tablesense-deal:{self.spec.seed}:{len(self._finished())}")
-
     def _finished(self) -> list[Any]:
         return list(self.match.hands)
 
     # ------------------------------------------------------------------ public
+    def start(self, now: float = 0.0) -> None:
+        """Begin a new match (:meth:`.journaling.TableJournal.start`)."""
+        self.journal.start(now)
+
+    def replay(self, entries: Sequence[dict[str, Any]], now: float = 0.0) -> None:
+        """Rebuild the match from journal entries (:meth:`.journaling.TableJournal.replay`)."""
+        self.journal.replay(entries, now)
+
     def view(self) -> dict[str, Any]:
         """The whole public display state (:meth:`.view.TableDisplay.view`)."""
         return self.display.view()
@@ -220,36 +175,39 @@ class RefereeBase:
 
     def press(self, seat: int, button: str = "main", now: float | None = None) -> None:
         """A seat button (:meth:`.buttons.TableButtons.press`)."""
+        st = self.state
         if now is not None:
-            self.now = now
-        self.buttons.press(seat, button, self.now)
+            st.now = now
+        self.buttons.press(seat, button, st.now)
 
     def referee_press(self, now: float | None = None) -> None:
         """The referee button (:meth:`.buttons.TableButtons.referee_press`)."""
+        st = self.state
         if now is not None:
-            self.now = now
-        self.buttons.referee_press(self.now)
+            st.now = now
+        self.buttons.referee_press(st.now)
 
     def public_pieces(self) -> set[str] | None:
         """The pieces everyone at the table may know about right now; None
         when everything is (between hands, the match over: the finished hand
         is shown whole). See :mod:`tablesense.referee.public`."""
-        if self.phase in ("between", "over"):
+        st = self.state
+        if st.phase in (Phase.BETWEEN, Phase.OVER):
             return None
         hand = self.hand
         face_up = (
-            {p for c, p in self.sensed.pieces.items() if c in self._open_cells}
-            if self.sensed is not None
+            {p for c, p in st.sensed.pieces.items() if c in self._open_cells}
+            if st.sensed is not None
             else set()
         )
         if hand is None:
             # a hand just finished is public; a new deal being read is not,
             # but a piece on no cell at all is nobody's secret yet ("missing: 3-4")
-            if self.phase != "dealing":
+            if st.phase is not Phase.DEALING:
                 return None
-            on_table = set(self.sensed.pieces.values()) if self.sensed is not None else set()
+            on_table = set(st.sensed.pieces.values()) if st.sensed is not None else set()
             return face_up | (self._all_pieces() - on_table)
-        return face_up | self._shown | self.game.face_up(hand)
+        return face_up | st.shown | self.game.face_up(hand)
 
     def _all_pieces(self) -> set[str]:
         """Every piece of the set in play (28 tiles, or the Kems deck)."""
@@ -297,21 +255,24 @@ class RefereeBase:
 
     # ------------------------------------------------------------------ output
     def _reject(self, rejection: Rejection) -> None:
-        if self.correction is not None and self.correction.instruction == rejection.instruction:
+        st = self.state
+        if st.correction is not None and st.correction.instruction == rejection.instruction:
             return
-        self.correction = rejection
-        self._emit("move_rejected", **self._rejection_data(rejection), hand_no=self.hand_no)
+        st.correction = rejection
+        self._emit("move_rejected", **self._rejection_data(rejection), hand_no=st.hand_no)
         self._say(rejection.instruction, "error")
 
     def _notice(self, rejection: Rejection) -> None:
         """A rejected button press: shown for a while, the table is not involved."""
-        self.notice = Notice(rejection, self.now + self.timing.notice)
-        self._emit("move_rejected", **self._rejection_data(rejection), hand_no=self.hand_no)
+        st = self.state
+        st.notice = Notice(rejection, st.now + self.timing.notice)
+        self._emit("move_rejected", **self._rejection_data(rejection), hand_no=st.hand_no)
         self._say(rejection.instruction, "error")
 
     def _clear(self) -> None:
-        if self.correction is not None:
-            self.correction = None
+        st = self.state
+        if st.correction is not None:
+            st.correction = None
             self._emit("correction_cleared", reason="the table matches again")
             self._say(None)
 
@@ -320,14 +281,13 @@ class RefereeBase:
         ``about="result"`` marks the banner that announces the hand's result
         (``view.result``): the display page then shows the result once, in
         the banner, instead of again in its result panel."""
+        st = self.state
         if text is not None:
             text = self.public_text(text)
-        new = None if text is None else {"text": text, "level": level}
-        if new is not None and about is not None:
-            new["about"] = about
-        if new == self.message:
+        new = None if text is None else Banner(text, level, about)
+        if new == st.message:
             return
-        self.message = new
+        st.message = new
         if text is not None:
             self._emit("message", text=text, level=level)
         self.display.publish()
@@ -360,18 +320,19 @@ class RefereeBase:
             boards=", ".join(str(b) for b in offline),
         )
 
-    def _standing(self) -> tuple[str, str] | None:
+    def _standing(self) -> Banner | None:
         """The banner the table's state calls for when nothing else is being
         said (a notice or a question ran out): always with a next step, or
         nothing at all."""
-        if self.correction is not None:
-            return self.correction.instruction, "error"
-        if self.paused and self.sensed is not None and self.sensed.boards_offline:
-            return self._offline_text(self.sensed.boards_offline), "error"
-        if self.phase == "dealing":
-            return say("shuffle and deal: lay each player's pieces on their rack"), "info"
-        if self.phase == "over" and self.match.winner is not None:
-            return say("match over: {team} win", team=self.display.team_names()[self.match.winner]), "info"
+        st = self.state
+        if st.correction is not None:
+            return Banner(st.correction.instruction, "error")
+        if st.paused and st.sensed is not None and st.sensed.boards_offline:
+            return Banner(self._offline_text(st.sensed.boards_offline), "error")
+        if st.phase is Phase.DEALING:
+            return Banner(say("shuffle and deal: lay each player's pieces on their rack"))
+        if st.phase is Phase.OVER and self.match.winner is not None:
+            return Banner(say("match over: {team} win", team=self.display.team_names()[self.match.winner]))
         return None
 
     def _restore(self) -> None:
@@ -380,12 +341,7 @@ class RefereeBase:
         if standing is None:
             self._say(None)
         else:
-            self._say(*standing)
-
-    def _hand_over_pending(self) -> bool:
-        """The hand in play is over, its end not journaled yet."""
-        hand = self.hand
-        return hand is not None and hand.is_over
+            self._say(standing.text, standing.level)
 
     def _to_play(self) -> int | None:
         hand = self.hand

@@ -17,8 +17,8 @@ from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.facts import RefereeFacts
 from tablesense.referee.layout import Layout, Sensed
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
-from tablesense.referee.spec import Emit, RefereeError, Timing
-from tablesense.referee.state import MenuQuestion, SeatWindow
+from tablesense.referee.spec import Emit, RefereeError
+from tablesense.referee.state import MenuQuestion, Phase, SeatWindow
 from tablesense.referee.view import TableDisplay, _num
 
 
@@ -26,25 +26,22 @@ class _Coach(Protocol):
     def press(self, seat: int, now: float) -> None: ...
 
 
+class _Journal(Protocol):
+    def commit(self, entry: dict[str, Any]) -> None: ...
+
+    def next_hand(self, now: float) -> None: ...
+
+
 class PressedReferee(RefereeFacts, Protocol):
     """What the buttons read of the referee they are part of, and what they
-    ask of it: to judge the table now, to accept a move, to journal an entry,
-    to hold the table as it is, to deal next."""
-
-    @property
-    def timing(self) -> Timing: ...
-
-    @property
-    def now(self) -> float: ...
-
-    @property
-    def correction(self) -> Rejection | None: ...
-
-    @property
-    def last_result(self) -> dict[str, Any] | None: ...
+    ask of it: to judge the table now, to accept a move, to hold the table
+    as it is, and its journal to journal an entry and to deal next."""
 
     @property
     def coaching(self) -> _Coach: ...
+
+    @property
+    def journal(self) -> _Journal: ...
 
     @property
     def display(self) -> TableDisplay: ...
@@ -68,11 +65,7 @@ class PressedReferee(RefereeFacts, Protocol):
 
     def _accept(self, tm: TableMove, now: float) -> bool: ...
 
-    def _commit(self, entry: dict[str, Any]) -> None: ...
-
     def _hold_table(self) -> None: ...
-
-    def _next_hand(self, now: float) -> None: ...
 
 class TableButtons:
     """Seat and referee buttons (``referee.buttons``)."""
@@ -101,18 +94,18 @@ class TableButtons:
         if self.menu is not None:
             self._confirm_menu(seat, now)
             return
-        if self.ref.phase != "play" or self.ref.hand is None:
-            if self.ref.phase == "dealing":
+        if self.ref.state.phase is not Phase.PLAY or self.ref.hand is None:
+            if self.ref.state.phase is Phase.DEALING:
                 text = self.ref._per_deal(
                     hand=say("no hand is being played yet: first shuffle and deal (each player's pieces on their rack)"),
                     round=say("no round is being played yet: first shuffle and deal (each player's cards on their rack)"),
                 )
-            elif self.ref.phase == "between":
+            elif self.ref.state.phase is Phase.BETWEEN:
                 text = self.ref._per_deal(
                     hand=say("the next hand is being dealt: wait for the lights"),
                     round=say("the next round is being dealt: wait for the lights"),
                 )
-            elif self.ref.phase == "over":
+            elif self.ref.state.phase is Phase.OVER:
                 text = say("the match is over: start a new one to play again")
             else:
                 text = self.ref._per_deal(
@@ -178,7 +171,7 @@ class TableButtons:
                     Rejection("illegal_announce", ref.engine_text(exc), (), DELAY_NOW, seat=seat)
                 )
             return True
-        ref._accept(TableMove(move, layout), ref.now)
+        ref._accept(TableMove(move, layout), ref.state.now)
         ref._say(
             say(
                 "{seat} announces {tile}: put it back on the rack",
@@ -218,12 +211,12 @@ class TableButtons:
                 )
             )
             return
-        if self.ref.correction is not None:
+        if self.ref.state.correction is not None:
             self.ref._notice(
                 Rejection(
                     "correction_pending",
-                    say("first: {instruction}", instruction=self.ref.correction.instruction),
-                    self.ref.correction.cells,
+                    say("first: {instruction}", instruction=self.ref.state.correction.instruction),
+                    self.ref.state.correction.cells,
                     DELAY_NOW,
                     seat=seat,
                 )
@@ -238,7 +231,7 @@ class TableButtons:
             kind = "pass_with_playable"
             public = say("{who} cannot pass: a tile on {who}'s rack can be played (its cell is lit)", who=who)
             cells: list[str] = []
-            s = self.ref.sensed
+            s = self.ref.state.sensed
             for m in hand.legal_moves(seat):
                 if type(m).__name__ == "Play" and s is not None:
                     cell = next((c for c, p in s.pieces.items() if p == str(m.tile)), None)
@@ -310,7 +303,7 @@ class TableButtons:
         """The referee button: first press offers to undo the last move, the
         second to void the hand (where the variant allows), the third cancels.
         A seat button confirms."""
-        if self.ref.phase != "play" or self.ref.hand is None:
+        if self.ref.state.phase is not Phase.PLAY or self.ref.hand is None:
             self.menu = None
             self.ref._notice(
                 Rejection(
@@ -378,7 +371,7 @@ class TableButtons:
         action = self.menu.action
         self.menu = None
         hand = self.ref.hand
-        if hand is None or self.ref.phase != "play":
+        if hand is None or self.ref.state.phase is not Phase.PLAY:
             self.ref._say(say("nothing to change: no hand is being played"), "info")
             return
         if action == "undo":
@@ -395,7 +388,7 @@ class TableButtons:
                 )
                 return
             text = self.ref.display.move_text(moves[-1])
-            self.ref._commit({"type": "undo", "by": seat})  # a pending end is undone with it
+            self.ref.journal.commit({"type": "undo", "by": seat})  # a pending end is undone with it
             # the table still shows the undone move: do not take it again
             self.ref._hold_table()
             self.ref._emit("message", text=say("undone: {move}", move=text), level="warning")
@@ -404,7 +397,7 @@ class TableButtons:
             )
         else:
             try:
-                self.ref._commit(
+                self.ref.journal.commit(
                     {
                         "type": "void",
                         "reason": f"voided by the referee (confirmed by seat {seat + 1})",
@@ -418,10 +411,10 @@ class TableButtons:
                 return
             self.ref._emit(
                 "hand_ended",
-                hand_no=self.ref.hand_no,
-                result=self.ref.last_result,
+                hand_no=self.ref.state.hand_no,
+                result=self.ref.state.last_result,
                 score=[_num(p) for p in self.ref.match.score],
                 record=self.ref.display.record(),
             )
-            self.ref._next_hand(now)
+            self.ref.journal.next_hand(now)
         self.ref.display.publish()

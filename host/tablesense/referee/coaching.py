@@ -41,6 +41,7 @@ from tablesense.games.common import say
 from tablesense.i18n import N_
 from tablesense.referee.facts import RefereeFacts
 from tablesense.referee.rules import DELAY_NOW, Rejection
+from tablesense.referee.state import Phase
 
 #: ``{seat}`` as :func:`~tablesense.referee.words.engine_sentence` rewrites
 #: the coach's "seat {seat} ..." (the catalogs hold both).
@@ -55,18 +56,16 @@ COACH_NAMED = (
 COACH_WORLDS = 40
 
 
+class _Journal(Protocol):
+    def commit(self, entry: dict[str, Any]) -> None: ...
+
+
 class CoachedReferee(RefereeFacts, Protocol):
     """What the coach reads of the referee it is part of (and the two things
     it asks of it: to judge the table now, to journal an entry)."""
 
     @property
-    def accepted(self) -> int: ...
-
-    @property
-    def laying_out(self) -> bool: ...
-
-    @property
-    def last_hand_no(self) -> int | None: ...
+    def journal(self) -> _Journal: ...
 
     def _emit(self, kind: str, /, **data: Any) -> Any: ...
 
@@ -80,7 +79,6 @@ class CoachedReferee(RefereeFacts, Protocol):
 
     def _evaluate_now(self, now: float) -> None: ...
 
-    def _commit(self, entry: dict[str, Any]) -> None: ...
 
 class TableCoach:
     """The coach's part of the referee (``referee.coaching``), off until
@@ -116,7 +114,7 @@ class TableCoach:
         if self.engine is None:
             self._refuse(seat, say("{seat}: the coach is off at this table", seat=who))
             return
-        if ref.phase != "play" or ref.hand is None or ref.hand.is_over:
+        if ref.state.phase is not Phase.PLAY or ref.hand is None or ref.hand.is_over:
             self._refuse(
                 seat,
                 ref._per_deal(
@@ -125,7 +123,7 @@ class TableCoach:
                 ),
             )
             return
-        if ref.laying_out:
+        if ref.state.laying_out:
             # a host deal not on the racks yet: a hint about pieces the seat
             # cannot see yet would only confuse
             self._refuse(seat, say("{seat}: the coach answers once the deal is laid out", seat=who))
@@ -145,11 +143,11 @@ class TableCoach:
 
     def _rng(self, seat: int) -> random.Random:
         ref = self.ref
-        return random.Random(f"tablesense-coach:{ref.spec.seed}:{ref.hand_no}:{ref.accepted}:{seat}")
+        return random.Random(f"tablesense-coach:{ref.spec.seed}:{ref.state.hand_no}:{ref.state.accepted}:{seat}")
 
     def _rack_cell(self, seat: int, piece: str | None) -> list[str]:
         """The cell of ``seat``'s rack that holds ``piece`` (never any other cell)."""
-        s = self.ref.sensed
+        s = self.ref.state.sensed
         if piece is None or s is None:
             return []
         return [c for c in self.ref.geometry.seats[seat].rack if s.pieces.get(c) == piece]
@@ -204,7 +202,7 @@ class TableCoach:
 
     def _private(self, seat: int, data: dict[str, Any]) -> None:
         """Publish the coach's answer for ``seat``'s own devices only."""
-        self.ref._emit("coach", seat=seat, hand_no=self.ref.hand_no, private={"seat": seat, **data})
+        self.ref._emit("coach", seat=seat, hand_no=self.ref.state.hand_no, private={"seat": seat, **data})
 
     # ---------------------------------------------------------------- review
     def review_finished(self) -> None:
@@ -219,11 +217,11 @@ class TableCoach:
         index = len(done) - 1
         rng = random.Random(f"tablesense-review:{ref.spec.seed}:{index}")
         mistakes = self.engine.review(done[-1], rng)
-        ref._commit(
+        ref.journal.commit(
             {
                 "type": "review",
                 "hand": index,
-                "hand_no": ref.last_hand_no,
+                "hand_no": ref.state.last_hand_no,
                 "lines": [m.to_json() for m in mistakes],
             }
         )

@@ -31,19 +31,20 @@ The journal is event-sourced: the entries (``match``, ``hand``, ``move``,
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from tablesense.games.common import IllegalPlayError, say
 from tablesense.referee.base import RefereeBase, _default_names
 from tablesense.referee.buttons import TableButtons
 from tablesense.referee.coaching import TableCoach
-from tablesense.referee.journaling import JournalMixin
+from tablesense.referee.journaling import Store
 from tablesense.referee.layout import Sensed
 from tablesense.referee.public import public_move
 from tablesense.referee.rules import DELAY_NOW, Rejection, TableMove
 from tablesense.referee.sensing import sense
 from tablesense.referee.spec import Emit, MatchSpec, RefereeError, Timing
+from tablesense.referee.state import Phase, Recognition
 from tablesense.referee.view import TableDisplay, _num, _result_text
 from tablesense.table.geometry import TableGeometry
 from tablesense.table.tags import TagRegistry
@@ -62,13 +63,15 @@ __all__ = [
 ]
 
 
-class Referee(JournalMixin, RefereeBase):
+class Referee(RefereeBase):
     """Referees one match on one table; see the module docstring.
 
-    The journal (:class:`~tablesense.referee.journaling.JournalMixin`:
-    start, replay, entries, a hand's end and the next deal) is mixed in;
-    here, the judging of table snapshots. The other parts are composed, each over the referee it reads
-    through a narrow protocol: ``self.buttons``, the
+    Here, the judging of table snapshots, over the match's typed state
+    (``self.state``, a :class:`~tablesense.referee.state.MatchState`). The
+    parts are composed, each over the referee it reads through a narrow
+    protocol: ``self.journal``, the
+    :class:`~tablesense.referee.journaling.TableJournal` (start, replay, the
+    entries, a hand's deal and its end), ``self.buttons``, the
     :class:`~tablesense.referee.buttons.TableButtons` (seat and referee
     buttons, and what a press leaves open), ``self.coaching``, the
     :class:`~tablesense.referee.coaching.TableCoach` (suggestions on request,
@@ -84,7 +87,7 @@ class Referee(JournalMixin, RefereeBase):
         registry: TagRegistry,
         *,
         emit: Emit | None = None,
-        store: Callable[[dict[str, Any]], object] | None = None,
+        store: Store | None = None,
         timing: Timing | None = None,
         deal: str = "engine",
     ) -> None:
@@ -106,89 +109,92 @@ class Referee(JournalMixin, RefereeBase):
         """
         online: Mapping[int, bool] = getattr(state, "boards_online", {}) or {}
         if getattr(state, "complete", True) is False and all(online.values()):
-            self.waiting_sync = True
+            self.state.waiting_sync = True
             self.tick(now)
             return
         self.feed(sense(state, self.registry, self.cells), now)
 
     def feed(self, sensed: Sensed, now: float) -> None:
         """A new snapshot already in the referee's terms (tests, the demo)."""
-        if self.waiting_sync or self.sensed is None or sensed.key() != self.sensed.key():
+        st = self.state
+        if st.waiting_sync or st.sensed is None or sensed.key() != st.sensed.key():
             # after a resync the table counts as just changed: waits start again
-            self.waiting_sync = False
-            self.sensed = sensed
-            self.changed_at = now
-            self._sensed_no += 1
+            st.waiting_sync = False
+            st.sensed = sensed
+            st.changed_at = now
+            st.sensed_no += 1
         self.tick(now)
 
     def tick(self, now: float) -> None:
         """Let waits run out (call a few times a second)."""
-        self.now = now
-        if self.notice is not None and now >= self.notice.until:
-            self.notice = None
-            if self.correction is None:
+        st = self.state
+        st.now = now
+        if st.notice is not None and now >= st.notice.until:
+            st.notice = None
+            if st.correction is None:
                 self._emit("correction_cleared", reason="notice expired")
             # the refused press is not shown for good: back to what is next
             self._restore()
             self.display.publish()
         self.buttons.expire(now)
-        if self.finish_at is not None and now >= self.finish_at and self.phase == "play":
-            self._finish(now)
-        if self.phase == "between" and self.next_hand_at is not None and now >= self.next_hand_at:
-            self.next_hand_at = None
-            self._next_hand(now)
+        if st.finish_at is not None and now >= st.finish_at and st.phase is Phase.PLAY:
+            self.journal.finish(now)
+        if st.phase is Phase.BETWEEN and st.next_hand_at is not None and now >= st.next_hand_at:
+            st.next_hand_at = None
+            self.journal.next_hand(now)
             self.display.publish()
         self._evaluate(now)
 
     # ------------------------------------------------------------------ judging
     def _evaluate(self, now: float) -> None:
-        s = self.sensed
-        if s is None or self.waiting_sync or self.phase in ("idle", "over"):
+        st = self.state
+        s = st.sensed
+        if s is None or st.waiting_sync or st.phase in (Phase.IDLE, Phase.OVER):
             return
         if s.boards_offline:
             text = self._offline_text(s.boards_offline)
-            if not self.paused or (self.message or {}).get("text") != text:
+            if not st.paused or st.message is None or st.message.text != text:
                 # a second board going down (or coming back) changes the banner
-                self.paused = True
+                st.paused = True
                 self._say(text, "error")
             return
-        if self.paused:
-            self.paused = False
+        if st.paused:
+            st.paused = False
             self._say(say("all boards are back: play resumes"), "info")
-        if self.phase == "dealing":
+        if st.phase is Phase.DEALING:
             self._try_table_deal(now)
             return
         if self.hand is None:
             return
-        if self.finish_at is not None:
+        if st.finish_at is not None:
             return  # a Kems call waits for a double; the round is over
-        stable = now - self.changed_at
+        stable = now - st.changed_at
         layout = self.rules.layout()
         if layout.matches(s):
-            self.laying_out = False
+            st.laying_out = False
             self._clear()
-            if self.resumed:
+            if st.resumed:
                 # the table agrees with the journal: the resume banner has done its work
-                self.resumed = False
-                if self.notice is None and self.buttons.menu is None:
+                st.resumed = False
+                if st.notice is None and self.buttons.menu is None:
                     self._restore()
             return
         if self.buttons.try_announce(s, layout, stable):
             return
-        if self._hold is not None and s.key() != self._hold:
-            self._hold = None
-        memo_key = (self._sensed_no, len(self.entries), self._hold is None, self.laying_out)
-        if self._memo is not None and self._memo[0] == memo_key:
-            moves, rejection = self._memo[1], self._memo[2]
+        if st.hold is not None and s.key() != st.hold:
+            st.hold = None
+        memo_key = (st.sensed_no, len(self.journal.entries), st.hold is None, st.laying_out)
+        if st.memo is not None and st.memo.key == memo_key:
+            moves, rejection = st.memo.moves, st.memo.rejection
         else:
-            moves = self.rules.recognise(s) if self._hold is None else []
+            moves = self.rules.recognise(s) if st.hold is None else []
             rejection = None if moves else self.rules.explain(s, layout)
-            self._memo = (memo_key, moves, rejection)
+            st.memo = Recognition(memo_key, moves, rejection)
         if moves:
             wait = max(
                 self.timing.slide if m.settle == "slide" else self.timing.settle for m in moves
             )
-            if self.laying_out:
+            if st.laying_out:
                 # the deal's first move may come before the deal ever showed
                 # (the opener lays 6-6 straight on the centre): taken once the
                 # table has stopped moving, not half-way through the dealing
@@ -202,19 +208,20 @@ class Referee(JournalMixin, RefereeBase):
             self._clear()
             return
         delay = self.timing.delay(rejection.delay)
-        if self.laying_out:
+        if st.laying_out:
             # a deal being laid out is only guided once it has stopped moving
             delay = max(delay, self.timing.missing)
         if stable >= delay:
             self._reject(rejection)
-        elif self.correction is not None and self.correction.instruction != rejection.instruction:
+        elif st.correction is not None and st.correction.instruction != rejection.instruction:
             # the table changed: the old instruction may be wrong now; wait quietly
             pass
 
     def _evaluate_now(self, now: float) -> None:
         """A move the table already shows counts first (before a button, or the coach's answer)."""
-        s = self.sensed
-        if s is None or self.waiting_sync or self.finish_at is not None:
+        st = self.state
+        s = st.sensed
+        if s is None or st.waiting_sync or st.finish_at is not None:
             return
         moves = self.rules.recognise(s)
         for m in moves:
@@ -225,24 +232,26 @@ class Referee(JournalMixin, RefereeBase):
     def _hold_table(self) -> None:
         """Take no move from the table as it is now (after an undo it still
         shows the undone move); judging resumes once it changes."""
-        self._hold = self.sensed.key() if self.sensed is not None else None
+        st = self.state
+        st.hold = st.sensed.key() if st.sensed is not None else None
 
     def _accept(self, tm: TableMove, now: float) -> bool:
+        st = self.state
         move = tm.move
         hand = self.hand
         if tm.note.startswith("free-stock:"):
-            self._commit(self._stock_reorder(tm.note.split(":", 1)[1].split(",")))
+            self.journal.commit(self._stock_reorder(tm.note.split(":", 1)[1].split(",")))
         try:
             hand.check(move)
         except IllegalPlayError as exc:
             self._reject(Rejection("illegal", self.engine_text(exc), (), DELAY_NOW))
             return False
-        entry = {"type": "move", "move": self._move_to_json(move)}
-        self._commit(entry)
-        was_correcting = self.correction is not None
-        self.correction = None
-        self.notice = None
-        self.laying_out = False
+        entry = {"type": "move", "move": self.game.move_to_json(move)}
+        self.journal.commit(entry)
+        was_correcting = st.correction is not None
+        st.correction = None
+        st.notice = None
+        st.laying_out = False
         public = public_move(entry["move"])
         extra: dict[str, Any] = {}
         if public != entry["move"]:
@@ -250,11 +259,11 @@ class Referee(JournalMixin, RefereeBase):
             extra["private"] = {"seat": getattr(move, "seat", None), "move": entry["move"]}
         self._emit(
             "move_accepted",
-            hand_no=self.hand_no,
+            hand_no=st.hand_no,
             move=public,
             text=self.public_text(self.display.move_text(move)),
             seat=getattr(move, "seat", None),
-            index=self.accepted,
+            index=st.accepted,
             cells=self._cells_of_move(move),
             **extra,
         )
@@ -267,7 +276,7 @@ class Referee(JournalMixin, RefereeBase):
 
     def _cells_of_move(self, move: Any) -> list[str]:
         """Where the moved pieces lie now (the last-move LEDs)."""
-        s = self.sensed
+        s = self.state.sensed
         if s is None:
             return []
         names = [
@@ -302,7 +311,7 @@ class Referee(JournalMixin, RefereeBase):
         hand = self.hand
         if hand.is_over:
             if self.game.may_call_double(hand):
-                self.finish_at = now + self.timing.double_window
+                self.state.finish_at = now + self.timing.double_window
                 # not yet checked: a false Kems must not read as a success meanwhile
                 caller = getattr(hand.events[-1], "seat", None) if hand.events else None
                 self._say(
@@ -313,22 +322,23 @@ class Referee(JournalMixin, RefereeBase):
                     "info",
                 )
             else:
-                self._finish(now)
+                self.journal.finish(now)
 
     def _try_table_deal(self, now: float) -> None:
         """Table-dealt games: start the hand once the racks hold a deal."""
-        s = self.sensed
-        if s is None or s.problems or now - self.changed_at < self.timing.error:
+        st = self.state
+        s = st.sensed
+        if s is None or s.problems or now - st.changed_at < self.timing.error:
             return
-        deal = self.rules.table_deal(s, random.Random(f"stock:{self.hand_no}"))
+        deal = self.rules.table_deal(s, random.Random(f"stock:{st.hand_no}"))
         if deal is None:
             return
         entry = {"type": "hand", **deal}
         try:
-            self._probe_hand(entry)
+            self.journal.probe_hand(entry)
         except (ValueError, IllegalPlayError) as exc:
             self._say(say("waiting for the deal: {reason}", reason=self.engine_text(exc)), "info")
             return
-        self._commit(entry)
-        self._after_new_hand(now)
+        self.journal.commit(entry)
+        self.journal.after_new_hand(now)
         self.display.publish()

@@ -326,7 +326,7 @@ def run_demo(
         world,
         registry,
         session.press,
-        lambda: referee.accepted,
+        lambda: referee.state.accepted,
         pace=pace,
         initial=initial,
         timeout=60.0,

@@ -33,6 +33,7 @@ from typing import Any
 
 from tablesense.i18n.cli import _  # the table's language (play makes it the command's)
 from tablesense.referee.reporting import match_over_line, record_path
+from tablesense.referee.state import Phase
 
 PENDING = "evening/pending"
 """Outbox key-value entry: the reported result whose confirmation is still owed."""
@@ -273,8 +274,8 @@ class TableMatches:
         self.session.next_match(referee, self.bots())
         referee.start(self.session.clock())
         self.session.attach()
-        self.session.run(self.stop, until=lambda s: referee.phase == "over")
-        if referee.phase != "over":
+        self.session.run(self.stop, until=lambda s: referee.state.phase is Phase.OVER)
+        if referee.state.phase is not Phase.OVER:
             return None  # stopped mid-match: the journal resumes it at the next start
         path = record_path(self.records, self.journal.match_id or "match")  # before the journal moves on
         self.journal.close_match("finished")

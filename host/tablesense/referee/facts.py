@@ -1,5 +1,5 @@
 """What every part of the referee may read of it: the match, the table and
-where the hand stands.
+the match's state (where the hand stands, what the display says).
 
 The referee's composed parts (the display in :mod:`.view`, the buttons in
 :mod:`.buttons`, the coach in :mod:`.coaching`) each read the referee through a protocol of their own; the
@@ -12,15 +12,16 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tablesense.games.game import Game, Match
-from tablesense.referee.layout import Sensed
 from tablesense.referee.rules import TableRules
-from tablesense.referee.spec import MatchSpec
-from tablesense.referee.state import Phase
+from tablesense.referee.spec import MatchSpec, Timing
+from tablesense.referee.state import MatchState
 from tablesense.table.geometry import TableGeometry
 
 
 class RefereeFacts(Protocol):
-    """The match, its table and the hand in play, read-only."""
+    """The match, its table, the hand in play and the match's state. The
+    parts read ``state`` and never assign to it: the referee and its journal
+    do."""
 
     @property
     def spec(self) -> MatchSpec: ...
@@ -41,10 +42,7 @@ class RefereeFacts(Protocol):
     def hand(self) -> Any: ...
 
     @property
-    def sensed(self) -> Sensed | None: ...
+    def timing(self) -> Timing: ...
 
     @property
-    def phase(self) -> Phase: ...
-
-    @property
-    def hand_no(self) -> int: ...
+    def state(self) -> MatchState: ...

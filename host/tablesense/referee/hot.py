@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tablesense.referee.state import Phase
 from tablesense.table.geometry import CellId
 
 
@@ -20,7 +21,7 @@ def hot_cells(ref: Any) -> list[CellId]:
     between hands (every cell ordinary)."""
     target = getattr(ref.rules, "target_cell", None)
     hand = ref.hand
-    if target is None or hand is None or ref.phase != "play" or getattr(hand, "is_over", False):
+    if target is None or hand is None or ref.state.phase is not Phase.PLAY or getattr(hand, "is_over", False):
         return []
     cells: list[CellId] = []
     for end in ("left", "right"):

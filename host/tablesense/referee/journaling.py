@@ -1,179 +1,263 @@
-"""The referee's journal side: a match is a list of entries (``match``,
+"""The referee's journal: a match is a list of entries (``match``,
 ``hand``, ``move``, ``reorder``, ``undo``, ``void``, ``finish``, and the
-coach's ``review`` of a finished hand), each made
-durable before it changes anything (:meth:`JournalMixin._commit`), and the
-same entries rebuild the same game state (:meth:`JournalMixin.replay`),
-which is how a crashed match resumes. A hand's life is here in one place:
-its deal (:meth:`JournalMixin._next_hand`), its end
-(:meth:`JournalMixin._finish`) and what follows it.
+coach's ``review`` of a finished hand), each made durable before it changes
+anything (:meth:`TableJournal.commit`), and the same entries rebuild the
+same game state (:meth:`TableJournal.replay`), which is how a crashed match
+resumes. A hand's life is here in one place: its deal
+(:meth:`TableJournal.next_hand`), its end (:meth:`TableJournal.finish`) and
+what follows it.
+
+The journal is a part composed into the referee (``referee.journal``), as
+the buttons, the coach and the display are: it holds the store and the
+entries, writes the match's :class:`~tablesense.referee.state.MatchState`,
+and reads the rest of the referee through :class:`JournaledReferee`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from tablesense.games.common import HandResult, say
-from tablesense.referee.base import RefereeBase
+from tablesense.referee.facts import RefereeFacts
 from tablesense.referee.public import public_move
-from tablesense.referee.spec import RefereeError
-from tablesense.referee.state import Phase
-from tablesense.referee.view import _num, _result_text
+from tablesense.referee.spec import Emit, RefereeError
+from tablesense.referee.state import DealMode, Phase
+from tablesense.referee.view import TableDisplay, _num, _result_text
+
+#: Makes a journal entry durable before it returns (raises when it cannot).
+Store = Callable[[dict[str, Any]], object]
 
 
-class JournalMixin(RefereeBase):
-    """Start, replay and the journal entries of a match."""
+class _Reviewer(Protocol):
+    @property
+    def on(self) -> bool: ...
+
+    def review_finished(self) -> None: ...
+
+    def review_view(self) -> dict[str, Any] | None: ...
+
+    def review_private(self) -> list[dict[str, Any]]: ...
+
+    def apply_review(self, entry: dict[str, Any]) -> None: ...
+
+
+class JournaledReferee(RefereeFacts, Protocol):
+    """What the journal reads of the referee it is part of, and what it asks
+    of it: to publish and say what an entry changed, and the coach to review
+    a finished hand."""
+
+    @property
+    def display(self) -> TableDisplay: ...
+
+    @property
+    def coaching(self) -> _Reviewer: ...
+
+    @property
+    def _emit(self) -> Emit: ...
+
+    def _say(self, text: str | None, level: str = "info", about: str | None = None) -> None: ...
+
+    def _restore(self) -> None: ...
+
+    def _per_deal(self, hand: str, round: str) -> str: ...
+
+    def engine_text(self, message: object) -> str: ...
+
+    def _to_play(self) -> int | None: ...
+
+    def _target(self) -> Any: ...
+
+    def _finished(self) -> list[Any]: ...
+
+
+class TableJournal:
+    """The journal's part of the referee (``referee.journal``): start, replay
+    and the entries of a match, a hand's deal and its end."""
+
+    def __init__(self, referee: JournaledReferee, store: Store | None = None) -> None:
+        self.ref = referee
+        self.store: Store = store or (lambda entry: None)
+        self.entries: list[dict[str, Any]] = []
+        """Every entry of the match so far, the ``match`` one first."""
+
+    def set_deal_mode(self, mode: DealMode) -> None:
+        """``engine``: the host deals; ``table``: each deal is read from the
+        racks, and the face-down boneyard/stock order is learnt as it shows."""
+        self.ref.state.deal_mode = mode
+        self.ref.rules.set_table_dealt(mode is DealMode.TABLE)
+
+    def _match_info(self) -> dict[str, Any]:
+        ref = self.ref
+        return {
+            "game": ref.spec.game,
+            "variant": ref.spec.variant,
+            "seats": ref.spec.seat_names,
+            "kinds": ref.spec.seat_kinds,
+            "target": ref._target(),
+            "table": ref.geometry.name,
+        }
+
+    def _deal_rng(self) -> random.Random:
+        return random.Random(f"tablesense-deal:{self.ref.spec.seed}:{len(self.ref._finished())}")
 
     def start(self, now: float = 0.0) -> None:
         """Begin a new match: journal it, announce it, deal the first hand."""
-        self.now = now
-        self._commit({"type": "match", "spec": self.spec.to_json(), "deal": self.deal_mode})
-        self._emit("match_started", **self._match_info())
-        self._next_hand(now)
-        self.display.publish()
+        ref = self.ref
+        ref.state.now = now
+        self.commit({"type": "match", "spec": ref.spec.to_json(), "deal": ref.state.deal_mode.value})
+        ref._emit("match_started", **self._match_info())
+        self.next_hand(now)
+        ref.display.publish()
 
     def replay(self, entries: Sequence[dict[str, Any]], now: float = 0.0) -> None:
         """Rebuild the match from journal entries (the first is ``match``);
         nothing is emitted but a ``view`` and a message saying so."""
-        self.now = now
+        ref, st = self.ref, self.ref.state
+        st.now = now
         for entry in entries:
             if entry.get("type") == "match":
                 self.entries.append(entry)
-                self._set_deal_mode(str(entry.get("deal") or self.deal_mode))
+                self.set_deal_mode(DealMode(str(entry.get("deal") or st.deal_mode)))
                 continue
             self._apply(entry)
             self.entries.append(entry)
-        if self.match.is_over:
-            self.phase = Phase.OVER
-        elif self.hand is None:
-            if self.deal_mode == "engine":
-                self._next_hand(now)
+        if ref.match.is_over:
+            st.phase = Phase.OVER
+        elif ref.hand is None:
+            if st.deal_mode is DealMode.ENGINE:
+                self.next_hand(now)
             else:
-                self.phase = Phase.DEALING
+                st.phase = Phase.DEALING
         else:
-            self.phase = Phase.PLAY
+            st.phase = Phase.PLAY
             # the table is put back as the journal says (after a power cut
             # pieces may have moved, the demo's table restarts empty): no
             # mistake is called until it has stopped moving
-            self.laying_out = True
-            self.changed_at = max(self.changed_at, now)
-            if self._hand_over_pending():
-                self.finish_at = now
-        self.resumed = True
-        self._say(
-            self._per_deal(
+            st.laying_out = True
+            st.changed_at = max(st.changed_at, now)
+            if ref.hand.is_over:
+                # the hand in play is over, its end not journaled yet
+                st.finish_at = now
+        st.resumed = True
+        ref._say(
+            ref._per_deal(
                 hand=say(
                     "resumed from the journal: hand {n}, {moves} moves so far; "
                     "the table is being checked against it",
-                    n=self.hand_no, moves=self.accepted,
+                    n=st.hand_no, moves=st.accepted,
                 ),
                 round=say(
                     "resumed from the journal: round {n}, {moves} moves so far; "
                     "the table is being checked against it",
-                    n=self.hand_no, moves=self.accepted,
+                    n=st.hand_no, moves=st.accepted,
                 ),
             ),
             "info",
         )
-        self.display.publish()
+        ref.display.publish()
 
-    def _next_hand(self, now: float) -> None:
-        if self.match.is_over:
-            self.phase = Phase.OVER
+    def next_hand(self, now: float) -> None:
+        """Deal the next hand (host-dealt), or wait for the table's deal, or
+        end the match."""
+        ref, st = self.ref, self.ref.state
+        if ref.match.is_over:
+            st.phase = Phase.OVER
             return
-        if self.deal_mode == "table":
-            self.phase = Phase.DEALING
-            self._say(say("shuffle and deal: lay each player's pieces on their rack"), "info")
+        if st.deal_mode is DealMode.TABLE:
+            st.phase = Phase.DEALING
+            ref._say(say("shuffle and deal: lay each player's pieces on their rack"), "info")
             return
-        hand = self.match.new_hand(rng=self._deal_rng())
-        entry = self._hand_entry(hand)
+        hand = ref.match.new_hand(rng=self._deal_rng())
+        entry = {"type": "hand", **ref.game.deal_to_json(hand)}
         # journal first, keep the state only once it is durable
-        self.match.current = None
-        self._commit(entry)
-        self._after_new_hand(now)
+        ref.match.current = None
+        self.commit(entry)
+        self.after_new_hand(now)
 
-    def _hand_entry(self, hand: Any) -> dict[str, Any]:
-        return {"type": "hand", **self.game.deal_to_json(hand)}
-
-    def _after_new_hand(self, now: float) -> None:
-        self.phase = Phase.PLAY
-        self.correction = None
+    def after_new_hand(self, now: float) -> None:
+        """A hand was dealt (journaled): play, and tell the table."""
+        ref, st = self.ref, self.ref.state
+        st.phase = Phase.PLAY
+        st.correction = None
         # the last hand's result stays in the side panel (``result``); the
         # banner makes way for the new hand
-        self._restore()
+        ref._restore()
         # the host dealt: the players (or the demo's hands) now gather the last
         # hand's pieces and lay out the new deal, which passes through tables
         # that look like swaps and stray tiles
-        self.laying_out = self.deal_mode == "engine"
+        st.laying_out = st.deal_mode is DealMode.ENGINE
         # its waits count from the deal, not from when the old table last moved
-        self.changed_at = max(self.changed_at, now)
+        st.changed_at = max(st.changed_at, now)
         # the deal is for the table's own devices (the lights of a host deal),
         # never for a public display
-        self._emit(
+        ref._emit(
             "hand_started",
-            hand_no=self.hand_no,
-            to_play=self._to_play(),
+            hand_no=st.hand_no,
+            to_play=ref._to_play(),
             private={"deal": self.entries[-1].get("deal")},
         )
-        misdeal = self.game.misdeal_reason(self.hand) if self.hand is not None else None
+        misdeal = ref.game.misdeal_reason(ref.hand) if ref.hand is not None else None
         if misdeal is not None:
-            self._say(
+            ref._say(
                 say(
                     "misdeal: {reason}; the cards are dealt again",
-                    reason=self.engine_text(misdeal),
+                    reason=ref.engine_text(misdeal),
                 ),
                 "warning",
             )
-            self._finish(now)
+            self.finish(now)
 
-    def _finish(self, now: float) -> None:
+    def finish(self, now: float) -> None:
         """The hand is over: journal its end, review it, tell the table, then
         the next hand (or the wait before it, or the match's end)."""
-        self.finish_at = None
-        self._commit({"type": "finish"})
-        self.coaching.review_finished()
-        result = self.last_result or {}
+        ref, st = self.ref, self.ref.state
+        st.finish_at = None
+        self.commit({"type": "finish"})
+        ref.coaching.review_finished()
+        result = st.last_result or {}
         # the coach's review of this hand: public (it names only tiles the
         # table saw), and privately as each seat may read it (its own tiles named)
-        review = self.coaching.review_view() if self.coaching.on else None
+        review = ref.coaching.review_view() if ref.coaching.on else None
         coached: dict[str, Any] = (
-            {} if review is None else {"review": review, "private": {"reviews": self.coaching.review_private()}}
+            {} if review is None else {"review": review, "private": {"reviews": ref.coaching.review_private()}}
         )
-        self._emit(
+        ref._emit(
             "hand_ended",
-            hand_no=self.hand_no,
+            hand_no=st.hand_no,
             result=result,
-            score=[_num(p) for p in self.match.score],
-            record=self.display.record(),
-            counts=self.display.rack_counts(),
+            score=[_num(p) for p in ref.match.score],
+            record=ref.display.record(),
+            counts=ref.display.rack_counts(),
             **coached,
         )
-        self._say(_result_text(result, self.display.team_names(), self._hand_word()), "info", about="result")
+        ref._say(_result_text(result, ref.display.team_names(), ref.game.deal_word), "info", about="result")
         # the finished hand's whole line (the winning tile too) reaches the
         # display before the next hand replaces it
-        self.display.publish()
-        if self.match.is_over:
-            self.phase = Phase.OVER
-            self._emit(
+        ref.display.publish()
+        if ref.match.is_over:
+            st.phase = Phase.OVER
+            ref._emit(
                 "match_ended",
-                winner=self.match.winner,
-                score=[_num(p) for p in self.match.score],
-                record=self.display.record(),
-                teams=self.display.team_names(),
+                winner=ref.match.winner,
+                score=[_num(p) for p in ref.match.score],
+                record=ref.display.record(),
+                teams=ref.display.team_names(),
             )
-            self._say(say("match over: {team} win", team=self.display.team_names()[self.match.winner or 0]), "info")
-        elif self.deal_mode == "engine" and self.timing.between_hands > 0:
-            self.phase = Phase.BETWEEN
-            self.next_hand_at = now + self.timing.between_hands
+            ref._say(say("match over: {team} win", team=ref.display.team_names()[ref.match.winner or 0]), "info")
+        elif st.deal_mode is DealMode.ENGINE and ref.timing.between_hands > 0:
+            st.phase = Phase.BETWEEN
+            st.next_hand_at = now + ref.timing.between_hands
         else:
-            self._next_hand(now)
-        self.display.publish()
+            self.next_hand(now)
+        ref.display.publish()
 
-    def _commit(self, entry: dict[str, Any]) -> None:
+    def commit(self, entry: dict[str, Any]) -> None:
         """Make ``entry`` durable, then apply it. Nothing changes when the
         journal refuses the write."""
         try:
-            self._store(entry)
+            self.store(entry)
         except Exception as exc:
             raise RefereeError(
                 f"the journal refused an entry ({exc}); nothing was changed"
@@ -182,45 +266,47 @@ class JournalMixin(RefereeBase):
         self.entries.append(entry)
 
     def _apply(self, entry: dict[str, Any]) -> None:
+        ref, st = self.ref, self.ref.state
         kind = entry["type"]
         if kind == "match":
             return
         if kind == "hand":
             self._apply_hand(entry)
-            self._shown = set()
+            st.shown = set()
         elif kind == "move":
-            self.hand.play(self._move_from_json(entry["move"]))
-            self.accepted += 1
+            ref.hand.play(ref.game.move_from_json(entry["move"]))
+            st.accepted += 1
             # the display's last move: a drawn tile stays with its seat
-            self.last_move = public_move(entry["move"])
+            st.last_move = public_move(entry["move"])
         elif kind == "reorder":
             self._apply_reorder(entry)
         elif kind == "undo":
-            self.hand.undo()
-            self.accepted = max(0, self.accepted - 1)
-            self.last_move = None
-            self.finish_at = None  # the hand's end waited for the undone move
+            ref.hand.undo()
+            st.accepted = max(0, st.accepted - 1)
+            st.last_move = None
+            st.finish_at = None  # the hand's end waited for the undone move
         elif kind == "void":
-            self.game.void_hand(self.match, entry.get("reason", "void"))
+            ref.game.void_hand(ref.match, entry.get("reason", "void"))
             self._after_finish(None)
         elif kind == "finish":
-            self._after_finish(self.match.finish_hand())
+            self._after_finish(ref.match.finish_hand())
         elif kind == "review":
-            self.coaching.apply_review(entry)
+            ref.coaching.apply_review(entry)
             return
         else:
             raise RefereeError(f"unknown journal entry type {kind!r}")
-        if self.hand is not None:
-            self._shown |= self.game.face_up(self.hand)
+        if ref.hand is not None:
+            st.shown |= ref.game.face_up(ref.hand)
 
     def _apply_hand(self, entry: dict[str, Any]) -> None:
-        self.hand_no += 1
+        ref = self.ref
+        ref.state.hand_no += 1
         # table-dealt: the boneyard is face down, a draw may take any tile
         # and the engine records the order as drawn
-        self.game.start_hand(self.match, entry, free_draw=self.deal_mode == "table")
+        ref.game.start_hand(ref.match, entry, free_draw=ref.state.deal_mode is DealMode.TABLE)
 
     def _apply_reorder(self, entry: dict[str, Any]) -> None:
-        hand = self.hand
+        hand = self.ref.hand
         if "boneyard" in entry:
             from tablesense.games.dominoes import Tile
 
@@ -237,30 +323,26 @@ class JournalMixin(RefereeBase):
             hand.initial_stock = tuple(Card.parse(c) for c in entry["initial"])
 
     def _after_finish(self, result: HandResult | None) -> None:
-        self.finish_at = None
-        self.correction = None
+        st = self.ref.state
+        st.finish_at = None
+        st.correction = None
         if result is not None:
-            self.last_hand_no = self.hand_no
-            self.last_result = {"hand_no": self.hand_no, **result.to_json()}
+            st.last_hand_no = st.hand_no
+            st.last_result = {"hand_no": st.hand_no, **result.to_json()}
         else:
-            self.last_result = {
-                "hand_no": self.hand_no,
+            st.last_result = {
+                "hand_no": st.hand_no,
                 "outcome": "void",
                 "winner": None,
                 "points": [],
             }
 
-    def _probe_hand(self, entry: dict[str, Any]) -> None:
+    def probe_hand(self, entry: dict[str, Any]) -> None:
         """Raise ValueError when the engine refuses this deal (state unchanged)."""
-        current, hand_no = self.match.current, self.hand_no
+        ref = self.ref
+        current, hand_no = ref.match.current, ref.state.hand_no
         try:
             self._apply_hand(entry)
         finally:
-            self.match.current = current
-            self.hand_no = hand_no
-
-    def _move_from_json(self, obj: dict[str, Any]) -> Any:
-        return self.game.move_from_json(obj)
-
-    def _move_to_json(self, move: Any) -> dict[str, Any]:
-        return self.game.move_to_json(move)
+            ref.match.current = current
+            ref.state.hand_no = hand_no

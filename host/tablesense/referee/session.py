@@ -29,6 +29,7 @@ from typing import Any
 from tablesense.referee.core import Referee, RefereeError
 from tablesense.referee.hot import hot_cells
 from tablesense.referee.layout import Sensed
+from tablesense.referee.state import DealMode, Phase
 
 log = logging.getLogger(__name__)
 
@@ -175,10 +176,10 @@ class Session:
     # -- computer seats ------------------------------------------------------------
     def _quiet(self) -> bool:
         ref = self.referee
-        s = ref.sensed
-        if s is None or ref.phase != "play" or ref.hand is None or ref.paused:
+        s = ref.state.sensed
+        if s is None or ref.state.phase is not Phase.PLAY or ref.hand is None or ref.state.paused:
             return False
-        if ref.finish_at is not None or ref.correction is not None or ref.buttons.menu is not None:
+        if ref.state.finish_at is not None or ref.state.correction is not None or ref.buttons.menu is not None:
             return False
         return ref.rules.layout().matches(s)
 
@@ -190,12 +191,12 @@ class Session:
         self._maybe_setup()
         if self.hold is not None and self.hold():
             return
-        if self.bots and ref.finish_at is not None:
+        if self.bots and ref.state.finish_at is not None:
             self._maybe_double()
             return
         if not self.bots or not self._quiet():
             return
-        if self._expect is not None and ref.accepted < self._expect:
+        if self._expect is not None and ref.state.accepted < self._expect:
             return
         drive = self._drive_dominoes if ref.game.has_turns else self._drive_kems
         drive()
@@ -204,28 +205,28 @@ class Session:
         """Engine-dealt hands: ask for the deal to be laid out (the demo's hands
         do it; at a real table the lights show where each piece goes)."""
         ref = self.referee
-        if ref.deal_mode != "engine" or ref.phase != "play" or ref.hand is None:
+        if ref.state.deal_mode is not DealMode.ENGINE or ref.state.phase is not Phase.PLAY or ref.hand is None:
             return
         # a resumed match is laid out again too (the demo's virtual table
         # restarts empty): the whole layout at once, not piece by asked piece
-        if ref.hand_no == self._setup_for or (ref.accepted_in_hand() > 0 and not ref.resumed):
+        if ref.state.hand_no == self._setup_for or (ref.accepted_in_hand() > 0 and not ref.state.resumed):
             return
-        s = ref.sensed
+        s = ref.state.sensed
         if s is None:
             return
-        self._setup_for = ref.hand_no
+        self._setup_for = ref.state.hand_no
         if ref.rules.layout().matches(s):
             return
-        self.bus.publish("suggestion", kind="setup", hand_no=ref.hand_no, cells=setup_cells(ref, s))
+        self.bus.publish("suggestion", kind="setup", hand_no=ref.state.hand_no, cells=setup_cells(ref, s))
 
     def _suggest(self, **data: Any) -> None:
         self._suggest_cells = tuple(
             c for c in (data.get("from_cell"), data.get("to_cell"), data.get("take_cell")) if c
         )
-        self.bus.publish("suggestion", hand_no=self.referee.hand_no, **data)
+        self.bus.publish("suggestion", hand_no=self.referee.state.hand_no, **data)
 
     def _cell_of(self, piece: str) -> str | None:
-        s = self.referee.sensed
+        s = self.referee.state.sensed
         assert s is not None
         return next((c for c, p in s.pieces.items() if p == piece), None)
 
@@ -235,11 +236,11 @@ class Session:
         seat = hand.to_play
         if hand.is_over or seat not in self.bots:
             return
-        key = (ref.hand_no, ref.accepted)
+        key = (ref.state.hand_no, ref.state.accepted)
         if key == self._suggested:
             return
         self._suggested = key
-        rng = self._rng("bot", ref.hand_no, ref.accepted_in_hand(), seat)
+        rng = self._rng("bot", ref.state.hand_no, ref.accepted_in_hand(), seat)
         move = self.bots[seat].choose(hand, seat, rng)
         name = type(move).__name__
         rules = ref.rules
@@ -268,7 +269,7 @@ class Session:
             )
         elif name == "Draw":
             rack = ref.geometry.seats[seat].rack
-            s = ref.sensed
+            s = ref.state.sensed
             assert s is not None
             free = [c for c in rack if c not in s.pieces]
             self._suggest(
@@ -295,26 +296,26 @@ class Session:
         if rnd is None or not ref.game.may_call_double(rnd):
             return
         partner = rnd.partner_of(rnd.events[-1].seat)
-        key = (ref.hand_no, ref.accepted, "double")
+        key = (ref.state.hand_no, ref.state.accepted, "double")
         if partner not in self.bots or key == self._suggested:
             return
         self._suggested = key
-        rng = self._rng("double", ref.hand_no, ref.accepted_in_hand())
+        rng = self._rng("double", ref.state.hand_no, ref.accepted_in_hand())
         action = self.bots[partner].choose(rnd, partner, rng)
         if action is not None and type(action).__name__ == "Call" and action.kind == "double":
             self._suggest(kind="call", seat=partner, call="double", target=None)
-            self._expect = ref.accepted + 1
+            self._expect = ref.state.accepted + 1
 
     def _drive_kems(self) -> None:
         ref = self.referee
         rnd = ref.hand
         if rnd.is_over:
             return
-        key = (ref.hand_no, ref.accepted, self._idle)
+        key = (ref.state.hand_no, ref.state.accepted, self._idle)
         if key == self._suggested:
             return
         self._suggested = key
-        rng = self._rng("kems", ref.hand_no, ref.accepted_in_hand(), self._idle)
+        rng = self._rng("kems", ref.state.hand_no, ref.accepted_in_hand(), self._idle)
         order = list(range(rnd.seats))
         rng.shuffle(order)
         scratch = copy.deepcopy(rnd)
@@ -341,7 +342,7 @@ class Session:
                     break  # the swaps already chosen go first; the call comes next poll
                 self._idle = 0
                 self._suggest(kind="call", seat=action.seat, call=action.kind, target=action.target)
-                self._expect = ref.accepted + 1
+                self._expect = ref.state.accepted + 1
                 return
             if not scratch.is_legal(action) or action.take == action.give:
                 continue
@@ -364,10 +365,10 @@ class Session:
             )
         if swaps:
             self._idle = 0
-            group = f"{ref.hand_no}.{ref.accepted}"
+            group = f"{ref.state.hand_no}.{ref.state.accepted}"
             for i, sw in enumerate(swaps):
                 self._suggest(kind="swap", group=group, index=i, size=len(swaps), **sw)
-            self._expect = ref.accepted + len(swaps)
+            self._expect = ref.state.accepted + len(swaps)
             return
         self._idle += 1
         if self._idle > self.idle_polls:
@@ -379,8 +380,8 @@ class Session:
                 old=[str(c) for c in rnd.board],
                 slots=list(ref.geometry.kems_slots),
             )
-            self._expect = ref.accepted + 1
-            self._suggested = (ref.hand_no, ref.accepted, "refresh")
+            self._expect = ref.state.accepted + 1
+            self._suggested = (ref.state.hand_no, ref.state.accepted, "refresh")
 
     # -- the boards' hot cells --------------------------------------------------------
     def _hint_hot(self) -> None:
@@ -405,10 +406,10 @@ class Session:
         if seat is not None:
             for c in ref.geometry.seats[seat].rack:
                 colors[c] = WHITE
-        if self._expect is None or ref.accepted < self._expect:
+        if self._expect is None or ref.state.accepted < self._expect:
             for c in self._suggest_cells:
                 colors[c] = BLUE
-        problem = ref.correction or (ref.notice.rejection if ref.notice else None)
+        problem = ref.state.correction or (ref.state.notice.rejection if ref.state.notice else None)
         if problem is not None:
             for c in problem.cells:
                 if c in ref.geometry.cells:

@@ -46,6 +46,7 @@ from tablesense.outputs.gpio import (
     forward_buttons,
 )
 from tablesense.referee.hands import HandsStopped, VirtualHands
+from tablesense.referee.state import Phase
 from tablesense.referee.words import in_a_row, seat_word
 from tablesense.sim.hand import COMPUTER, HandError, TableTop, game_pieces
 from tablesense.table.geometry import TableGeometry
@@ -297,6 +298,7 @@ class SitDown:
             open_hands=open_hands,
             seats=list(seats),
             seed=seed,
+            facts=find_game(game).page_facts(),
         )
         self.top.dealer = "computer"
         if not find_game(game).has_turns:
@@ -370,7 +372,7 @@ class SitDown:
         """The referee's message as the display shows it (public); before a
         hand starts, who is awaited or the countdown."""
         ev = self.bus.latest("view")
-        waiting = self._waiting_text() if ev is not None and ev.data.get("phase") == "play" else None
+        waiting = self._waiting_text() if ev is not None and ev.data.get("phase") == Phase.PLAY else None
         if waiting is not None and not (ev is not None and (ev.data.get("message") or {}).get("level") == "error"):
             return {"text": waiting, "level": "info"}
         msg = ev.data.get("message") if ev is not None else None

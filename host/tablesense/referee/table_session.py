@@ -40,6 +40,7 @@ from tablesense.referee.options import (
     invocation,
     table_lang,
 )
+from tablesense.referee.state import Phase
 
 __all__ = ["PlayOptions", "TableSession", "choose_match", "computer_seats", "describe"]
 
@@ -479,7 +480,7 @@ class TableSession:
             # the computer's hands carry out its seats' moves on the virtual boards; a seat
             # button goes through session.press, looked up at each press (check-in takes them)
             self.hands = VirtualHands(self.bus, self.vtable, self.registry, self._press,
-                                      lambda: session.referee.accepted, pace=0.6 / o.speed, timeout=120.0)
+                                      lambda: session.referee.state.accepted, pace=0.6 / o.speed, timeout=120.0)
         if self.announcer is not None:
             from tablesense.referee.speaking import TableVoice
 
@@ -526,8 +527,8 @@ class TableSession:
                 from tablesense.referee.keyboard import read_keys
 
                 threading.Thread(target=read_keys, args=(self.session, stop, self.console), daemon=True).start()
-            self.session.run(stop, until=lambda s: self.referee.phase == "over")
-            if self.referee.phase == "over":
+            self.session.run(stop, until=lambda s: self.referee.state.phase is Phase.OVER)
+            if self.referee.state.phase is Phase.OVER:
                 path = record_path(self.archive, self.journal.match_id or self.match_id)  # before the journal moves on
                 self.journal.close_match("finished")
                 sys.stdout.write(match_over_line(self.referee.view().get("scores"), path) + "\n")
@@ -649,7 +650,7 @@ class TableSession:
         )
         self.console.print(
             Translator(self.spec.lang)(
-                say(template, id=self.running.id, match=describe(self.spec), n=referee.hand_no,
+                say(template, id=self.running.id, match=describe(self.spec), n=referee.state.hand_no,
                     score=score, entries=len(entries)),
             ),
             highlight=False,

@@ -16,6 +16,7 @@ from tablesense.games.common import say
 from tablesense.referee.facts import RefereeFacts
 from tablesense.referee.rules import Rejection
 from tablesense.referee.spec import Emit
+from tablesense.referee.state import Phase
 
 
 class _Reviews(Protocol):
@@ -26,27 +27,6 @@ class _Reviews(Protocol):
 
 class ShownReferee(RefereeFacts, Protocol):
     """What the display reads of the referee it is part of (it writes nothing)."""
-
-    @property
-    def paused(self) -> bool: ...
-
-    @property
-    def message(self) -> dict[str, Any] | None: ...
-
-    @property
-    def accepted(self) -> int: ...
-
-    @property
-    def last_move(self) -> dict[str, Any] | None: ...
-
-    @property
-    def last_result(self) -> dict[str, Any] | None: ...
-
-    @property
-    def last_hand_no(self) -> int | None: ...
-
-    @property
-    def correction(self) -> Rejection | None: ...
 
     @property
     def coaching(self) -> _Reviews: ...
@@ -146,7 +126,7 @@ class TableDisplay:
         ref = self.ref
         spec = ref.spec
         hand = ref.hand if ref.hand is not None else self._last_finished()
-        sensed = ref.sensed
+        sensed = ref.state.sensed
         to_play = ref._to_play()
         seats = [
             {
@@ -161,37 +141,39 @@ class TableDisplay:
         ]
         out: dict[str, Any] = {
             "game": spec.game,
+            # what the pages draw differently per game, so they never branch on its name
+            "facts": ref.game.page_facts(),
             "variant": spec.variant,
             "table": ref.geometry.name,
             "seats": seats,
             "scores": [_num(p) for p in ref.match.score],
             "target": ref._target(),
-            "hand_no": ref.hand_no,
+            "hand_no": ref.state.hand_no,
             "to_play": to_play,
-            "message": ref.message,
+            "message": None if ref.state.message is None else ref.state.message.to_json(),
             "boards": [
                 {"id": b.id, "online": not (sensed and b.id in sensed.boards_offline)}
                 for b in ref.geometry.boards
             ],
-            "last_move": ref.last_move,
+            "last_move": ref.state.last_move,
             "result": self._result_view(),
-            "phase": ref.phase.value,
-            "paused": ref.paused,
+            "phase": ref.state.phase.value,
+            "paused": ref.state.paused,
             "correction": self._public_correction(),
             "match_over": ref.match.is_over,
             "winner": ref.match.winner,
-            "moves": ref.accepted,
+            "moves": ref.state.accepted,
             "review": ref.coaching.review_view(),
         }
         done = ref._finished()
-        out.update(ref.game.pieces_view(hand, done[-1] if done else None, ref.last_hand_no,
+        out.update(ref.game.pieces_view(hand, done[-1] if done else None, ref.state.last_hand_no,
                                         boneyard=bool(ref.geometry.boneyard)))
         return out
 
     def _result_view(self) -> dict[str, Any] | None:
         """The last result, with ``how`` its outcome as the rule texts name it
         (in the table's language; the page shows it beside the points)."""
-        result = self.ref.last_result
+        result = self.ref.state.last_result
         if not result:
             return result
         how = result.get("label") or result.get("outcome") or ""
@@ -199,14 +181,14 @@ class TableDisplay:
 
     def _public_correction(self) -> dict[str, Any] | None:
         """The pending correction as everyone may read it (no hidden piece)."""
-        if self.ref.correction is None:
+        if self.ref.state.correction is None:
             return None
-        data = self.ref._rejection_data(self.ref.correction)
+        data = self.ref._rejection_data(self.ref.state.correction)
         data.pop("private", None)
         return data
 
     def _last_finished(self) -> Any:
-        if self.ref.phase not in ("between", "over"):
+        if self.ref.state.phase not in (Phase.BETWEEN, Phase.OVER):
             return None
         done = self.ref._finished()
         return done[-1] if done else None

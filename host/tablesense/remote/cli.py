@@ -325,9 +325,12 @@ def _serve_page(vt: Any, side: TableSide, registry: TagRegistry, pieces: list[st
         # not while the other table's piece is being placed: the judge takes no claim before it lies
         return turn_lights(side.view, n, side.current_legal() if side.judge.pending_place() is None else [])
 
+    from tablesense.games.registry import find_game
+
     top = TableTop(vt, geometry, registry, pieces=pieces, header=SeatButtons(geometry, side.people, side.press, turns),
                    banner=page_banner(side, Refusals(), Translator(page.lang)), seats=sorted(side.people),
-                   seed=seed, turns=turns, elsewhere=[s.index for s in geometry.seats if s.index not in side.view.seats])
+                   seed=seed, turns=turns, elsewhere=[s.index for s in geometry.seats if s.index not in side.view.seats],
+                   facts=find_game(geometry.games[0]).page_facts())
     top.dealer = COMPUTER  # the authority deals; the table's hands lay each deal out by its lights
     keys = TableKeys.for_table(top)
     try:

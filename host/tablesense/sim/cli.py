@@ -257,6 +257,8 @@ def _tabletop_hooks(
                         for s in geometry.seats]
             return follower.turns() if follower is not None else []
 
+        from tablesense.games.registry import find_game
+
         top = TableTop(
             vt,
             geometry,
@@ -266,6 +268,7 @@ def _tabletop_hooks(
             turns=turns,
             open_hands=open_hands,
             seed=seed,
+            facts=find_game(geometry.games[0]).page_facts(),
         )
         keys = TableKeys.for_table(top)  # one per seat (and open hands): printed only here
         try:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -123,8 +123,13 @@ class TableTop:
         clock: Callable[[], float] = time.monotonic,
         turns: Callable[[], list[bool]] | None = None,
         elsewhere: list[int] | None = None,
+        facts: Mapping[str, Any] | None = None,
     ) -> None:
         self.world = world
+        self.facts: dict[str, Any] = dict(facts or {})
+        """What the page draws differently per game (``Game.page_facts`` of the
+        layout's game, handed in by whoever wires the table: this room knows
+        no game), served in the layout so the page never branches on a name."""
         self.geometry = geometry
         self.registry = registry
         self.pieces = list(pieces if pieces is not None else game_pieces(geometry))
@@ -403,6 +408,7 @@ class TableTop:
         return {
             "name": g.name,
             "game": g.games[0],
+            "facts": self.facts,
             "cells": [
                 {"id": c.id, "x": c.x, "y": c.y, "zone": c.zone, "seat": c.seat}
                 for c in g.cells.values()

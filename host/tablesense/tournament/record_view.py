@@ -102,7 +102,7 @@ def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str, names: S
     if game is None:
         raise RecordViewError(f"only {' and '.join(GAMES)} records can be stepped through, not {record.get('game')!r}")
     if game.play_area == "board":
-        return kems_steps(record, tr, names)
+        return {**kems_steps(record, tr, names), "play_area": game.play_area}
     try:
         opts = DominoOptions.from_dict(str(record.get("variant")), record.get("options", {}))
         hands = record["hands"]
@@ -123,7 +123,7 @@ def steps(record: Mapping[str, Any], tr: Callable[[object], str] = str, names: S
             out.append({"score_before": before, "score_after": [float(x) for x in match.score], "steps": st})
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise RecordViewError(f"the record cannot be replayed: {message_of(exc)}") from None
-    return {"game": "dominoes", "variant": record.get("variant"), "seats": seats, "names": list(names), "hands": out}
+    return {"game": game.name, "play_area": game.play_area, "variant": record.get("variant"), "seats": seats, "names": list(names), "hands": out}
 
 
 _SUITS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
@@ -223,4 +223,4 @@ def kems_steps(record: Mapping[str, Any], tr: Callable[[object], str] = str, nam
                         "outcome": tr(say(_OUTCOMES.get(res.label or res.outcome, res.label or res.outcome))), "steps": st})
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         raise RecordViewError(f"the record cannot be replayed: {message_of(exc)}") from None
-    return {"game": "kems", "variant": record.get("variant"), "seats": seats, "names": list(names), "hands": out}
+    return {"game": record.get("game"), "variant": record.get("variant"), "seats": seats, "names": list(names), "hands": out}

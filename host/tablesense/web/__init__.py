@@ -1,1 +1,2 @@
-"""The web room."""
+"""The web room: the display page and the table-top page, and their live updates (WebSocket/SSE).
+"""

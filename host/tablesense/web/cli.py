@@ -13,8 +13,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tablesense.games.registry import names as game_names
+
 if TYPE_CHECKING:
     from tablesense.outputs.events import EventBus
+
+
+#: The games a preview can play (the registry's), for the option's help.
+GAME_NAMES = game_names()
 
 
 def register(app: typer.Typer) -> None:
@@ -25,7 +31,7 @@ def register(app: typer.Typer) -> None:
 
     @display.command("preview")
     def preview(
-        game: str = typer.Option("dominoes", help="dominoes or kems"),
+        game: str = typer.Option("dominoes", help=" or ".join(GAME_NAMES) + "."),
         host: str = typer.Option("127.0.0.1", help="Address to serve on (0.0.0.0 for phones)."),
         port: int = typer.Option(8080, help="TCP port (0 = any free port)."),
         pace: float = typer.Option(1.0, help="Seconds between two moves."),
@@ -65,7 +71,7 @@ def register(app: typer.Typer) -> None:
         typer.echo(server.url)
         stop = threading.Event()
         try:
-            _play_samples(bus, game, seed, pace, moves, stop)
+            _play_samples(bus, game, seed, pace, moves, stop, page_lang)
         except KeyboardInterrupt:
             pass
         finally:
@@ -76,7 +82,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _play_samples(
-    bus: EventBus, game: str, seed: int, pace: float, limit: int, stop: threading.Event
+    bus: EventBus, game: str, seed: int, pace: float, limit: int, stop: threading.Event, lang: str = "en"
 ) -> None:
     """Publish views of engine-played games until ``limit`` moves (0 = forever)."""
     import random
@@ -86,6 +92,10 @@ def _play_samples(
 
     rng = random.Random(seed)
     played = 0
+    from tablesense.i18n import translate
+
+    facts = find_game(game).page_facts()
+    facts["title"] = translate(facts["title"], lang)  # in the page's language, as a referee's view has it
 
     def wait() -> bool:
         return stop.wait(pace)
@@ -99,18 +109,18 @@ def _play_samples(
             while not match.is_over:
                 hand_no += 1
                 hand = match.new_hand(rng=rng)
-                bus.publish("view", **dominoes_view(match, hand, hand_no=hand_no))
+                bus.publish("view", **dominoes_view(match, hand, facts=facts, hand_no=hand_no))
                 while not hand.is_over:
                     move = rng.choice(hand.legal_moves())
                     hand.play(move)
                     played += 1
-                    view = dominoes_view(match, hand, hand_no=hand_no, last_move=move_to_json(move))
+                    view = dominoes_view(match, hand, facts=facts, hand_no=hand_no, last_move=move_to_json(move))
                     bus.publish("view", **view)
                     if (limit and played >= limit) or wait():
                         return
                 result = match.finish_hand()
                 res = {"hand_no": hand_no, **result.to_json()}
-                bus.publish("view", **dominoes_view(match, hand, hand_no=hand_no, result=res))
+                bus.publish("view", **dominoes_view(match, hand, facts=facts, hand_no=hand_no, result=res))
                 if wait():
                     return
         else:
@@ -127,6 +137,6 @@ def _play_samples(
                 rnd.play(swap)
                 played += 1
                 last = event_to_json(swap)
-                bus.publish("view", **kems_view(match, rnd, hand_no=1, last_move=last))
+                bus.publish("view", **kems_view(match, rnd, facts=facts, hand_no=1, last_move=last))
                 if (limit and played >= limit) or wait():
                     return

@@ -26,8 +26,6 @@ DISPLAY: dict[str, str] = {
     "seats": N_("seats"),
     "last_hand": N_("last hand"),
     "needs_js": N_("This display needs JavaScript."),
-    "dominoes": N_("Dominoes"),
-    "kems": N_("Kems"),
     "team_n": N_("Team {n}"),
     "seat_n": N_("Seat {n}"),
     "the_table": N_("The table"),
@@ -124,7 +122,7 @@ TABLETOP: dict[str, str] = {
     "glow_green": N_("green: where the lifted piece may go"),
     "glow_red": N_("red: a mistake, put it back"),
     "glow_teal": N_("teal: the coach's hint, for you only"),
-    "hint_kems": N_(
+    "hint_no_turns": N_(
         "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it "
         "left. Four of a kind? Press Kems!"
     ),
@@ -149,8 +147,8 @@ TABLETOP: dict[str, str] = {
 SEAT_PAGE: dict[str, str] = {
     "seat_page_of": N_("{name}'s seat page"),
     "you_are": N_("You: {name}"),
-    "coach_lit_dominoes": N_("Lit teal on the table: the tile on your rack and where it goes"),
-    "coach_lit_kems": N_("Lit teal on the table: the card on your rack to give"),
+    "coach_lit_line": N_("Lit teal on the table: the tile on your rack and where it goes"),
+    "coach_lit_board": N_("Lit teal on the table: the card on your rack to give"),
     **COACH,
 }
 

@@ -10,6 +10,7 @@ from :meth:`tablesense.referee.core.Referee.view`.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any
 
 #: Seat names of the previews (seat order).
@@ -24,11 +25,14 @@ def dominoes_view(
     hand: Any,
     *,
     hand_no: int,
+    facts: Mapping[str, Any],
     message: dict | None = None,
     last_move: dict | None = None,
     result: dict | None = None,
 ) -> dict[str, Any]:
-    """The view of ``hand`` (a ``DominoHand``) in ``match`` (a ``DominoMatch``)."""
+    """The view of ``hand`` (a ``DominoHand``) in ``match`` (a ``DominoMatch``);
+    ``facts`` are the game's page facts (``Game.page_facts``), which the
+    referee's views carry too."""
     n = hand.seats
     to_play = None if hand.is_over else hand.to_play
     line: dict[str, Any] = {"center": None, "left": [], "right": []}
@@ -40,7 +44,8 @@ def dominoes_view(
                 {"tile": str(lp.tile), "outer": lp.outer, "seat": lp.seat} for lp in hand.arm(end)
             ]
     view: dict[str, Any] = {
-        "game": "dominoes",
+        "game": facts["name"],
+        "facts": dict(facts),
         "variant": match.variant,
         "table": "dominoes-4",
         "seats": [
@@ -88,14 +93,17 @@ def kems_view(
     rnd: Any,
     *,
     hand_no: int,
+    facts: Mapping[str, Any],
     message: dict | None = None,
     last_move: dict | None = None,
     result: dict | None = None,
 ) -> dict[str, Any]:
-    """The view of ``rnd`` (a ``KemsRound``) in ``match`` (a ``KemsMatch``)."""
+    """The view of ``rnd`` (a ``KemsRound``) in ``match`` (a ``KemsMatch``);
+    ``facts`` as for :func:`dominoes_view`."""
     n = rnd.seats
     return {
-        "game": "kems",
+        "game": facts["name"],
+        "facts": dict(facts),
         "variant": "classic",
         "table": f"kems-{n}",
         "seats": [

@@ -52,6 +52,8 @@ class Dominoes(Game):
     the_piece: ClassVar[Sentence] = say("the tile")
     default_player: ClassVar[str] = "greedy"
     play_area: ClassVar[Literal["line", "board"]] = "line"
+    stock_word: ClassVar[Literal["boneyard", "stock"]] = "boneyard"
+    button_words: ClassVar[tuple[Literal["pass", "kems"], Literal["call", "contre"]]] = ("pass", "call")
     can_void: ClassVar[bool] = True
     has_turns: ClassVar[bool] = True
     rating_families: ClassVar[dict[str, str]] = {

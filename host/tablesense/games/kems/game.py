@@ -45,6 +45,8 @@ class Kems(Game):
     the_piece: ClassVar[Sentence] = say("the card")
     default_player: ClassVar[str] = "tracking"
     play_area: ClassVar[Literal["line", "board"]] = "board"
+    stock_word: ClassVar[Literal["boneyard", "stock"]] = "stock"
+    button_words: ClassVar[tuple[Literal["pass", "kems"], Literal["call", "contre"]]] = ("kems", "contre")
     rating_families: ClassVar[dict[str, str]] = {"kems": say("Kems")}
 
     @property

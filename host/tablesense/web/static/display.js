@@ -25,7 +25,7 @@
     announced: "{who} announced {tile}", swapped: "{who} gave {give}, took {take}",
     new_cards: "New board cards", called: "{who} called {call}", spades: "spades",
     hearts: "hearts", diamonds: "diamonds", clubs: "clubs", of_suit: "{rank} of {suit}",
-    dominoes: "Dominoes", kems: "Kems", together: "{first} & {rest}",
+    together: "{first} & {rest}",
     coach_help: "Coach: press Suggest a move, or hold your button for a second",
     coach_points: "{move}: {points} points", coach_only_you: "only you see this",
     review_head: "Coach · hand {n}: the moves that cost the most", review_none: "Coach · hand {n}: no move cost much",
@@ -36,7 +36,9 @@
     return String(template).replace(/\{(\w+)\}/g, (m, k) =>
       params && params[k] !== undefined && params[k] !== null ? String(params[k]) : m);
   }
-  const GAME_NAMES = { dominoes: t("dominoes"), kems: t("kems") };
+  /* What the page draws differently per game comes with the view (`facts`,
+   * from the game's registry entry: Game.page_facts), never from its name. */
+  const facts = (view) => (view && view.facts) || {};
   let lastSeq = 0;
   let lastView = null;
   /* A seat's own page (the seat page of `play --coach`): its seat and key,
@@ -149,7 +151,7 @@
     if (typeof r === "string") return r;
     if (r.text) return r.text;
     const parts = [];
-    if (r.hand_no !== undefined) parts.push(t(view.game === "kems" ? "round_n" : "hand_n", { n: r.hand_no }) + ":");
+    if (r.hand_no !== undefined) parts.push(t((facts(view).deal_word || "hand") + "_n", { n: r.hand_no }) + ":");
     if (r.winner === null || r.winner === undefined) parts.push(t("no_winner"));
     else parts.push(t("won", { team: labels[r.winner] || t("team_n", { n: r.winner + 1 }) }));
     const how = r.how || r.label || r.outcome;
@@ -162,14 +164,16 @@
   }
 
   function render(view, seq) {
+    const F = facts(view);
     document.body.dataset.game = view.game || "";
+    document.body.dataset.pieces = F.piece_word || "";
     // a seat page says which of its cells the LEDs light for the coach's hint
     const coachBox = SEAT !== null ? $("#coach") : null;
-    if (coachBox) coachBox.dataset.lit = view.game === "kems" ? "coach_lit_kems" : "coach_lit_dominoes";
-    text($("#game"), GAME_NAMES[view.game] || view.game || "");
+    if (coachBox) coachBox.dataset.lit = "coach_lit_" + (F.play_area || "line");
+    text($("#game"), F.title || view.game || "");
     const variantKey = "variant:" + view.variant;  /* readable: "pairs, scored in pips", not "pairs-pips" */
     text($("#variant"), view.variant ? (L[variantKey] !== undefined ? L[variantKey] : view.variant) : "");
-    const handWord = view.game === "kems" ? "round_n" : "hand_n";
+    const handWord = (F.deal_word || "hand") + "_n";
     text($("#hand-no"), view.hand_no ? t(handWord, { n: view.hand_no }) : "");
     let target = view.target ? t("to_target", { n: num(view.target) }) : "";
     if (view.match_over) target += (target ? " · " : "") + t("match_over");
@@ -205,7 +209,7 @@
     // Table: line of play or Kems board.
     const line = $("#line"), board = $("#board");
     const last = view.last_move || null;
-    if (view.game === "kems" || Array.isArray(view.board)) {
+    if (F.play_area === "board" || Array.isArray(view.board)) {
       line.hidden = true;
       board.hidden = false;
       board.replaceChildren(...(view.board || []).map((c, i) => cardNode(c, i)));
@@ -235,7 +239,7 @@
     }
     const ends = view.ends || {};
     text($("#ends"), ends.left !== undefined && ends.left !== null ? t("ends", { left: ends.left, right: ends.right }) : "");
-    const stockName = view.game === "kems" ? "stock" : "boneyard";
+    const stockName = F.stock_word || "boneyard";
     text($("#stock"), typeof view.stock === "number" ? t(stockName, { n: view.stock }) : "");
     text($("#last-move"), moveText(view, last));
     let first = true;
@@ -262,8 +266,8 @@
     const seats = $("#seats");
     seats.replaceChildren();
     document.body.dataset.many = (view.seats || []).length > 4 ? "true" : "false";
-    const unit = view.game === "kems" ? "card" : "tile";
-    const units = view.game === "kems" ? "cards" : "tiles";
+    const unit = F.piece_word || "tile";
+    const units = unit + "s";
     const teams = new Set((view.seats || []).map((s) => s.team).filter((t) => t !== undefined && t !== null));
     const teamed = teams.size > 0 && teams.size < (view.seats || []).length;
     for (const s of view.seats || []) {
@@ -313,7 +317,7 @@
       }
     }
 
-    document.title = (GAME_NAMES[view.game] || "tablesense") + (view.hand_no ? " · " + t(handWord, { n: view.hand_no }) : "");
+    document.title = (F.title || "tablesense") + (view.hand_no ? " · " + t(handWord, { n: view.hand_no }) : "");
     lastSeq = seq;
     document.body.dataset.seq = String(seq);
   }

@@ -31,7 +31,7 @@
     btn_pass: "Pass", btn_call: "Call", btn_referee: "Referee", btn_kems: "Kems!",
     btn_contre: "Contre", failed: "that did not work", card_down: "a card face down",
     turn_led: "turn LED", you: "you", computer: "computer", other_table: "at the other table", in_air: "Lifted, in a hand",
-    hint_kems: "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it left. Four of a kind? Press Kems!",
+    hint_no_turns: "Swap: drag a board card onto your free rack cell, then one of your cards onto the slot it left. Four of a kind? Press Kems!",
     hint_turn: "Your turn: drag a tile onto a green end of the line, or Pass",
     is_playing: "{name} is playing", rack_of: "{name}'s rack", table_top_of: "Table top · {name}",
     open_view: "open hands", you_are: "You: {name}", off_count: "{n} in the stock (off the table)",
@@ -47,10 +47,11 @@
   }
   /* A seat's name as the table says it (North -> Norte), a player's as typed. */
   const seatName = (name) => (WORDS["name:" + name] !== undefined ? WORDS["name:" + name] : name);
-  const LABELS = {
-    dominoes: { pass: t("btn_pass"), call: t("btn_call"), referee: t("btn_referee") },
-    kems: { pass: t("btn_kems"), call: t("btn_contre"), referee: t("btn_referee") },
-  };
+  /* What the page draws differently per game comes with the layout (`facts`,
+   * from the game's registry entry: Game.page_facts), never from its name. */
+  const facts = () => (layout && layout.facts) || {};
+  const cards = () => facts().piece_word === "card";
+  const lineOfPlay = () => (facts().play_area || "line") === "line";
   let layout = null;
   let cellInfo = {};   // id -> {x, y, zone, seat, pitch, vertical}
   let state = null;
@@ -139,12 +140,11 @@
   }
 
   function pieceNode(id, cell, shown) {
-    const game = layout.game;
     const wrap = make("div", "piece");
     wrap.dataset.piece = id;
     if (shown) wrap.dataset.shown = shown;
     const hidden = id === "hidden";
-    if (game === "kems") {
+    if (cards()) {
       if (hidden) {
         const back = make("div", "card back");
         back.setAttribute("aria-label", t("card_down"));
@@ -193,7 +193,8 @@
   function buildSeats() {
     const seats = $("#tt-seats");
     seats.replaceChildren();
-    const labels = LABELS[layout.game] || LABELS.dominoes;
+    const words = facts().buttons || { pass: "pass", call: "call" };
+    const labels = { pass: t("btn_" + words.pass), call: t("btn_" + words.call), referee: t("btn_referee") };
     const myButtons = $("#my-buttons");
     myButtons.replaceChildren();
     for (const s of layout.seats) {
@@ -252,7 +253,7 @@
   function cellSize(c) {
     const info = cellInfo[c.id];
     let cw = info.pitch * 0.94, ch = info.pitch * 0.94;
-    if (layout.game === "kems") {
+    if (cards()) {
       if (c.zone === "rack" && !info.vertical) { ch = info.pitch * 0.9; cw = ch * 1.4; }
       else { cw = info.pitch * 0.9; ch = cw * 1.4; }
     } else if (c.zone === "rack") {
@@ -363,7 +364,7 @@
   function lineFaces(cells) {
     const out = {};
     const line = layout.line;
-    if (!line || layout.game !== "dominoes") return out;
+    if (!line || !lineOfPlay()) return out;
     out._line = { center: null, left: [], right: [] };
     const nums = (cell) => {
       const p = cells[cell] && cells[cell].piece;
@@ -441,7 +442,7 @@
     const stock = $("#stock");
     stock.dataset.stock = String(st.stock);
     stock.querySelector(".count").textContent = st.stock ? t("off_count", { n: st.stock }) : "";
-    stock.hidden = !st.stock && !(layout.game === "kems");
+    stock.hidden = !st.stock && lineOfPlay();
     stock.classList.toggle("grab", st.stock > 0 && (OPEN || (SEAT !== null && layout.dealer !== "computer")));
     // The referee's banner (the display's message).
     // It keeps its place when empty: nothing moves under a finger mid-drag.
@@ -474,7 +475,7 @@
    * while the line is empty); idle outlines while nothing is lifted and the
    * seat may play, none for a card or a watcher. */
   function lineTargets(tile) {
-    if (layout.game !== "dominoes" || !layout.line || PUBLIC) return {};
+    if (!lineOfPlay() || !layout.line || PUBLIC) return {};
     const ends = lineEnds();
     const nums = tile ? window.DominoSVG.parseTile(tile) : null;
     // the coach's hint: the end its tile goes to glows teal until a tile is lifted
@@ -502,7 +503,7 @@
    * the map's matching cells glow green while a tile that fits is lifted. */
   function drawLine() {
     const strip = $("#line");
-    if (!strip || layout.game !== "dominoes") return;
+    if (!strip || !lineOfPlay()) return;
     const tile = drag && drag.tile ? drag.tile : null;
     const targets = lineTargets(tile);
     const nums = tile ? window.DominoSVG.parseTile(tile) : null;
@@ -525,8 +526,8 @@
   /* What to do now, in the banner's place while the referee says nothing. */
   function hint(st) {
     if (OPEN || SEAT === null) return "";
-    if (layout.game === "kems") {
-      return t("hint_kems");
+    if (!facts().has_turns) {
+      return t("hint_no_turns");
     }
     const turn = (st.turn || []).findIndex(Boolean);
     if (turn === SEAT) return t("hint_turn");
@@ -562,7 +563,7 @@
     document.body.appendChild(ghost);
     // the piece rides above the finger (never over the place it is aimed at)
     drag = { ghost, dx: r.width / 2, dy: r.height + 14, piece: null, lifting: null, pointer: ev.pointerId,
-      tile: piece && piece.dataset.piece !== "hidden" && layout.game === "dominoes" ? piece.dataset.piece : null };
+      tile: piece && piece.dataset.piece !== "hidden" && lineOfPlay() ? piece.dataset.piece : null };
     drawLine();
     move(ev);
     if (piece && piece.classList.contains("in-air")) {
@@ -596,7 +597,7 @@
    * line: a drop anywhere on the picture goes to the end it is nearest. */
   function lineTarget(ev) {
     const strip = $("#line");
-    if (!strip || layout.game !== "dominoes") return null;
+    if (!strip || !lineOfPlay()) return null;
     const r = strip.getBoundingClientRect();
     if (ev.clientX < r.left || ev.clientX > r.right || ev.clientY < r.top || ev.clientY > r.bottom) return null;
     let best = null, bestD = Infinity;
@@ -658,7 +659,7 @@
       if (hit && hit.dataset.cell && !hit.querySelector("[data-piece]")) return post("lay", { piece, cell: hit.dataset.cell });
       // Released over nothing (or a full cell): the piece stays in the hand,
       // on no reader, and the page says where it goes at once
-      if (!OPEN && SEAT !== null) oops(t(layout.game === "kems" ? "drop_card" : "drop_green"));
+      if (!OPEN && SEAT !== null) oops(t(cards() ? "drop_card" : "drop_green"));
       return null;
     });
   }
@@ -690,6 +691,7 @@
     fetch("/tabletop/api/layout").then((r) => r.json()).then((l) => {
       layout = l;
       body.dataset.game = l.game;
+      body.dataset.pieces = (l.facts && l.facts.piece_word) || "";
       // the game's name, never the layout file's id (dominoes-4)
       $("#game").textContent = t("table_top_of", { name: t("game:" + l.game) });
       const me = layout.seats.find((s) => s.index === SEAT);
