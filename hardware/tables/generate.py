@@ -15,10 +15,12 @@ Physical conventions (mm, origin at the table's south-west corner, y north):
   boneyard is a 2 x 7 block on the free west side.
 - Kems table 1000 x 1000: four board slots in the middle, 5 rack cells per
   seat (4 cards + one for the give-then-take moment of a swap).
-- Remote play (docs/remote.md): ``dominoes-4-remote`` and ``kems-4-remote``
-  add a stock of one sensed cell per piece of the set (28 tiles, 32 cards),
-  where the whole set lies face down before the authority's deal and where
-  the remote seats' pieces and the boneyard stay; one board of its own.
+- Remote play (docs/remote.md): ``dominoes-4-remote``, ``dominoes-3-remote``,
+  ``dominoes-2-remote`` and ``kems-4-remote`` add a stock of one sensed cell
+  per piece of the set (28 tiles, 32 cards), where the whole set lies face
+  down before the authority's deal and where the remote seats' pieces and
+  the boneyard stay (the 2-seat layout's boneyard cells stay empty at a
+  remote match); one board of its own.
 - GPIO pins are BCM numbers; each seat has a turn LED, a seat button and a
   call button; the referee button is BCM 3 (it can also wake a halted Pi).
 
@@ -277,8 +279,8 @@ def stock(t: Layout, pieces: int, columns: int, x0: float, y0: float, dx: float,
 
 
 def remote(layout: Layout) -> Layout:
-    """The remote-play variant of a 4-seat layout: the same racks and tracks,
-    plus a stock that holds the whole set (docs/remote.md)."""
+    """The remote-play variant of a layout: the same racks and tracks, plus a
+    stock that holds the whole set (docs/remote.md)."""
     layout.name += "-remote"
     if layout.games == ["dominoes"]:
         layout.notes += "\nRemote play: a 28-cell stock (7 x 4, south-west quarter) holds the set face down."
@@ -295,7 +297,8 @@ def remote(layout: Layout) -> Layout:
 
 def main() -> None:
     layouts = [dominoes(4), dominoes(3), dominoes(2), kems(4), kems(6), kems(8)]
-    for layout in [*layouts, remote(dominoes(4)), remote(kems(4))]:
+    remotes = [remote(dominoes(4)), remote(dominoes(3)), remote(dominoes(2)), remote(kems(4))]
+    for layout in [*layouts, *remotes]:
         path = HERE / f"{layout.name}.toml"
         path.write_text(layout.render())
         print(path)

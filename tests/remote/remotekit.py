@@ -67,12 +67,12 @@ def bridged(tmp_path: Path) -> Iterator[tuple[Broker, Broker]]:
 class Play:
     """One `tablesense play --remote ...` process; stderr read as it comes."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, table: str = "dominoes-4-remote") -> None:
         env = {**os.environ, "COLUMNS": "250", **(env or {})}
         if "--journal" not in args:  # never the user's own journal folder
             env.setdefault("TABLESENSE_JOURNAL", str(Path(tempfile.mkdtemp(prefix="remote-play-")) / "journal.sqlite"))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tablesense.cli", "play", "--table", "dominoes-4-remote", *args],
+            [sys.executable, "-m", "tablesense.cli", "play", "--table", table, *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self.lines: list[str] = []
         stream = self.proc.stderr

@@ -18,7 +18,12 @@ from tablesense.hw.pack import load_pinmap
 from tablesense.table.geometry import TABLES_DIR, GeometryError, TableGeometry
 
 runner = CliRunner()
-REMOTE = {"dominoes-4-remote": ("dominoes-4", len(ALL_TILES)), "kems-4-remote": ("kems-4", KemsOptions.defaults(4).deck)}
+REMOTE = {
+    "dominoes-4-remote": ("dominoes-4", len(ALL_TILES)),
+    "dominoes-3-remote": ("dominoes-3", len(ALL_TILES)),
+    "dominoes-2-remote": ("dominoes-2", len(ALL_TILES)),
+    "kems-4-remote": ("kems-4", KemsOptions.defaults(4).deck),
+}
 
 
 @pytest.mark.parametrize("name", sorted(REMOTE))

@@ -17,6 +17,7 @@ import pytest
 from remotekit import Broker, Play
 
 from tablesense.games.dominoes import replay_record
+from tablesense.games.record import replay
 from tablesense.remote.wire import ROOT, password_file
 from tablesense.tournament.broker_client import PASSWORD_ENV, BrokerURL, make_client
 
@@ -167,4 +168,90 @@ def test_a_table_without_a_stock_is_refused() -> None:
     result = CliRunner(env={PASSWORD_ENV: "from-the-environment"}).invoke(
         app, ["play", "--table", "dominoes-4", "--remote", "host", "--broker", "mqtt://table-1@127.0.0.1:1"])
     assert result.exit_code == 2
-    assert "has no stock for 28 tiles" in result.output
+    assert "table dominoes-4 cannot play a remote pairs-pips match (4 seats)" in " ".join(result.output.split())
+    assert "such as dominoes-4-remote" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    ("table", "args", "message"),
+    [
+        ("dominoes-4-remote", ["--variant", "pips-two-player"], "such as dominoes-2-remote"),
+        ("kems-4", [], "such as kems-4-remote"),
+        ("kems-4-remote", ["--game", "dominoes"], "such as dominoes-4-remote"),
+        ("kems-4-remote", ["--variant", "pairs-pips"], "kems has no variant 'pairs-pips'"),
+        ("kems-4-remote", ["--seats", "Ana,bot"], "the table-top page seats people at a remote match of tiles on a line only"),
+    ],
+)
+def test_a_layout_that_does_not_fit_the_match_is_refused(table: str, args: list[str], message: str) -> None:
+    """The host's layout names the game; the variant must seat as many as the
+    layout has seats, with a stock for its whole set (exit 2, nothing started)."""
+    from typer.testing import CliRunner
+
+    from tablesense.cli import app
+
+    result = CliRunner(env={PASSWORD_ENV: "from-the-environment"}).invoke(
+        app, ["play", "--table", table, "--remote", "host", *args, "--broker", "mqtt://table-1@127.0.0.1:1"])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()), result.output
+    assert "remote match code" not in result.output
+
+
+def _play_match(host_broker: Broker, join_broker: Broker, table: str, target: str,
+                timeout: float) -> tuple[Play, Play, dict[str, Any], dict[str, Any]]:
+    """A whole match between two `play --remote` processes on two virtual
+    tables of ``table``; both exit 0; their records."""
+    host = Play("--remote", "host", "--broker", host_broker.url("table-1"), "--seed", "21",
+                "--journal", str(host_broker.files.conf.parent / "journal.sqlite"),
+                "--target", target, "--remote-timeout", str(timeout), table=table)
+    join: Play | None = None
+    try:
+        line = host.wait_for("remote match code:", 60)
+        code = line.split("remote match code:")[1].split()[0]
+        join = Play("--remote", "join", code, "--broker", join_broker.url("table-2"), "--seed", "22",
+                    "--remote-timeout", str(timeout), table=table)
+        rc_host, out_host = host.finish(timeout + 20)
+        rc_join, out_join = join.finish(60)
+    finally:
+        host.kill()
+        if join is not None:
+            join.kill()
+    assert join is not None
+    assert rc_host == 0, "".join(host.lines)[-3000:]
+    assert rc_join == 0, "".join(join.lines)[-3000:]
+    return host, join, json.loads(out_host), json.loads(out_join)
+
+
+@pytest.mark.timeout(900)
+def test_two_tables_at_two_clubs_play_a_kems_match_over_bridged_tls_brokers(bridged: tuple[Broker, Broker]) -> None:
+    """Kems on two kems-4-remote virtual tables, one team at each: every card
+    the other team gave to the board (and every refresh's cards) lit in the
+    stock with its slot before a hand laid it, and both tables print the
+    same record, which replays as a legal Kems match."""
+    club_a, club_b = bridged
+    host, join, record_host, record_join = _play_match(club_a, club_b, "kems-4-remote", "2", 800)
+    assert record_host == record_join  # the same record on both sides
+    assert record_host["game"] == "kems" and record_host["variant"] == "classic"
+    result = replay(record_host)
+    assert result.winner is not None and max(result.score) >= 2
+    events = [e for h in record_host["hands"] for e in h["events"]]
+    assert any("swap" in e and e["seat"] in (0, 2) for e in events) and any("swap" in e and e["seat"] in (1, 3) for e in events)
+    assert any(e.get("call") == "kems" for e in events)
+    for proc in (host, join):
+        placed = [x for x in proc.lines if x.startswith("remote piece:")]
+        assert placed and all("(lit" in x and "slot-" in x for x in placed), placed
+    assert "table-2 joined: seats Seat 2, Seat 4" in "".join(host.lines)
+    assert "the 32 pieces face down in the stock" in "".join(join.lines)
+
+
+@pytest.mark.timeout(900)
+def test_two_tables_play_pips_two_player_with_draws_from_the_stock(remote_broker: Broker) -> None:
+    """One seat at each table: a draw by the other table's seat lights nothing
+    here (its tile stays face down in the stock), a draw by this table's seat
+    lights its tile for the seat; the same record on both sides."""
+    host, join, record_host, record_join = _play_match(remote_broker, remote_broker, "dominoes-2-remote", "20", 800)
+    assert record_host == record_join
+    assert record_host["variant"] == "pips-two-player"
+    replay(record_host)
+    draws = [m for h in record_host["hands"] for m in h["moves"] if "draw" in m]
+    assert {m["seat"] for m in draws} == {0, 1}, draws  # both tables' seats drew from their stocks
+    assert "table-2 joined: seats North" in "".join(host.lines)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +18,10 @@ from hypothesis import strategies as st
 from tablesense.games.dominoes import Announce, Draw, Play
 from tablesense.games.kems import Swap
 from tablesense.remote.authority import Authority, Fact, RemoteRejected, Seating
-from tablesense.remote.view import TableView, frame_for
+from tablesense.remote.view import Frame, TableView, frame_for
+
+#: A view filter: what a table with these seats receives of a fact.
+Filter = Callable[[Fact, frozenset[int]], Frame]
 
 #: A domino tile ("3-5") or a card ("TH") anywhere in a frame's text, names
 #: and sentences included: a piece cannot hide inside a string.
@@ -95,7 +99,11 @@ def check_complete(auth: Authority, views: dict[str, TableView]) -> None:
             assert view.stock == len(cur.stock)
 
 
-def play_whole_match(game: str, variant: str, seating: Seating, seed: int) -> dict[str, TableView]:
+def play_whole_match(game: str, variant: str, seating: Seating, seed: int,
+                     filter_: Filter = frame_for) -> dict[str, TableView]:
+    """Play a whole match with random legal moves, every fact through
+    ``filter_`` to every table, checked as it goes (AssertionError: a leak,
+    or a table that cannot know what it may)."""
     auth = Authority(game, variant, seating, seed=seed)
     views = {t: TableView(seats) for t, seats in seating.tables.items()}
     rng = random.Random(seed)
@@ -103,9 +111,12 @@ def play_whole_match(game: str, variant: str, seating: Seating, seed: int) -> di
     def deliver(facts: list[Fact]) -> None:
         for fact in facts:
             for table, seats in seating.tables.items():
-                frame = frame_for(fact, seats)
+                frame = filter_(fact, seats)
                 leaked = pieces_in(frame) - visible(auth, fact, seats)
                 assert not leaked, f"{fact['kind']} frame to {table} (seats {sorted(seats)}) shows {leaked}"
+                move = fact.get("move") or {}
+                if "draw" in move and move.get("seat") not in seats:  # a remote seat's draw: that it drew, no more
+                    assert frame["move"] == {"seat": move["seat"], "draw": True} and "place" not in frame, frame
                 place = frame.get("place")
                 if fact["kind"] == "move" and fact["move"].get("seat") not in seats and "tile" in fact["move"]:
                     assert place is not None and _norm(place["piece"]) == _norm(fact["move"]["tile"])
@@ -153,6 +164,58 @@ def seatings(seats: int) -> st.SearchStrategy[Seating]:
 def test_no_frame_carries_a_piece_its_table_may_not_see(game: str, variant: str, seats: int, data: st.DataObject, seed: int) -> None:
     seating = data.draw(seatings(seats))
     play_whole_match(game, variant, seating, seed)
+
+
+def _leak_remote_draws(fact: Fact, seats: frozenset[int]) -> Frame:
+    """A filter that forgets to hide a remote seat's drawn tile."""
+    frame = frame_for(fact, seats)
+    if "draw" in frame.get("move", {}):
+        frame["move"] = dict(fact["move"])
+    return frame
+
+
+def _leak_the_kems_stock(fact: Fact, seats: frozenset[int]) -> Frame:
+    """A filter that sends a Kems deal's stock instead of its size."""
+    frame = frame_for(fact, seats)
+    if fact["kind"] == "deal" and "stock" in fact and isinstance(fact["stock"], list):
+        frame["stock"] = list(fact["stock"])
+    return frame
+
+
+def _leak_a_partner_hand(fact: Fact, seats: frozenset[int]) -> Frame:
+    """A filter that adds the next seat's hand to a deal (a seat-number slip)."""
+    frame = frame_for(fact, seats)
+    if fact["kind"] == "deal":
+        nxt = (max(seats) + 1) % len(fact["deal"])
+        frame["hands"] = {**frame["hands"], str(nxt): list(fact["deal"][nxt])}
+    return frame
+
+
+def _leak_in_a_sentence(fact: Fact, seats: frozenset[int]) -> Frame:
+    """A filter that names a remote draw's tile in a sentence (hidden in text)."""
+    frame = frame_for(fact, seats)
+    move = fact.get("move") or {}
+    if "draw" in move and move.get("seat") not in seats:
+        frame["note"] = f"seat {move['seat']} drew {move['draw']}"
+    return frame
+
+
+@pytest.mark.parametrize(("game", "variant", "seats", "leaky"), [
+    ("dominoes", "pips-two-player", 2, _leak_remote_draws),
+    ("dominoes", "pips-two-player", 2, _leak_in_a_sentence),
+    ("kems", "classic", 4, _leak_the_kems_stock),
+    ("dominoes", "pairs-pips", 4, _leak_a_partner_hand),
+    ("kems", "classic", 6, _leak_a_partner_hand),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_the_whole_match_check_catches_a_leaky_filter(game: str, variant: str, seats: int, leaky: Filter) -> None:
+    """The property test can fail: the same whole-match check, with a filter
+    that leaks in one of the ways a real one could, fails on the first frame
+    that shows a piece its table may not see (and the real filter passes the
+    very same match)."""
+    seating = Seating({"a": frozenset(range(0, seats, 2)), "b": frozenset(range(1, seats, 2))})
+    play_whole_match(game, variant, seating, 21)
+    with pytest.raises(AssertionError, match="shows|draw"):
+        play_whole_match(game, variant, seating, 21, filter_=leaky)
 
 
 def test_the_filter_is_not_blind() -> None:

@@ -13,7 +13,7 @@ from tablesense.table.geometry import GeometryError, TableGeometry, shipped_tabl
 
 NAMES = [
     "dominoes-4", "dominoes-3", "dominoes-2", "kems-4", "kems-6", "kems-8",
-    "dominoes-4-remote", "kems-4-remote",
+    "dominoes-4-remote", "dominoes-3-remote", "dominoes-2-remote", "kems-4-remote",
 ]
 
 

@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
             from tablesense.remote.cli import DirectorOptions, PageOptions, play_remote
 
             raise typer.Exit(play_remote(
-                remote, code, table=table, seats=seats, broker=broker,
+                remote, code, table=table, game=game, variant=variant, seats=seats, broker=broker,
                 ports=[p for item in ports for p in item.split(",") if p], tags=tags, seed=seed, timeout=remote_timeout,
                 target=target, journal_dir=(journal or default_journal()).parent / "remote",
                 page=PageOptions(web, host, web_port, table_lang(lang)),

@@ -173,6 +173,9 @@ class Authority:
             raise RemoteRejected(say("no hand is being played"))
         if not self.rules.has_turns and move.get("decline") is True:  # the answer to a call (Kems)
             return self._decline(int(seat))  # type: ignore[arg-type]  # checked above
+        seen = move.get("x-board")  # a refresh asked for by a table names the board it saw
+        if seen is not None and seen != [str(c) for c in cur.board]:
+            raise RemoteRejected(say("the board changed before this refresh arrived: it is not turned over twice"))
         try:
             m = self._move(cur, move)
             cur.play(m)

@@ -8,10 +8,13 @@ place the pieces), the tag registry, the broker (``--broker``), the host's
 authority or the joining table's link to it, and the
 :class:`~tablesense.remote.match.TableSide` that judges the table's sensors.
 
-The first slice plays ``pairs-pips`` on ``dominoes-4-remote`` between two
-tables: the host's seats are North–South (0 and 2), the joining table's
-East–West (1 and 3). Both print the match's record (one JSON line) on
-stdout when it ends; messages for people go to stderr.
+A match is between two tables; it plays the game and variant the host's
+layout and ``--game``/``--variant`` name (every dominoes variant on its
+``dominoes-N-remote`` layout, Kems ``classic`` on ``kems-4-remote``): the
+host's seats are the even ones (North–South, a Kems team), the joining
+table's the odd ones, which it learns from the host's lobby. Both print
+the match's record (one JSON line) on stdout when it ends; messages for
+people go to stderr.
 
 Exit codes: 0 the match was played to its end; 1 the broker or the other
 table was lost for good, or the time given by ``--remote-timeout`` ran out;
@@ -34,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from tablesense.games.dominoes import ALL_TILES
+from tablesense.games.registry import find_game
 from tablesense.remote.authority import Authority, Seating
 from tablesense.remote.journal import HostJournal, RemoteJournalError
 from tablesense.remote.judge import PLACE, TARGET
@@ -48,10 +51,61 @@ if TYPE_CHECKING:  # the wire loads paho: only a remote match needs it, not ever
     from tablesense.tournament.broker_client import BrokerURL
 from tablesense.table.words import message_of, say
 
-GAME, VARIANT = "dominoes", "pairs-pips"
-"""What this first slice plays (the authority and the view filter play any game)."""
-HOST_SEATS = frozenset({0, 2})
-JOIN_SEATS = frozenset({1, 3})
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """What a remote match plays: the game, its variant and seat count, its
+    options. The host takes them from its layout and options; the joining
+    table from the host's lobby."""
+
+    game: str
+    variant: str
+    players: int
+    options: dict[str, Any]
+
+    def split(self) -> tuple[frozenset[int], frozenset[int]]:
+        """The host's seats (the even ones: North–South, a pair or a Kems
+        team) and the joining table's (the odd ones)."""
+        return (frozenset(range(0, self.players, 2)), frozenset(range(1, self.players, 2)))
+
+    def pieces(self) -> list[str]:
+        """Every piece of the set the match plays with (one stock cell each)."""
+        rules = find_game(self.game)
+        return sorted(rules.all_pieces(rules.new_match(self.variant, self.options, seats=self.players).options))
+
+    def lobby(self) -> dict[str, Any]:
+        return {"game": self.game, "variant": self.variant, "options": self.options, "players": self.players,
+                "seats": sorted(self.split()[1])}
+
+    @classmethod
+    def for_table(cls, geometry: TableGeometry, game: str | None, variant: str | None,
+                  options: dict[str, Any]) -> MatchSpec:
+        """The host's match on its layout: ``--game`` (the layout's first game),
+        ``--variant`` (the game's variant for the layout's seats); a layout
+        that does not fit is a :class:`RemoteExit` (2) that says which does."""
+        name = game or geometry.games[0]
+        try:
+            rules = find_game(name)
+            chosen = variant or rules.variant_for_seats(len(geometry.seats))
+            rules.check_variant(chosen)
+            counts = rules.seat_counts(chosen)
+            spec = cls(name, chosen, len(geometry.seats) if len(geometry.seats) in counts else counts[0],
+                       dict(options))
+            spec.pieces()  # the options are the game's
+        except ValueError as exc:  # an unknown game or variant, options the game refuses
+            raise RemoteExit(message_of(exc), 2) from None
+        spec.check(geometry)
+        return spec
+
+    def check(self, geometry: TableGeometry) -> None:
+        """``geometry`` seats this match and holds its whole set in its stock."""
+        rules = find_game(self.game)
+        fits = self.game in geometry.games and len(geometry.seats) == self.players
+        if not fits or len(geometry.stock) < len(self.pieces()):
+            raise RemoteExit(say("table {name} cannot play a remote {variant} match ({players} seats): it needs a "
+                                 "layout of {players} {game} seats with a stock for the whole set, such as {layout}",
+                                 name=geometry.name, variant=self.variant, players=self.players, game=self.game,
+                                 layout=rules.layout_name(self.players) + "-remote"), 2)
 #: A table that sent nothing for this long is away: the match pauses.
 AWAY_AFTER_S = 3.0
 ALIVE_EVERY_S = 1.0
@@ -94,7 +148,8 @@ class VirtualHands:
         self.link = link
         self.trace = trace
         self.stock = set(vt.geometry.stock)
-        self.line = set(vt.geometry.line.cells) if vt.geometry.line is not None else set()
+        # where a remote piece goes: the line of play, or the board's slots
+        self.line = set(vt.geometry.line.cells) if vt.geometry.line is not None else set(vt.geometry.kems_slots)
 
     def move(self, from_cell: CellId, to_cell: CellId) -> None:
         if from_cell in self.stock and to_cell in self.line:
@@ -148,6 +203,8 @@ def play_remote(
     code: str | None,
     *,
     table: str,
+    game: str | None = None,
+    variant: str | None = None,
     seats: str | None,
     broker: str | None,
     ports: list[str],
@@ -162,7 +219,7 @@ def play_remote(
     """Run one table of a remote match; the exit code (see the module docstring)."""
     console = Console(stderr=True, soft_wrap=True)
     try:
-        return _run(mode, code, table=table, seats=seats, broker=broker, ports=ports, tags=tags,
+        return _run(mode, code, table=table, game=game, variant=variant, seats=seats, broker=broker, ports=ports, tags=tags,
                     seed=seed, timeout=timeout, target=target, journal_dir=journal_dir, console=console,
                     page=page, director=director)
     except RemoteExit as exc:
@@ -170,7 +227,8 @@ def play_remote(
         return exc.code
 
 
-def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: str | None, ports: list[str],
+def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: str | None, seats: str | None,
+         broker: str | None, ports: list[str],
          tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
          console: Console, page: PageOptions, director: DirectorOptions | None) -> int:
     from tablesense.remote.wire import Wire, WireError, check_code, new_code
@@ -190,7 +248,7 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
                                  code=code), 2)
         reporter = _reporter(director, journal_dir)
         try:
-            mode, code = _assigned(reporter, director, console)
+            mode, code, variant = _assigned(reporter, director, console)
         except RemoteExit:
             reporter.close()
             raise
@@ -208,16 +266,19 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         geometry = TableGeometry.load(table)
     except (GeometryError, FileNotFoundError) as exc:
         raise RemoteExit(message_of(exc), 2) from None
-    if GAME not in geometry.games or len(geometry.seats) != 4 or len(geometry.stock) < len(ALL_TILES):
-        raise RemoteExit(say("table {name} has no stock for 28 tiles: a remote pairs-pips match plays on "
-                             "dominoes-4-remote (or a layout like it)", name=geometry.name), 2)
-    local = HOST_SEATS if mode == "host" else JOIN_SEATS
+    options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
+    spec = MatchSpec.for_table(geometry, game, variant, options) if mode == "host" else None
+    # the joining table's seats are the odd ones of a match this layout seats (the lobby says which)
+    local = spec.split()[0] if spec is not None else frozenset(range(1, len(geometry.seats), 2))
     names = [s.strip() for s in seats.split(",")] if seats else ["bot"] * len(local)
     if len(names) != len(local):
         raise RemoteExit(say("this table plays seats {seats}: --seats names {n}, one for each",
                              seats=", ".join(geometry.seats[s].name for s in sorted(local)), n=len(local)), 2)
     bots = frozenset(s for s, n in zip(sorted(local), names, strict=True) if n.lower() == "bot")
     people = frozenset(local) - bots
+    if people and not ports and find_game(spec.game if spec is not None else geometry.games[0]).play_area != "line":
+        raise RemoteExit(say("the table-top page seats people at a remote match of tiles on a line only: name "
+                             "this table's seats bot, or play at a physical table (--port)"), 2)
     if people and not ports and not page.web:
         raise RemoteExit(say("at a virtual table the people's seats ({names}) play on the table-top page: "
                              "drop --no-web, or name them bot", names=", ".join(
@@ -228,7 +289,6 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         registry = TagRegistry.virtual(seed or 0) if tags == "virtual" else TagRegistry.load(tags)
     except TagRegistryError as exc:
         raise RemoteExit(message_of(exc), 2) from None
-    pieces = [str(t) for t in ALL_TILES]
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -236,22 +296,22 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
     deadline = None if timeout is None else time.monotonic() + timeout
     hosting: Hosting | None = None
     if mode == "host":
+        assert spec is not None
         if joined_code is not None and reporter is not None and not (journal_dir / f"{joined_code}.jsonl").is_file():
             # the director's code, not hosted here yet: a new match under it
-            options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
-            hosting = Hosting.new(journal_dir, joined_code, seed, options, TableKey.generate())
+            hosting = Hosting.new(journal_dir, joined_code, seed, spec, TableKey.generate())
         elif joined_code is None:
-            options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
-            hosting = Hosting.new(journal_dir, new_code(), seed, options, TableKey.generate())
+            hosting = Hosting.new(journal_dir, new_code(), seed, spec, TableKey.generate())
         else:
             try:
-                hosting = Hosting.resume(journal_dir, joined_code)
+                hosting = Hosting.resume(journal_dir, joined_code, spec)
             except (RemoteJournalError, ValueError, OSError, KeyError) as exc:
                 raise RemoteExit(message_of(exc), 2) from None
+            hosting.spec.check(geometry)
     if reporter is None and director is not None:
         reporter = _reporter(director, journal_dir)
     if reporter is not None and director is not None and hosting is not None and hosting.joiner is None:
-        hosting.options = _announced_options(reporter, director, hosting.options, console)
+        hosting.spec = _announced_options(reporter, director, hosting.spec, console)
     wire = Wire(url, hosting.key if hosting is not None else TableKey.generate())
     vt: Any = None
     link: Any = None
@@ -264,8 +324,17 @@ def _run(mode: str, code: str | None, *, table: str, seats: str | None, broker: 
         if mode == "join" and joined_code:  # before the boards
             found = (_find_host(wire, joined_code, stop, deadline, console) if auto
                      else wire.find(joined_code, timeout=10.0))
+            spec = _lobby_spec(found[1], geometry)
+            if sorted(spec.split()[1]) != sorted(local):
+                raise RemoteExit(say("this table plays seats {seats}: --seats names {n}, one for each", seats=", ".join(
+                    geometry.seats[s].name for s in sorted(spec.split()[1])), n=len(local)), 2)
+        if hosting is not None:
+            spec = hosting.spec
+        assert spec is not None
+        pieces = spec.pieces()
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
-        side = TableSide(geometry, local, pieces, bots=bots, people=people, hands=hands, set_leds=link.set_leds)
+        side = TableSide(geometry, local, pieces, bots=bots, people=people, hands=hands, set_leds=link.set_leds,
+                         game=spec.game)
         if isinstance(hands, VirtualHands):
             hands.sent_at = lambda: side.frame_sent_at
         if people and vt is not None:
@@ -423,9 +492,9 @@ def _reporter(director: DirectorOptions, journal_dir: Path) -> Any:
         raise RemoteExit(say("cannot open the outbox {path}: {error}", path=str(path), error=str(exc)), 1) from None
 
 
-def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tuple[str, str]:
+def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tuple[str, str, str]:
     """``--remote auto``: this table's part of the remote match the director
-    assigned it (``host`` or ``join``) and the match's code."""
+    assigned it (``host`` or ``join``), the match's code and its variant."""
     m = reporter.current_match(timeout=director.announce_wait)
     if m is None:
         raise RemoteExit(say("no match announced for table {table}: the director pairs the round and its remote "
@@ -434,16 +503,13 @@ def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tup
     if not isinstance(remote, dict) or remote.get("role") not in ("host", "join"):
         raise RemoteExit(say("the director's match {match} for table {table} is not a remote match: play it with "
                              "play --director", match=m["match"], table=director.table_no), 2)
-    if m["variant"] != VARIANT:
-        raise RemoteExit(say("the director announced {variant} for table {table}; a remote match plays {ours}",
-                             variant=m["variant"], table=director.table_no, ours=VARIANT), 2)
     role, code = str(remote["role"]), str(remote["code"])
     line = (say("tournament match {match}: this table hosts remote match {code} with table {other}",
                 match=m["match"], code=code, other=remote["table"]) if role == "host" else
             say("tournament match {match}: this table joins remote match {code} with table {other}",
                 match=m["match"], code=code, other=remote["table"]))
     console.print(str(line), highlight=False)
-    return role, code
+    return role, code, str(m["variant"])
 
 
 def _find_host(wire: Any, code: str, stop: threading.Event, deadline: float | None,
@@ -466,23 +532,25 @@ def _find_host(wire: Any, code: str, stop: threading.Event, deadline: float | No
                 said = True
 
 
-def _announced_options(reporter: Any, director: DirectorOptions, options: dict[str, Any],
-                       console: Console) -> dict[str, Any]:
+def _announced_options(reporter: Any, director: DirectorOptions, spec: MatchSpec,
+                       console: Console) -> MatchSpec:
     """The match the director announced for this table: its target (the
-    director's word over ``--target``); a match of another variant is refused."""
+    director's word over ``--target``); a match of another variant than the
+    table plays is refused."""
     m = reporter.current_match(timeout=director.announce_wait)
     if m is None:
         console.print("[yellow]" + str(say("no match announced for table {table} yet: the result is reported "
                                            "when the match ends", table=director.table_no)) + "[/]")
-        return options
-    if m["variant"] != VARIANT:
+        return spec
+    if m["variant"] != spec.variant:
         raise RemoteExit(say("the director announced {variant} for table {table}; a remote match plays {ours}",
-                             variant=m["variant"], table=director.table_no, ours=VARIANT), 2)
+                             variant=m["variant"], table=director.table_no, ours=spec.variant), 2)
     reporter.show_match(m)
     target = m["options"]["target"]
     console.print(f"tournament match {m['match']}: " + " v ".join(e["name"] for e in m["entrants"])
                   + f" (to {target})", highlight=False)
-    return {**options, "target": int(target) if float(target).is_integer() else target}
+    return MatchSpec(spec.game, spec.variant, spec.players,
+                     {**spec.options, "target": int(target) if float(target).is_integer() else target})
 
 
 def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, console: Console) -> int:
@@ -510,6 +578,20 @@ def _report(reporter: Any, record: dict[str, Any], stop: threading.Event, consol
     console.print(str(say("the director confirms a remote match (its sides are at two tables): "
                           "console or tournament confirm")), highlight=False)
     return 0
+
+
+def _lobby_spec(lobby: Mapping[str, Any], geometry: TableGeometry) -> MatchSpec:
+    """What the host's lobby says the match plays (a lobby of the first slice
+    names no seat count: its four seats), checked against this table's layout."""
+    try:
+        spec = MatchSpec(str(lobby["game"]), str(lobby["variant"]), int(lobby.get("players", 4)),
+                         dict(lobby.get("options") or {}))
+        spec.pieces()  # a game, variant, seat count and options the engine takes
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RemoteExit(say("the host's lobby does not say what the match plays: {error}", error=message_of(exc)),
+                         1) from None
+    spec.check(geometry)
+    return spec
 
 
 def _broker_url(broker: str | None, option: str = "--broker") -> BrokerURL:
@@ -557,7 +639,7 @@ def _open_table(geometry: TableGeometry, ports: list[str], registry: TagRegistry
     link.start()
     if not link.wait_online(20.0):
         raise RemoteExit(say("the virtual boards did not come online within 20 s"), 1)
-    console.print(f"virtual table {geometry.name}: {len(paths)} boards, the 28 tiles face down in the stock")
+    console.print(f"virtual table {geometry.name}: {len(paths)} boards, the {len(pieces)} pieces face down in the stock")
     return link, vt, VirtualHands(vt, link, lambda text: console.print(text, highlight=False))
 
 
@@ -572,25 +654,28 @@ def _over(stop: threading.Event, deadline: float | None) -> bool:
 
 
 class Hosting:
-    """The host's match: its code, seed, options, key, journal, and (once a
+    """The host's match: its code, seed, what it plays, key, journal, and (once a
     table joined, or from the journal) the joining table's user and key."""
 
-    def __init__(self, folder: Path, code: str, seed: int, options: dict[str, Any], key: Any) -> None:
-        self.folder, self.code, self.seed, self.options, self.key = folder, code, seed, options, key
+    def __init__(self, folder: Path, code: str, seed: int, spec: MatchSpec, key: Any) -> None:
+        self.folder, self.code, self.seed, self.spec, self.key = folder, code, seed, spec, key
         self.journal: HostJournal | None = None
         self.joiner: str | None = None
         self.joiner_key: str | None = None
         self.inputs: list[dict[str, Any]] = []
 
     @classmethod
-    def new(cls, folder: Path, code: str, seed: int | None, options: dict[str, Any], key: Any) -> Hosting:
-        return cls(folder, code, seed if seed is not None else random.SystemRandom().randrange(2**32), options, key)
+    def new(cls, folder: Path, code: str, seed: int | None, spec: MatchSpec, key: Any) -> Hosting:
+        return cls(folder, code, seed if seed is not None else random.SystemRandom().randrange(2**32), spec, key)
 
     @classmethod
-    def resume(cls, folder: Path, code: str) -> Hosting:
-        """The match of ``code`` from this table's journal."""
+    def resume(cls, folder: Path, code: str, layout: MatchSpec) -> Hosting:
+        """The match of ``code`` from this table's journal (a journal of the
+        first slice names no game: it is ``layout``'s, the table's own)."""
         journal, match, inputs, key = HostJournal.open(folder, code)
-        hosting = cls(folder, code, int(match["seed"]), dict(match["options"]), key)
+        spec = MatchSpec(str(match.get("game", layout.game)), str(match.get("variant", layout.variant)),
+                         int(match.get("players", layout.players)), dict(match["options"]))
+        hosting = cls(folder, code, int(match["seed"]), spec, key)
         hosting.journal, hosting.inputs = journal, inputs
         hosting.joiner, hosting.joiner_key = str(match["joiner"]), str(match["joiner_key"])
         return hosting
@@ -599,16 +684,18 @@ class Hosting:
         """A table joined: the journal starts with the match and that table."""
         self.joiner, self.joiner_key = joiner, joiner_key
         self.journal = HostJournal.create(self.folder, self.code, {
-            "code": self.code, "seed": self.seed, "options": self.options, "joiner": joiner, "joiner_key": joiner_key,
+            "code": self.code, "seed": self.seed, "game": self.spec.game, "variant": self.spec.variant,
+            "players": self.spec.players, "options": self.spec.options, "joiner": joiner, "joiner_key": joiner_key,
         }, self.key)
 
 
 def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: TagRegistry, stop: threading.Event,
           deadline: float | None, console: Console) -> dict[str, Any] | None:
     code = hosting.code
-    wire.announce(code, {"game": GAME, "variant": VARIANT, "options": hosting.options,
-                         "seats": sorted(JOIN_SEATS)})
-    welcome = {"type": "welcome", "code": code, "seats": sorted(JOIN_SEATS), "game": GAME, "variant": VARIANT}
+    spec = hosting.spec
+    host_seats, join_seats = spec.split()
+    wire.announce(code, spec.lobby())
+    welcome = {"type": "welcome", "code": code, "seats": sorted(join_seats), "game": spec.game, "variant": spec.variant}
     if hosting.joiner is None:
         console.print(f"remote match code: [bold]{code}[/]  (at the other table: tablesense play --remote join {code})")
         console.file.flush()
@@ -619,7 +706,7 @@ def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: Ta
             got = wire.receive(0.2)
             if got is not None and got[1].get("type") == "join" and got[1].get("code") == code:
                 hosting.begin(got[0], str(got[1]["key"]))
-        console.print(f"{hosting.joiner} joined: seats {', '.join(side.geometry.seats[s].name for s in sorted(JOIN_SEATS))}")
+        console.print(f"{hosting.joiner} joined: seats {', '.join(side.geometry.seats[s].name for s in sorted(join_seats))}")
     else:
         console.print(f"resuming remote match {code} from its journal ({len(hosting.inputs)} entries)")
     joiner, journal = hosting.joiner, hosting.journal
@@ -627,8 +714,8 @@ def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: Ta
     wire.trusted[joiner] = hosting.joiner_key
     wire.send(joiner, welcome)
     me = wire.user
-    authority = Authority(GAME, VARIANT, Seating({me: HOST_SEATS, joiner: JOIN_SEATS}),
-                          options=hosting.options, seed=hosting.seed)
+    authority = Authority(spec.game, spec.variant, Seating({me: host_seats, joiner: join_seats}),
+                          options=spec.options, seed=hosting.seed)
     host = HostSide(authority)
 
     def deliver(out: list[tuple[str, Message]]) -> None:

@@ -19,8 +19,11 @@ It also says which cells light: at the deal, the stock cells of each local
 seat's pieces in the seat's colour; for a remote play, the piece in the
 stock and its target cell; after a hand, every piece still out of the stock.
 
-Dominoes only in this first slice (docs/remote.md, "Status"); Kems tables
-get their frames and views, not yet a judge.
+This is the judge of games played on a *line* (dominoes, every variant: a
+draw lights the drawn tile's stock cell for its seat). Games played on a
+*board* of face-up slots (Kems) have theirs in :mod:`.board_judge`, a
+subclass answering the same questions; the table's side picks one by the
+game's ``play_area`` (:func:`tablesense.remote.match.judge_for`).
 """
 
 from __future__ import annotations
@@ -63,20 +66,28 @@ class TableJudge:
     """See the module docstring."""
 
     def __init__(self, geometry: TableGeometry, view: TableView, pieces: Sequence[str]) -> None:
-        if geometry.line is None or not geometry.stock:
-            raise ValueError(
-                f"table {geometry.name!r} has no line and stock: a remote dominoes match needs a -remote layout"
-            )
+        self._check_geometry(geometry)
         if len(geometry.stock) < len(pieces):
             raise ValueError(f"table {geometry.name!r} has {len(geometry.stock)} stock cells for {len(pieces)} pieces")
         self.geometry = geometry
-        self.line = geometry.line
         self.view = view
-        self.pieces = [tile_key(p) for p in pieces]
+        self.pieces = [self.key(p) for p in pieces]
         self.dealt_hand = 0
         """The hand whose deal this table reported laid out."""
         self.placed_no = -1
         """The last frame whose remote piece this table reported placed."""
+
+    def _check_geometry(self, geometry: TableGeometry) -> None:
+        if geometry.line is None or not geometry.stock:
+            raise ValueError(
+                f"table {geometry.name!r} has no line and stock: a remote dominoes match needs a -remote layout"
+            )
+        self.line = geometry.line
+
+    @staticmethod
+    def key(text: str) -> str:
+        """A piece however it is written (a tile's two halves in either order)."""
+        return tile_key(text)
 
     # -- where pieces belong ----------------------------------------------------
 
@@ -130,7 +141,7 @@ class TableJudge:
 
     def judge(self, sensed: Mapping[CellId, str], legal: Sequence[Mapping[str, Any]] = ()) -> Verdict:
         """Compare the sensed pieces with the view; see the module docstring."""
-        where = {tile_key(p): c for c, p in sensed.items()}
+        where = {self.key(p): c for c, p in sensed.items()}
         home = self.home()
         misplaced = sorted(p for p in self.pieces if where.get(p) not in home[p])
         lights: dict[CellId, RGB] = {}
@@ -143,9 +154,10 @@ class TableJudge:
         claim = self._claim(misplaced, where, legal)
         if claim is not None:
             return Verdict("claim", claim, misplaced=misplaced)
+        wrong: list[CellId] = []
         for p in misplaced:
             at, want = where.get(p), home[p]
-            if len(want) == 1:  # a line cell: this piece, from wherever it is
+            if len(want) == 1:  # a line cell or a slot: this piece, from wherever it is
                 if at is not None:
                     lights[at] = PLACE
                 lights[want[0]] = TARGET
@@ -153,7 +165,9 @@ class TableJudge:
                 seat = self._seat_of_rack(want)
                 lights[at] = SEAT_COLOURS[seat % len(SEAT_COLOURS)] if seat is not None else PLACE
             elif at is not None:
-                lights[at] = WRONG
+                wrong.append(at)
+        for at in wrong:  # a target still taken by a piece that must go shows that piece first
+            lights[at] = WRONG
         return Verdict("waiting", lights=lights, misplaced=misplaced)
 
     def pending_place(self) -> dict[str, Any] | None:
@@ -191,6 +205,16 @@ class TableJudge:
             return max(plays, key=lambda m: (sum(int(x) for x in tile_key(m["tile"]).split("-")), str(m.get("end"))))
         return next((m for m in mine if m.get("draw")), None) or next((m for m in mine if m.get("pass")), None)
 
+    def button_move(self, seat: int, legal: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """What a person's seat button claims now: a pass, or a draw (the
+        authority draws the tile; its stock cell lights for the seat)."""
+        return next((dict(m) for m in legal if m.get("seat") == seat and (m.get("pass") or m.get("draw"))), None)
+
+    def idle_move(self, legal: Sequence[Mapping[str, Any]], idle_s: float) -> dict[str, Any] | None:
+        """A move nobody's seat makes, once the table's computer seats have all
+        waited ``idle_s`` seconds since the last change (dominoes: none)."""
+        return None
+
     def route(self, move: Mapping[str, Any], sensed: Mapping[CellId, str]) -> tuple[CellId, CellId] | None:
         """From which cell to which a hand moves the tile of a play."""
         if "tile" not in move:
@@ -199,3 +223,9 @@ class TableJudge:
         at = next((c for c, p in sensed.items() if tile_key(p) == tile), None)
         to = self.target(move.get("end"))
         return (at, to) if at is not None and to is not None else None
+
+    def routes(self, move: Mapping[str, Any], sensed: Mapping[CellId, str]) -> list[tuple[CellId, CellId]]:
+        """The hand moves that make ``move`` on the table, in order (none: the
+        move is a button's, a pass or a draw)."""
+        route = self.route(move, sensed)
+        return [route] if route is not None else []

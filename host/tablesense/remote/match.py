@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from tablesense.games.common import message_of
+from tablesense.games.registry import find_game
 from tablesense.remote.authority import Authority, Fact, RemoteRejected
+from tablesense.remote.board_judge import BoardJudge
 from tablesense.remote.judge import RGB, TableJudge, Verdict
 from tablesense.remote.view import TableView, frame_for
 from tablesense.table.geometry import CellId, TableGeometry
@@ -123,6 +125,16 @@ class HostSide:
         return self._publish([self.authority.pause(table)])
 
 
+#: The judge of a table by the game's play area: a line of tiles, or a board of slots.
+JUDGES: dict[str, type[TableJudge]] = {"line": TableJudge, "board": BoardJudge}
+
+
+def judge_for(game: str, geometry: TableGeometry, view: TableView, pieces: list[str]) -> TableJudge:
+    """The judge of ``game``'s pieces on this table (the game says where its
+    pieces are played: ``play_area``)."""
+    return JUDGES[find_game(game).play_area](geometry, view, pieces)
+
+
 class Hands(Protocol):
     """Who moves pieces on the table: people, or a virtual table's hands."""
 
@@ -143,9 +155,10 @@ class TableSide:
         hands: Hands | None = None,
         set_leds: Callable[[dict[CellId, RGB]], Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        game: str | None = None,
     ) -> None:
         self.view = TableView(seats)
-        self.judge = TableJudge(geometry, self.view, pieces)
+        self.judge = judge_for(game if game is not None else geometry.games[0], geometry, self.view, pieces)
         self.geometry = geometry
         self.bots = bots
         self.people = people
@@ -171,6 +184,8 @@ class TableSide:
         """Called with each frame once applied (the joining table's journal)."""
         self.lights_log: list[tuple[int, dict[CellId, RGB]]] = []
         """(frame number, lights) each time the lights changed (for tests and the benchmark)."""
+        self._changed_at = clock()
+        """When the last frame arrived (a game without turns refreshes after a quiet while)."""
 
     def receive(self, msg: Mapping[str, Any]) -> None:
         kind = msg.get("type")
@@ -182,6 +197,7 @@ class TableSide:
             if self.on_frame is not None:
                 self.on_frame(frame)
             self.frame_sent_at = msg.get("t")
+            self._changed_at = self.clock()
             self._pending = None
             self.legal = []
         elif kind == "legal":
@@ -230,11 +246,12 @@ class TableSide:
         self._pressed.append(seat)
 
     def _button_turn(self, legal: list[dict[str, Any]]) -> list[Message]:
-        """A pressed pass button: the seat's pass (or draw) when it is one of
-        its legal moves, else it is ignored (the tile to lay is on the rack)."""
+        """A pressed seat button: what the judge says it claims when it is one
+        of the seat's legal moves (dominoes: a pass or a draw; Kems: a call),
+        else it is ignored (the tile to lay is on the rack)."""
         while self._pressed:
             seat = self._pressed.popleft()
-            move = next((m for m in legal if m.get("seat") == seat and (m.get("pass") or m.get("draw"))), None)
+            move = self.judge.button_move(seat, legal)
             if move is not None and self._claimed != self.view.last:
                 self._claimed = self.view.last
                 return [self._claim(dict(move))]
@@ -286,11 +303,16 @@ class TableSide:
             move = self.judge.bot_move(seat, legal)
             if move is None:
                 continue
-            route = self.judge.route(move, sensed) if "tile" in move else None
+            routes = self.judge.routes(move, sensed)
             self._acted = self.view.last
-            if route is not None and self.hands is not None:
-                self.hands.move(*route)  # the sensors will see it, and the judge claims it
+            if routes and self.hands is not None:
+                for route in routes:
+                    self.hands.move(*route)  # the sensors will see it, and the judge claims it
                 return []
             self._claimed = self.view.last
-            return [self._claim(move)]  # a pass or a draw: the seat's button
+            return [self._claim(move)]  # a pass, a draw or a call: the seat's button
+        idle = self.judge.idle_move(legal, self.clock() - self._changed_at) if self.bots & self.view.seats else None
+        if idle is not None:  # nobody here wants anything (a Kems refresh)
+            self._acted = self._claimed = self.view.last
+            return [self._claim(idle)]
         return []

@@ -102,6 +102,9 @@ class TableView:
     stock: int = 0
     place: dict[str, Any] | None = None
     """The remote piece this table must move from its stock now, and where."""
+    last_move: dict[str, Any] | None = None
+    """The hand's last move as this table received it (a Kems ``kems`` call
+    waits for the partner's double or decline)."""
     records: list[dict[str, Any]] = field(default_factory=list)
     score: list[float] = field(default_factory=list)
     record: dict[str, Any] | None = None
@@ -119,7 +122,7 @@ class TableView:
             self.game, self.hand = frame["game"], frame["hand"]
             self.hands = {int(s): list(h) for s, h in frame["hands"].items()}
             self.counts = list(frame["counts"])
-            self.line, self.place = [], None
+            self.line, self.place, self.last_move = [], None, None
             self.boneyard = frame.get("boneyard", 0)
             self.to_play = frame.get("to_play")
             self.openers = list(frame.get("openers", []))
@@ -140,6 +143,7 @@ class TableView:
         move = frame["move"]
         seat = move.get("seat")
         self.place = frame.get("place")
+        self.last_move = dict(move)
         if find_game(self.game).has_turns:
             self.to_play = frame["to_play"]
             if "tile" in move:
