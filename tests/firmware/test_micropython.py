@@ -490,3 +490,27 @@ def test_quiet_cells_read_the_same_on_micropython() -> None:
             b.step()
     assert [f.hex() for f in sink.out] == quiet[0]
     assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == quiet[1]
+
+
+def test_diag_times_whole_sweeps_of_the_board_on_micropython() -> None:
+    """diag's REPL measurement (tablesense.diag.runtime) counts sweeps by the
+    board's own counter: a step may read several quiet cells, so a count of
+    steps would time several sweeps as one. Its figure agrees with the
+    board's own sweep_us (real MicroPython, WebAssembly port)."""
+    need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
+    from tablesense.diag import runtime
+
+    setup = r"""
+import json, machine
+from tablesense.sim.mfrc522_emu import EmulatedMFRC522
+with open("/config.json", "w") as f:
+    f.write(json.dumps({"board": 2, "cells": 8, "leds": 0, "cs": {"kind": "gpio", "pins": list(range(10, 18))}}))
+bus = machine.SPI(0)
+chips = [bus.attach(machine.Pin(p), EmulatedMFRC522()) for p in range(10, 18)]
+"""
+    out = run_micropython(setup + runtime.code([None, 0], 4), files=firmware_files(main=True), timeout=300.0)
+    rt = runtime.parse(out.encode())
+    (eight, none) = rt.sweeps
+    assert eight["cells"] == 8 and none["cells"] == 0
+    assert eight["sweep_ms"] > 0 and eight["board_sweep_ms"] > 0
+    assert 0.5 < eight["sweep_ms"] / eight["board_sweep_ms"] < 2.0, eight
