@@ -40,6 +40,10 @@ _BREAK_FIRST = (0x0D, 0x03)
 # away mid-frame must not glue its half frame to the next host's bytes).
 STALE_FRAME_MS = 500
 MAX_READS_PER_STEP = 16
+# Quiet cells (reported empty, read empty) read in one step (_scan_quiet):
+# 8 empty cells are ~4 ms on an RP2040, the longest the host's next frame
+# then waits for the step's input poll.
+QUIET_RUN = 8
 
 LOG_INFO = 1
 LOG_WARN = 2
@@ -181,6 +185,11 @@ class Board:
         # between every two cells of the sweep's own order, their fields kept
         # on. Empty: every cell is ordinary.
         self.hot = []
+        # Readers that can read a cell expected empty in one call (probe():
+        # mfrc522.MFRC522); None when none can (scripted test readers)
+        probes = [getattr(r, "probe", None) for r in self.readers]
+        self._probes = probes if [f for f in probes if f is not None] else None
+        self.quiet_reads = 0  # reads made by _scan_quiet (tests, diagnostics)
         self._hot_next = 0  # the hot cell whose turn comes next
         self._hot_turn = False  # the next step reads a hot cell
         self.hot_reads = 0
@@ -598,6 +607,11 @@ class Board:
                 self._scan_hot()
                 return
         i = self.next_cell
+        if self._probes is not None:
+            k = self._scan_quiet(i)
+            if k != i:
+                self._advance(k)
+                return
         sharing = self._sharing
         if sharing:
             self._field_before_read(i)
@@ -605,8 +619,11 @@ class Board:
         if sharing:
             self._field_after_read(i)
         self.observe(i, reading)
-        i += 1
-        if i >= n:
+        self._advance(i + 1)
+
+    def _advance(self, i):
+        """The sweep's next cell is i (the sweep ends at the board's last)."""
+        if i >= self.cells:
             i = 0
             self.sweeps += 1
             now = self.clock.ticks_us()
@@ -620,6 +637,90 @@ class Board:
             self._sweep_start = now
         self.next_cell = i
 
+    def _scan_quiet(self, i):
+        """Read the quiet cells from cell i on, up to QUIET_RUN of them (one
+        while cells are hot: a hot read comes between every two) and never
+        past the sweep's end -> the cell after the last one read (i: cell i
+        is not quiet, the usual path reads it).
+
+        A quiet cell was reported empty and read empty last time, its reader
+        is not skipped, it is not hot, and its time-shared field has had its
+        lead. It is read with the reader's probe(): one call that sends
+        WUPA, decides "empty" and, when it is, switches this cell's field
+        off and the field of the cell `ahead` places on -- what
+        _field_before_read, _read, _field_after_read and observe do for an
+        empty cell, the same frames and field switches in the same order,
+        without their Python calls (the board's step is most of an empty
+        cell's time on an RP2040; docs/firmware.md). A cell that answers is
+        read to the end the usual way (reader.finish) and ends the run. A
+        table at rest is almost all quiet cells."""
+        n = self.cells
+        probes = self._probes
+        if probes is None:
+            return i
+        confirmed = self.confirmed
+        candidate = self.candidate
+        skipped = self.skipped
+        hot = self.hot
+        sharing = self._sharing
+        since = self._field_since
+        clock = self.clock
+        ticks_us = clock.ticks_us
+        ticks_diff = clock.ticks_diff
+        lead = self.field_lead_us
+        ahead = self._ahead
+        end = i + (1 if hot else QUIET_RUN)
+        if end > n:
+            end = n
+        if sharing and (n < 2 or self._lit != ahead):
+            return i  # the window of lit fields is being resized
+        now = ticks_us()
+        while i < end:
+            probe = probes[i]
+            if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i]:
+                break
+            if hot and i in hot:
+                break
+            on = None
+            if sharing:
+                lit = since[i]
+                if lit is None or ticks_diff(now, lit) < lead:
+                    break
+                last = self._read_start
+                if last is not None:
+                    step = ticks_diff(now, last)
+                    if step > 0 and (self._quickest_us == 0 or step < self._quickest_us):
+                        self._quickest_us = step
+                self._read_start = now
+                j = i + ahead
+                if j >= n:
+                    j -= n
+                if since[j] is None and self._field[j] is not None and not skipped[j]:
+                    on = self.readers[j]
+                st = probe(True, on)
+            else:
+                st = probe(False, None)
+            if st is not None:
+                # an answer (or a fault): the read goes on the usual way
+                reading = self._read(i, st)
+                if sharing:
+                    self._field_after_read(i)
+                self.observe(i, reading)
+                return i + 1
+            now = ticks_us()
+            if sharing:
+                since[i] = None
+                if on is None:
+                    self.fields_on -= 1
+                else:
+                    since[j] = now
+            self.last_read[i] = None
+            self.agree[i] += 1
+            self.disagree[i] = 0
+            self.quiet_reads += 1
+            i += 1
+        return i
+
     def _retry_due(self, i):
         """Whether reader i may be re-initialised now (retry_ms 0: never)."""
         if not self.retry_ms:
@@ -627,7 +728,9 @@ class Board:
         last = self._retry_at[i]
         return last is None or self.clock.ticks_diff(self.clock.ticks_ms(), last) >= self.retry_ms
 
-    def _read(self, i):
+    def _read(self, i, st=None):
+        """Read cell i -> its reading (st: the WUPA's status from the
+        reader's probe(): the read goes on from there)."""
         r = self.readers[i]
         if r is None:
             return proto.ERR_TIMEOUT
@@ -646,7 +749,7 @@ class Board:
             if self._field[i] is not None:
                 self._field_before_read(i)  # init() left it off: on, and its power-up waited for
         try:
-            reading = r.read_uid()
+            reading = r.read_uid() if st is None else r.finish(st)
         except Exception:  # noqa: BLE001 - a reader fault is that cell's error
             reading = proto.ERR_TIMEOUT
         if isinstance(reading, int):

@@ -339,6 +339,53 @@ def run(params, sc, fw, r) -> int:
     # transaction _fifo_into() makes (the FIFODataReg read address n times,
     # then 0), into r[4:] (Buffers.rf).
     n = rb[3] & 0x7F
+    # probe(): params[6] bit 0 / bit 1 when the wait ended with nobody
+    # answering (by _outcome()'s rules: its _NO_ANSWER), switch this
+    # reader's field off (TxControlReg 0x80) / route params[8] (set) and
+    # params[9] (clear) and switch the field of the reader whose chip select
+    # is params[7] on (0x83). params[10] := 1 when nobody answered, else 0.
+    e = p[6]
+    if e:
+        irq = rb[1]
+        err = rb[2]
+        quiet = 0
+        if irq & 0x31 and err != 0xFF:
+            if not (irq & 0x30):
+                quiet = 1
+            elif not (err & 0x1F) and n == 0 and irq & 1:
+                quiet = 1
+        p[10] = quiet
+        if quiet:
+            w = 0
+            while w < 2:
+                if e & (1 << w):
+                    csm = cs_mask
+                    val = 0x80
+                    if w == 1:
+                        gpio_clr[0] = p[9]
+                        gpio_set[0] = p[8]
+                        csm = p[7]
+                        val = 0x83
+                    while sr[0] & 4:
+                        v = dr[0]
+                    gpio_clr[0] = csm
+                    j = 0
+                    while j < 2:
+                        while not (sr[0] & 2):
+                            pass
+                        if j == 0:
+                            dr[0] = 0x28
+                        else:
+                            dr[0] = val
+                        while not (sr[0] & 4):
+                            pass
+                        v = dr[0]
+                        j += 1
+                    while sr[0] & 16:
+                        pass
+                    gpio_set[0] = csm
+                w += 1
+            return polls
     if mask & 0x20 and rb[1] & 0x30 and rb[2] != 0xFF and not (rb[2] & 0x1F) and n:
         if n > 64:
             n = 64
@@ -480,7 +527,8 @@ class MFRC522:
             # mask, IRQ mask, limit (those two set per wait), the address
             # pins to set and to clear before the first transaction
             route = (compiled[3], compiled[4]) if self._routed else (0, 0)
-            self._fparams = array("I", (self._spi_base, self._cs_mask, 0, 0, route[0], route[1]))
+            # [6:11]: probe()'s field switches after a quiet WUPA (see run())
+            self._fparams = array("I", (self._spi_base, self._cs_mask, 0, 0, route[0], route[1], 0, 0, 0, 0, 0))
         self._n = 0  # bytes of the last exchange's answer, in self._rf[1:]
         # The chip select, per transaction. A decoder output (config.py)
         # offers fast_select(): its enable pin's value method, plus the shared
@@ -1006,6 +1054,75 @@ class MFRC522:
                 return False
         return True
 
+    def probe(self, off, on):
+        """A read's first exchange (WUPA), for a cell that read empty last
+        time -> None when nobody answered, or the WUPA's status for finish(),
+        which goes on with the read as read_uid() would (no field switched).
+        When nobody answered, this reader's field is switched off (off) and
+        the field of on (another MFRC522 of the same bus, or None) on: the
+        board's time-shared fields (board.py) after an empty cell.
+
+        Why: on a table at rest almost every read is this one exchange. On
+        the rp2 port it is one compiled call -- the exchange, the decision
+        "empty" by _outcome()'s rules and both field writes -- instead of the
+        Python chain read_uid, _exchange, _outcome and two field() calls
+        (~0.4 ms a cell on rp2040js). The same transactions in the same
+        order as the plain path, which CPython and the wasm port run."""
+        frun = self._frun
+        if frun is not None and (on is None or (on._frun is not None and on._spi_base == self._spi_base)):
+            self._n = 0
+            sc = _SCRIPTS[1 if self._idle else 3]
+            self._idle = False
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
+            p[3] = _AIR_SHORT + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+            if on is None:
+                e = 1 if off else 0
+            else:
+                q = on._fparams
+                e = 3 if off else 2
+                p[7] = q[1]
+                p[8] = q[4]
+                p[9] = q[5]
+                if not on._routed and on._shared is not None:
+                    e = 1 if off else 0  # (a decoder routed by Python: on.field() below)
+            p[6] = e
+            self.polls = frun(p, sc, _WUPA_WRITE, self._rsf)
+            p[6] = 0
+            if e and p[10]:
+                if on is not None:
+                    if e & 2:
+                        sh = on._shared
+                        if sh is not None:
+                            sh[0] = on._index  # run() left on's address on the decoder
+                    else:
+                        on.field(True)
+                return None
+            st = self._outcome(self._rsf[1], False)
+            if st != _NO_ANSWER:
+                return st
+        else:
+            try:
+                st = self._exchange(_WUPA_WRITE, 7)
+            except OSError:
+                return ERR_TIMEOUT
+            if st != _NO_ANSWER:
+                return st
+        try:
+            if off:
+                self.field(False)
+            if on is not None:
+                on.field(True)
+        except OSError:
+            return ERR_TIMEOUT
+        return None
+
     def read_uid(self):
         """One read of the cell -> None (no tag), UID bytes, or ERR_* int.
         The tag is halted afterwards; the next WUPA wakes it again.
@@ -1018,6 +1135,17 @@ class MFRC522:
         full_read_every-th read take the full anticollision."""
         try:
             st = self._exchange(_WUPA_WRITE, 7)
+        except OSError:
+            self._known_left = 0
+            return ERR_TIMEOUT
+        if st == _NO_ANSWER:
+            return None
+        return self.finish(st)
+
+    def finish(self, st):
+        """The rest of read_uid() after its WUPA, whose status is st (from
+        probe(), or read_uid() itself) -> what read_uid() returns."""
+        try:
             if st == _NO_ANSWER:
                 return None
             rf = self._rf

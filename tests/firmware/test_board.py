@@ -648,6 +648,26 @@ def test_hot_cells_outside_the_board_are_refused() -> None:
 
 
 def test_no_lay_lift_or_swap_is_missed_with_hot_cells_and_known_tag_reads() -> None:
+    """The whole board (see _board_lay_lift_swap)."""
+    _board_lay_lift_swap(MFRC522)
+
+
+class _PresenceOnly(MFRC522):
+    """Broken: a known tag is taken as present on its ATQA alone."""
+
+    def _select_known(self) -> bool:
+        return True
+
+
+def test_the_board_lay_lift_swap_test_catches_a_broken_presence_check() -> None:
+    """The board-level randomized test can fail: with a known-tag check that
+    trusts the ATQA alone, a tile swapped for one of the same ATQA goes
+    unreported, and the test says so."""
+    with pytest.raises(AssertionError):
+        _board_lay_lift_swap(_PresenceOnly)
+
+
+def _board_lay_lift_swap(cls: type[MFRC522]) -> None:
     """The whole board (real driver, chip models, time-shared fields with a
     tag's 5 ms power-up, known-tag reads, the host's hot cells changing as
     a game's would): tiles are laid, lifted, swapped for another tile of
@@ -671,7 +691,7 @@ def test_no_lay_lift_or_swap_is_missed_with_hot_cells_and_known_tag_reads() -> N
     for i in range(n):
         pin, chip = bus.add_reader(10 + i, power_up_us=5000.0)  # ISO 14443-3: up to 5 ms
         chips.append(chip)
-        drivers.append(MFRC522(bus, pin))  # the defaults: timeout, full_read_every
+        drivers.append(cls(bus, pin))  # the defaults: timeout, full_read_every
     t = Loopback()
     board = Board(base_config(cells=n), drivers, None, t, BusClock(bus), b"\x01" * 8)
     world: list[bytes | None] = [None] * n
@@ -743,3 +763,68 @@ def test_no_lay_lift_or_swap_is_missed_with_hot_cells_and_known_tag_reads() -> N
     assert min(kinds.values()) >= 5, kinds  # every kind of change was made
     assert sum(d.known_reads for d in drivers) > 100  # the known-tag path served reads
     assert board.hot_reads > 0
+    assert board.quiet_reads > 1000  # and empty cells were read by the probe
+
+
+
+def _quiet_run_world(quiet: bool, hot: list[int]) -> tuple[object, ...]:
+    """A 12-cell board (real driver, chip models with a tag's power-up,
+    time-shared fields) through lays, lifts and swaps, each two sweeps
+    apart; quiet=False turns the quiet-cell reads off (every cell read by
+    the step-per-cell path) -> what went over the air and to the host."""
+    import random
+
+    rng = random.Random(77)
+    n = 12
+    bus = EmulatedSPIBus()
+    chips: list[EmulatedMFRC522] = []
+    drivers = []
+    for i in range(n):
+        pin, chip = bus.add_reader(10 + i, power_up_us=5000.0)
+        chip.frame_log = []
+        chips.append(chip)
+        drivers.append(MFRC522(bus, pin))
+    t = Loopback()
+    board = Board(base_config(cells=n), drivers, None, t, BusClock(bus), b"\x01" * 8)
+    if not quiet:
+        board._probes = None
+    board.step()
+    if hot:
+        t.send(proto.HOT, 1, proto.encode_hot(hot))
+        board.step()
+        assert board.hot == hot
+    tiles = [bytes.fromhex("04a1b2c3d4e5f6"), bytes.fromhex("04a1b2c3d4e5f7"), bytes.fromhex("11223344")]
+    trace = []
+    for _ in range(40):
+        cell = rng.randrange(n)
+        uid = rng.choice([*tiles, None])
+        if uid is None:
+            chips[cell].remove()
+        else:
+            chips[cell].place(EmulatedCard(uid))
+        target = board.sweeps + 2
+        while board.sweeps < target:
+            board.step()
+        trace.append((list(board.confirmed), board.fields_on, [c.field for c in chips], bus.now_us))
+    if quiet:
+        assert board.quiet_reads > 300
+    return cell_events(t.frames), [c.frame_log for c in chips], bus.transfers, trace, board.field_waits
+
+
+@pytest.mark.parametrize("hot", [[], [2, 7]], ids=["no-hot", "hot"])
+def test_quiet_cells_read_in_one_call_give_the_same_frames_and_events(hot: list[int]) -> None:
+    """The quiet-cell path (probe(): WUPA, the decision and both field
+    switches in one reader call, several cells a step) sends the very
+    frames, SPI transactions and field switches of the step-per-cell path
+    and reports the same events at the same (bus) time: compared over the
+    same lays, lifts and swaps, each two sweeps apart (the step count
+    differs: a step reads up to QUIET_RUN quiet cells)."""
+    plain = _quiet_run_world(False, hot)
+    quiet = _quiet_run_world(True, hot)
+    events, frames, transfers, trace, waits = quiet
+    assert len(events) > 20 and sum(len(f or []) for f in frames) > 1000
+    assert events == plain[0]
+    assert frames == plain[1]
+    assert transfers == plain[2]
+    assert trace == plain[3]
+    assert waits == plain[4]

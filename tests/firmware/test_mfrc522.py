@@ -179,6 +179,50 @@ def test_the_known_tag_path_misses_no_lay_lift_or_swap() -> None:
     nothing: every read must give exactly what lies on the cell, and a
     second tag laid on the known one must show as a collision within
     full_read_every reads."""
+    _lay_lift_swap(drv.MFRC522)
+
+
+class _PresenceOnly(drv.MFRC522):
+    """Broken: the known tag is taken as present on its ATQA alone."""
+
+    def _select_known(self) -> bool:
+        return True
+
+
+class _FirstLevelOnly(drv.MFRC522):
+    """Broken: only the first cascade level is selected by the remembered
+    bytes (the tag is then left half-selected, and any tag sharing level 1
+    passes)."""
+
+    def _select_known(self) -> bool:
+        levels = self._levels
+        self._levels = 1
+        try:
+            return bool(super()._select_known())
+        finally:
+            self._levels = levels
+
+
+class _NeverFull(drv.MFRC522):
+    """Broken: the known tag's periodic full anticollision never comes."""
+
+    def finish(self, st):  # type: ignore[no-untyped-def]
+        got = super().finish(st)
+        if self._known_left == 0 and self._uid is not None:
+            self._known_left = 1
+        return got
+
+
+@pytest.mark.parametrize("broken", [_PresenceOnly, _FirstLevelOnly, _NeverFull])
+def test_a_broken_presence_check_fails_the_lay_lift_swap_test(broken: type[drv.MFRC522]) -> None:
+    """The randomized test can fail: each of these known-tag shortcuts
+    misses a change (a same-ATQA swap, a swap sharing cascade level 1, a
+    tag stacked on the known one), and the test catches it."""
+    with pytest.raises(AssertionError):
+        _lay_lift_swap(broken)
+
+
+def _lay_lift_swap(cls: type[drv.MFRC522]) -> None:
     import random
 
     rng = random.Random(26)
@@ -195,7 +239,7 @@ def test_the_known_tag_path_misses_no_lay_lift_or_swap() -> None:
     every = 4
     bus = EmulatedSPIBus()
     pin, chip = bus.add_reader(1)
-    r = drv.MFRC522(bus, pin, full_read_every=every)
+    r = cls(bus, pin, full_read_every=every)
     assert r.init()
     lying: EmulatedCard | None = None
     for _ in range(600):

@@ -361,3 +361,156 @@ def test_lay_lift_and_same_atqa_swaps_read_the_same_on_micropython() -> None:
     assert cpython == expected  # every read is what lies there
     assert got == cpython  # MicroPython, read for read
     assert known == r.known_reads > 20  # the known-tag path served reads on both
+
+
+QUIET = r"""
+import json, machine, mfrc522, board, proto
+from tablesense.sim.mfrc522_emu import EmulatedMFRC522, EmulatedCard
+
+class Clock:
+    def __init__(self, bus):
+        self.bus = bus
+    def ticks_us(self):
+        return self.bus.ticks_us()
+    def ticks_ms(self):
+        return self.bus.ticks_us() // 1000
+    def ticks_diff(self, a, b):
+        return self.bus.ticks_diff(a, b)
+    def sleep_us(self, us):
+        self.bus.advance(us)
+
+class Sink:
+    def __init__(self):
+        self.out = []
+    def read(self):
+        return b""
+    def write(self, frame):
+        self.out.append(frame)
+
+def world(quiet):
+    # (the fake machine shares a bus and a pin per id: each world its own)
+    bus = machine.SPI(1 if quiet else 0)
+    pin0 = 20 if quiet else 10
+    chips = []
+    readers = []
+    for i in range(8):
+        chip = bus.attach(machine.Pin(pin0 + i), EmulatedMFRC522(power_up_us=5000.0))
+        chip.frame_log = []
+        chips.append(chip)
+        readers.append(mfrc522.MFRC522(bus, machine.Pin(pin0 + i)))
+    cfg = {"format": "tablesense.board/1", "board": 7, "cells": 8, "leds": 0,
+           "cs": {"kind": "gpio", "pins": list(range(pin0, pin0 + 8))}}
+    sink = Sink()
+    b = board.Board(cfg, readers, None, sink, Clock(bus), b"\x01" * 8)
+    if not quiet:
+        b._probes = None
+    for cell, uid in SEQ:
+        if uid is None:
+            chips[cell].remove()
+        else:
+            chips[cell].place(EmulatedCard(bytes(int(uid[i:i + 2], 16) for i in range(0, len(uid), 2))))
+        target = b.sweeps + 2
+        while b.sweeps < target:
+            b.step()
+    frames = [[("".join("%02x" % x for x in f), n) for f, n in c.frame_log] for c in chips]
+    return ["".join("%02x" % x for x in f) for f in sink.out], frames, bus.transfers, b.quiet_reads
+
+got = [world(False), world(True)]
+print("RESULT " + json.dumps(got))
+"""
+
+
+def test_quiet_cells_read_the_same_on_micropython() -> None:
+    """The quiet-cell path (board._scan_quiet with the driver's probe()) on
+    the WebAssembly port: a board of real drivers over the chip model, time-
+    shared fields with a tag's 5 ms power-up, tiles laid, lifted and swapped
+    two sweeps apart: the frames sent to the host, the frames on the air
+    and the SPI transactions are the step-per-cell path's, and CPython's."""
+    import random
+
+    need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
+    rng = random.Random(26)
+    tiles = ["04a1b2c3d4e5f6", "04a1b2c3d4e5f7", "11223344", None]
+    seq = [(rng.randrange(8), rng.choice(tiles)) for _ in range(12)]
+    out = run_micropython(QUIET.replace("SEQ", repr(seq)), timeout=300.0)
+    assert "CRASH" not in out and "Traceback" not in out, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
+    plain, quiet = json.loads(line[len("RESULT "):])
+    assert plain[3] == 0 and quiet[3] > 40
+    assert quiet[:3] == plain[:3]
+    assert len(quiet[0]) > 5 and sum(len(f) for f in quiet[1]) > 100
+    # CPython: the same script's board, the same results
+    from tablesense.firmware import board as fw_board
+    from tablesense.firmware import mfrc522 as drv
+    from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedMFRC522, EmulatedSPIBus
+
+    bus = EmulatedSPIBus()
+    chips = []
+    readers = []
+    for i in range(8):
+        pin, chip = bus.add_reader(10 + i, power_up_us=5000.0)
+        chip.frame_log = []
+        chips.append(chip)
+        readers.append(drv.MFRC522(bus, pin))
+    assert isinstance(chips[0], EmulatedMFRC522)
+
+    class Clock:
+        def ticks_us(self) -> int:
+            return bus.ticks_us()
+
+        def ticks_ms(self) -> int:
+            return bus.ticks_us() // 1000
+
+        def ticks_diff(self, a: int, b: int) -> int:
+            return bus.ticks_diff(a, b)
+
+        def sleep_us(self, us: int) -> None:
+            bus.advance(us)
+
+    class Sink:
+        out: list[bytes] = []
+
+        def read(self) -> bytes:
+            return b""
+
+        def write(self, frame: bytes) -> None:
+            self.out.append(bytes(frame))
+
+    cfg = {"format": "tablesense.board/1", "board": 7, "cells": 8, "leds": 0,
+           "cs": {"kind": "gpio", "pins": list(range(10, 18))}}
+    sink = Sink()
+    b = fw_board.Board(cfg, readers, None, sink, Clock(), b"\x01" * 8)
+    for cell, uid in seq:
+        if uid is None:
+            chips[cell].remove()
+        else:
+            chips[cell].place(EmulatedCard(bytes.fromhex(uid)))
+        target = b.sweeps + 2
+        while b.sweeps < target:
+            b.step()
+    assert [f.hex() for f in sink.out] == quiet[0]
+    assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == quiet[1]
+
+
+def test_diag_times_whole_sweeps_of_the_board_on_micropython() -> None:
+    """diag's REPL measurement (tablesense.diag.runtime) counts sweeps by the
+    board's own counter: a step may read several quiet cells, so a count of
+    steps would time several sweeps as one. Its figure agrees with the
+    board's own sweep_us (real MicroPython, WebAssembly port)."""
+    need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
+    from tablesense.diag import runtime
+
+    setup = r"""
+import json, machine
+from tablesense.sim.mfrc522_emu import EmulatedMFRC522
+with open("/config.json", "w") as f:
+    f.write(json.dumps({"board": 2, "cells": 8, "leds": 0, "cs": {"kind": "gpio", "pins": list(range(10, 18))}}))
+bus = machine.SPI(0)
+chips = [bus.attach(machine.Pin(p), EmulatedMFRC522()) for p in range(10, 18)]
+"""
+    out = run_micropython(setup + runtime.code([None, 0], 4), files=firmware_files(main=True), timeout=300.0)
+    rt = runtime.parse(out.encode())
+    (eight, none) = rt.sweeps
+    assert eight["cells"] == 8 and none["cells"] == 0
+    assert eight["sweep_ms"] > 0 and eight["board_sweep_ms"] > 0
+    assert 0.5 < eight["sweep_ms"] / eight["board_sweep_ms"] < 2.0, eight

@@ -452,3 +452,83 @@ def test_the_compiled_transfer_routes_the_decoder_and_switches_fields(tmp_path: 
     assert logs["False"] == logs["True"] and all(logs["False"])
     assert compiled_us < plain_us
     print(f"9 reads behind a decoder, fields switched: plain {plain_us} us, compiled {compiled_us} us")
+
+
+_PROBE_VS_PLAIN = """
+from machine import SPI, Pin
+import time
+spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
+cfg = parse({"board": 3, "cells": 4, "leds": 0})
+fast = compiled_transfer()
+def run(compiled):
+    selects = make_selects(cfg, lambda n: Pin(n, Pin.OUT, value=1))
+    routes = select_routes(cfg)
+    rs = [MFRC522(spi, selects[k], compiled=(fast, 0, 9, routes[k][0], routes[k][1]) if compiled else None)
+          for k in range(4)]
+    assert all((r._frun is not None) == compiled for r in rs)
+    got = [r.init() for r in rs]
+    for r in rs:
+        r.field(False)
+    t = time.ticks_us()
+    for k in (1, 2, 1, 0, 2, 3, 1, 0, 2, 2, 3, 1):
+        r = rs[k]
+        r.field(True)
+        on = None if k == 2 else rs[(k + 1) % 4]
+        st = r.probe(k != 3, on)
+        if st is None:
+            got.append(None)
+        else:
+            got.append(r.finish(st))
+        got.append(tuple(x.read_reg(0x14) & 3 for x in rs))
+        for x in rs:
+            x.field(False)
+    return got, time.ticks_diff(time.ticks_us(), t)
+"""
+
+
+def test_the_compiled_probe_decides_empty_and_switches_fields_as_the_plain_path(tmp_path: Path) -> None:
+    """probe() -- a cell expected empty: WUPA, the decision and, when nobody
+    answered, this reader's field off and another's on, in one compiled
+    call on the rp2 port -- gives the plain path's results, field states
+    (TxControlReg of every reader after each probe) and frames on the
+    air, reader for reader, behind a 74HC138; a tag that answers is read
+    to the end by finish() with no field switched."""
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    from tablesense.sim.mfrc522_emu import EmulatedCard
+
+    cfg = {"board": 3, "cells": 4, "leds": 0}
+    board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
+    board.chips[0].place(EmulatedCard(UID7))
+    board.chips[3].place(EmulatedCard(bytes.fromhex("11223344")))
+    source = (dp.FIRMWARE_DIR / "config.py").read_text() + (dp.FIRMWARE_DIR / "mfrc522.py").read_text()
+    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
+    results = {}
+    path = board.start()
+    try:
+        assert wait_for_prompt(path, timeout=30.0)
+        with ReplSession(path, timeout=15) as s:
+            s.exec(source + _PROBE_VS_PLAIN, timeout=120)
+            assert s.eval("fast is not None", timeout=30) is True
+            for mode in ("False", "True"):
+                with board.lock:
+                    for chip in board.chips:
+                        chip.frame_log = []
+                results[mode] = s.eval(f"run({mode})", timeout=180)
+                with board.lock:
+                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
+            assert s.eval("1 + 1", timeout=30) == 2
+    finally:
+        board.stop()
+    assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    (plain, plain_us), (compiled, compiled_us) = results["False"], results["True"]
+    assert compiled == plain
+    reads = plain[4::2]
+    fields = [tuple(f) for f in plain[5::2]]
+    assert reads == [None, None, None, UID7, None, bytes.fromhex("11223344"), None, UID7, None, None,
+                     bytes.fromhex("11223344"), None]
+    assert fields[0] == (0, 0, 3, 0)  # cell 1 empty: its field off, cell 2's on
+    assert fields[1] == (0, 0, 0, 0)  # cell 2 empty, no other field named
+    assert fields[3] == (3, 0, 0, 0)  # cell 0 answered: no switch
+    assert fields[5] == (0, 0, 0, 3)  # cell 3 answered: its own field stays on
+    assert logs["False"] == logs["True"] and all(logs["False"])
+    print(f"12 probes behind a decoder: plain {plain_us} us, compiled {compiled_us} us")

@@ -53,14 +53,19 @@ for _n in CELLS:
         _cfg = config.parse(_raw)
     _b = main.build(_cfg, _Null())
     _b.start()
-    _k = max(1, _cfg["cells"])
     _d = _cfg["debounce"]
-    for _ in range((max(_d["tag"], _d["empty"], _d["error"]) + 1) * _k):
+    # whole sweeps, counted by the board (a step may read several cells;
+    # a board without cells has no sweep: SWEEPS steps)
+    _s = _b.sweeps + max(_d["tag"], _d["empty"], _d["error"]) + 1
+    while _cfg["cells"] and _b.sweeps < _s:
         _b.step()
     gc.collect()
     _t = time.ticks_us()
-    for _ in range(SWEEPS * _k):
+    _s = _b.sweeps + SWEEPS
+    _j = 0
+    while _b.sweeps < _s if _cfg["cells"] else _j < SWEEPS:
         _b.step()
+        _j += 1
     _dt = time.ticks_diff(time.ticks_us(), _t)
     _during = gc.mem_free()
     gc.collect()
