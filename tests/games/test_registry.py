@@ -115,3 +115,24 @@ def test_the_players_come_from_the_game() -> None:
         assert type(g.player()).__name__ == {"greedy": "GreedyPlayer", "tracking": "TrackingPlayer"}[g.default_player]
         with pytest.raises(ValueError, match="nosuch"):
             g.player("nosuch")
+
+
+def test_a_table_shown_stock_order_is_journaled_and_replayed_by_the_game() -> None:
+    """Kems dealt by the table: the stock's order is learnt as the table shows
+    it; the game writes the ``reorder`` entry and applies it (the referee only
+    journals it). Dominoes has no such pile to reorder from a table."""
+    kems = find_game("kems")
+    rnd = kems.new_match("classic", seats=4).new_hand(rng=random.Random(5))
+    stock = [str(c) for c in rnd.stock]
+    shown = [stock[5], stock[2], stock[9], stock[0]]
+    entry = kems.stock_reorder(rnd, shown)
+    assert entry["type"] == "reorder" and entry["stock"][:4] == shown
+    assert sorted(entry["stock"]) == sorted(stock), "the same cards, in the order shown"
+    kems.apply_reorder(rnd, entry)
+    assert [str(c) for c in rnd.stock] == entry["stock"] and [str(c) for c in rnd.initial_stock] == entry["initial"]
+    dominoes = find_game("dominoes")
+    hand = dominoes.new_match("pairs-pips", seats=4).new_hand(rng=random.Random(5))
+    with pytest.raises(ValueError, match="same tiles"):
+        dominoes.apply_reorder(hand, {"type": "reorder", "boneyard": ["6-6"]})
+    with pytest.raises(ValueError):
+        dominoes.stock_reorder(hand, ["6-6"])

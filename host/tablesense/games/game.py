@@ -229,6 +229,17 @@ class Game(ABC):
         """Void ``match``'s current hand (only where :attr:`can_void`)."""
         raise ValueError(f"a {self.name} {self.deal_word} cannot be voided")
 
+    def apply_reorder(self, hand: Any, entry: Mapping[str, Any]) -> None:
+        """Apply a journal's ``reorder`` entry to ``hand``: the face-down
+        pieces' order as a table-dealt hand showed it. ValueError when the
+        entry does not fit the hand (nothing changed)."""
+        raise ValueError(f"a {self.name} {self.deal_word} has no face-down order to reorder")
+
+    def stock_reorder(self, hand: Any, shown: list[str]) -> dict[str, Any]:
+        """The ``reorder`` entry that puts ``shown`` (pieces the table showed
+        coming out of the face-down pile, in order) first in ``hand``'s pile."""
+        raise ValueError(f"a {self.name} {self.deal_word} has no face-down pile the table shows")
+
     @abstractmethod
     def all_pieces(self, options: Any) -> frozenset[str]:
         """Every piece of the set a match with ``options`` plays with."""

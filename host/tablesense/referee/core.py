@@ -240,7 +240,7 @@ class Referee(RefereeBase):
         move = tm.move
         hand = self.hand
         if tm.note.startswith("free-stock:"):
-            self.journal.commit(self._stock_reorder(tm.note.split(":", 1)[1].split(",")))
+            self.journal.commit(self.game.stock_reorder(hand, tm.note.split(":", 1)[1].split(",")))
         try:
             hand.check(move)
         except IllegalPlayError as exc:
@@ -289,23 +289,6 @@ class Referee(RefereeBase):
         if type(move).__name__ == "Announce":
             return []
         return [c for c, p in sorted(s.pieces.items()) if p in names]
-
-    def _stock_reorder(self, new: list[str]) -> dict[str, Any]:
-        rnd = self.hand
-        refreshes = sum(1 for e in rnd.events if type(e).__name__ == "Refresh")
-        initial = [str(c) for c in rnd.initial_stock]
-        seen = 4 * refreshes
-        unrevealed = initial[seen:]
-        stock = [str(c) for c in rnd.stock]
-        if stock[: len(unrevealed)] != unrevealed:
-            return {"type": "reorder", "stock": stock, "initial": initial}
-        rest = [c for c in unrevealed if c not in new]
-        order = [c for c in new if c in unrevealed] + rest
-        return {
-            "type": "reorder",
-            "stock": order + stock[len(unrevealed) :],
-            "initial": initial[:seen] + order,
-        }
 
     def _after_move(self, now: float) -> None:
         hand = self.hand

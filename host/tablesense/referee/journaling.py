@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from tablesense.games.common import HandResult, say
+from tablesense.games.common import HandResult, message_of, say
 from tablesense.referee.facts import RefereeFacts
 from tablesense.referee.public import public_move
 from tablesense.referee.spec import Emit, RefereeError
@@ -306,21 +306,10 @@ class TableJournal:
         ref.game.start_hand(ref.match, entry, free_draw=ref.state.deal_mode is DealMode.TABLE)
 
     def _apply_reorder(self, entry: dict[str, Any]) -> None:
-        hand = self.ref.hand
-        if "boneyard" in entry:
-            from tablesense.games.dominoes import Tile
-
-            # Journals written before the engine's free draw: the order is now
-            # learnt by the draw that follows (the hand of a table-dealt match
-            # takes any boneyard tile), so the entry only has to agree.
-            tiles = sorted(Tile.parse(t) for t in entry["boneyard"])
-            if tiles != sorted(hand.boneyard):
-                raise RefereeError("a boneyard reorder must keep the same tiles")
-        if "stock" in entry:
-            from tablesense.games.kems import Card
-
-            hand.stock[:] = [Card.parse(c) for c in entry["stock"]]
-            hand.initial_stock = tuple(Card.parse(c) for c in entry["initial"])
+        try:
+            self.ref.game.apply_reorder(self.ref.hand, entry)
+        except ValueError as exc:
+            raise RefereeError(message_of(exc)) from None
 
     def _after_finish(self, result: HandResult | None) -> None:
         st = self.ref.state

@@ -333,7 +333,7 @@ class SitDown:
         """Whether the computers wait (the session asks before each of their
         moves): until every seated person's page is connected, then
         :data:`COUNTDOWN_S` at the start of each hand or round."""
-        hand_no = int(getattr(self._session.referee, "hand_no", 0) or 0)
+        hand_no = self._session.referee.state.hand_no
         if self.absent():
             self._go = None  # counted again from the start once everybody is back
             return True
@@ -354,7 +354,7 @@ class SitDown:
             return _(say("waiting for {seats} to open the table-top page (the address printed for that seat)",
                          seats=in_a_row([seat_word(names[seat].name) for seat in absent])))
         go = self._go
-        hand_no = int(getattr(self._session.referee, "hand_no", 0) or 0)
+        hand_no = self._session.referee.state.hand_no
         if go is None or go[0] != hand_no:
             return None
         left = go[1] - self.clock()

@@ -102,6 +102,14 @@ class Dominoes(Game):
     def void_hand(self, match: Any, reason: str) -> None:
         match.void_hand(reason)
 
+    def apply_reorder(self, hand: Any, entry: Mapping[str, Any]) -> None:
+        # Journals written before the engine's free draw: the order is now
+        # learnt by the draw that follows (the hand of a table-dealt match
+        # takes any boneyard tile), so the entry only has to agree.
+        tiles = sorted(Tile.parse(t) for t in entry.get("boneyard", []))
+        if tiles != sorted(hand.boneyard):
+            raise ValueError("a boneyard reorder must keep the same tiles")
+
     def all_pieces(self, options: Any) -> frozenset[str]:
         return frozenset(str(t) for t in ALL_TILES)
 

@@ -93,6 +93,28 @@ class Kems(Game):
             stock=[Card.parse(c) for c in deal["stock"]],
         )
 
+    def apply_reorder(self, hand: Any, entry: Mapping[str, Any]) -> None:
+        hand.stock[:] = [Card.parse(c) for c in entry["stock"]]
+        hand.initial_stock = tuple(Card.parse(c) for c in entry["initial"])
+
+    def stock_reorder(self, hand: Any, shown: list[str]) -> dict[str, Any]:
+        # the cards already revealed (four per refresh) keep their places; the
+        # shown ones come first among the unrevealed, the rest keep their order
+        refreshes = sum(1 for e in hand.events if type(e).__name__ == "Refresh")
+        initial = [str(c) for c in hand.initial_stock]
+        seen = 4 * refreshes
+        unrevealed = initial[seen:]
+        stock = [str(c) for c in hand.stock]
+        if stock[: len(unrevealed)] != unrevealed:
+            return {"type": "reorder", "stock": stock, "initial": initial}
+        rest = [c for c in unrevealed if c not in shown]
+        order = [c for c in shown if c in unrevealed] + rest
+        return {
+            "type": "reorder",
+            "stock": order + stock[len(unrevealed) :],
+            "initial": initial[:seen] + order,
+        }
+
     def all_pieces(self, options: Any) -> frozenset[str]:
         return frozenset(str(c) for c in deck(options.deck))
 
