@@ -71,7 +71,7 @@ def test_a_tables_password_cannot_take_another_clients_id(broker: Broker) -> Non
     table2 = Watched(broker, table_user(2), "tablesense-table-2", will=(proto.status_topic(2), proto.STATUS_OFFLINE))
     clients = [director, table2]
     try:
-        assert director.up.wait(5) and table2.up.wait(5)
+        assert director.up.wait(30) and table2.up.wait(30)
         director.client.subscribe(f"{proto.TOPIC_ROOT}/tables/#", 1)
         table2.client.publish(proto.status_topic(2), proto.STATUS_ONLINE, qos=1, retain=True).wait_for_publish(5)
         time.sleep(0.3)
@@ -79,7 +79,7 @@ def test_a_tables_password_cannot_take_another_clients_id(broker: Broker) -> Non
         for cid in ("director", director_client_id(director_url), "tablesense-director", "table-2", "tablesense-table-2"):
             thief = Watched(broker, table_user(1), cid)
             clients.append(thief)
-            assert thief.up.wait(5), f"table 1 could not connect at all (as {cid})"
+            assert thief.up.wait(30), f"table 1 could not connect at all (as {cid})"
             time.sleep(0.3)
         assert director.disconnects == 0 and director.connects == 1, "table 1's password took the director's connection"
         assert table2.disconnects == 0 and table2.connects == 1, "table 1's password took table 2's connection"
@@ -161,7 +161,7 @@ def test_a_flooding_table_slows_only_itself(broker: Broker, db_url: str) -> None
 
     flooder = threading.Thread(target=flood, daemon=True)
     try:
-        assert bridge.wait_connected(10) and table1.up.wait(5) and table2.up.wait(5)
+        assert bridge.wait_connected(30) and table1.up.wait(30) and table2.up.wait(30)
         table2.client.subscribe(proto.ack_topic(2), 1)
         flooder.start()
         # the flood is on: table 1's bucket ran dry and its messages are being refused
@@ -217,7 +217,7 @@ def test_the_broker_password_comes_from_a_file_or_the_environment_never_from_arg
     key = tmp_path / "t1.key"
     TableKey.from_seed(b"t1").save(key)
     director = Watched(broker, DIRECTOR_USER, "d")
-    assert director.up.wait(5)
+    assert director.up.wait(30)
     director.client.subscribe(proto.status_topic(1), 1)
     proc = subprocess.Popen([str(Path(sys.executable).parent / "tablesense"), "tournament", "table", "1", "--key", str(key),
                              "--journal", str(tmp_path / "t1.journal"), "--broker", f"{base}?password_file={pw}"],
@@ -246,7 +246,7 @@ def test_a_broker_connection_above_descriptor_1023_works(broker: Broker) -> None
     hold = [open(os.devnull) for _ in range(1030)]  # noqa: SIM115 - held open on purpose
     try:
         table = Watched(broker, table_user(1), "t1")
-        assert table.up.wait(5)
+        assert table.up.wait(30)
         fd = table.client.socket()
         assert fd is not None and fd.fileno() > 1023
         time.sleep(1.0)
@@ -265,7 +265,7 @@ def test_badges_leave_the_director_only_as_salted_digests(broker: Broker, sqlite
     bridge = DirectorBridge(d, url).start()
     table1 = Watched(broker, table_user(1), "t1")
     try:
-        assert bridge.wait_connected(10) and table1.up.wait(5)
+        assert bridge.wait_connected(30) and table1.up.wait(30)
         bridge.announce_round()
         table1.client.subscribe(proto.assign_topic(1), 1)
         assert wait_until(lambda: bool(table1.messages), 10)
