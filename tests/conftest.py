@@ -8,8 +8,10 @@ from __future__ import annotations
 import functools
 import os
 import re
+import resource
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,25 +33,29 @@ SERVICE_SOURCE = {
 }
 
 
-#: Files whose tests take a minute or more (measured with ``--durations``
-#: under load): collected first, so that with ``--dist loadfile`` each starts
-#: on its own worker at once and the many short files fill the other workers
-#: around them, instead of one of them starting last and running alone at
-#: the end (longest first: the classic rule for parallel machines). Only the
-#: order changes; tests/architecture/test_suite_schedule.py checks every path exists.
-#: Not here: sim/test_rp2040_board.py. Started beside the rehearsal and the remote
-#: match under two CPU hogs, its emulated board answered deploy's 1 s handshakes too
-#: late for the whole confirmation (four failures); where it is collected it ran
-#: beside lighter files.
+#: The files that take longest (per-file sums of ``--durations=0`` under
+#: load, longest first): collected first, so that with ``--dist loadfile``
+#: each starts on a worker at once and the many short files fill the other
+#: workers around them, instead of one of them starting last and running
+#: alone at the end (longest first: the classic rule for parallel machines).
+#: Only the order changes; tests/architecture/test_suite_schedule.py checks
+#: every path exists. Not here: sim/test_rp2040_board.py (its emulated board,
+#: started beside the rehearsal and the remote match under two CPU hogs,
+#: answered deploy's handshakes too late; collected in its place it runs
+#: beside lighter files).
 LONG_FILES = (
     "remote/test_remote_faults.py",
-    "tournament/test_rehearsal.py",
+    "tournament/test_security.py",
     "tournament/test_pages_lang_browser.py",
     "hw/test_kicad.py",
-    "remote/test_view_filter.py",
+    "tournament/test_rehearsal_games.py",
     "remote/test_two_tables.py",
-    "web/test_display_virtual_table.py",
-    "web/test_coach_seat_page.py",
+    "tournament/test_rehearsal.py",
+    "remote/test_view_filter.py",
+    "remote/test_remote_page.py",
+    "remote/test_remote_tournament.py",
+    "tournament/test_rehearsal_broker.py",
+    "tournament/test_replay_kems.py",
 )
 
 
@@ -105,6 +111,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended (user + system)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """With ``TABLESENSE_TEST_CPU_LOG=FILE``, append each test's CPU seconds
+    (its worker's and its ended subprocesses': a browser or emulator ended
+    by a module fixture counts to the module's last test) and wall seconds to
+    FILE, a line ``path<TAB>test<TAB>cpu<TAB>wall``: where the suite spends
+    the machine, which wall times alone hide on a shared machine."""
+    log = os.environ.get("TABLESENSE_TEST_CPU_LOG")
+    if not log:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    cpu, wall = _cpu_seconds() - cpu, time.monotonic() - wall
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"{item.path.relative_to(REPO)}\t{item.name}\t{cpu:.2f}\t{wall:.2f}\n")
 
 
 @pytest.fixture(scope="session")

@@ -32,8 +32,9 @@ def test_unknown_confirmation_mode_is_refused(sqlite_url: str) -> None:
         make_event(sqlite_url, confirm="nods")
 
 
-def test_director_mode_event_runs_to_its_winner_without_badges(db_url: str) -> None:
-    d, _ = make_event(db_url, n=4, confirm="director", rounds=2)
+def test_director_mode_event_runs_to_its_winner_without_badges(sqlite_url: str) -> None:
+    """A whole event end to end, on one backend (its steps' storage is tested on both)."""
+    d, _ = make_event(sqlite_url, n=4, confirm="director", rounds=2)
     assert pair_status(d).can
     assert d.pair_next_round() == 1
     st = pair_status(d)

@@ -65,7 +65,7 @@ def test_club_evening_in_the_browser(browser: Any, broker: Broker, tmp_path: Pat
         d.add_table(t, k.public)
     bridge = DirectorBridge(d, _bu(broker, "director"))
     bridge.start()
-    assert bridge.wait_connected(10)
+    assert bridge.wait_connected(30)
     app = create_app(d, password_hash=hash_password(PASSWORD), secret_key="s", on_round_paired=bridge.announce_round)
     server = Server(app)
     tables = [HeadlessTable(t, keys[t], tmp_path / f"t{t}.journal", _bu(broker, f"table-{t}"), seed=t,

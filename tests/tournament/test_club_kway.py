@@ -119,7 +119,9 @@ def test_three_player_brazilian_points_swiss_end_to_end(db_url: str, tmp_path: P
 
 
 @pytest.mark.parametrize("seats", [6, 8])
-def test_kems_teams_three_or_four_a_table_end_to_end(db_url: str, tmp_path: Path, seats: int) -> None:
+def test_kems_teams_three_or_four_a_table_end_to_end(sqlite_url: str, tmp_path: Path, seats: int) -> None:
+    """End to end on one backend (the three-player evening above runs on both)."""
+    db_url = sqlite_url
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
     k = seats // 2
     report = simulate(entrants=k * 2 + 1, rounds=2, format="swiss", tables=2, game="kems", seats=seats, seed=1,

@@ -53,7 +53,7 @@ def test_tables_progress_reaches_console_and_spectators_and_never_results(broker
     bridge = DirectorBridge(d, _url(broker, DIRECTOR_USER), live=board).start()
     tables: list[HeadlessTable] = []
     try:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         d.pair_next_round()
         bridge.announce_round()
         tables = [HeadlessTable(t, k, tmp_path / f"t{t}.journal", _url(broker, f"table-{t}"), seed=t,

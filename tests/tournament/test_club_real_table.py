@@ -42,7 +42,7 @@ def _play_and_report(broker: Any, sqlite_url: str, tmp_path: Path, mode: str) ->
     d.add_table(1, key.public)
     d.pair_next_round()
     bridge = DirectorBridge(d, BrokerURL.parse(broker.url("director"))).start()
-    assert bridge.wait_connected(10)
+    assert bridge.wait_connected(30)
     bridge.announce_round()
     rep = _start_reporter(broker.url("table-1"), 1, tmp_path / "table-1.key", None, tmp_path / "journal.sqlite")
     bus = EventBus(history_size=500)

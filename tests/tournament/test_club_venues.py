@@ -63,7 +63,7 @@ def test_results_from_a_bridged_venue_arrive_exactly_once_across_a_cut(sqlite_ur
     bridge.start()
     tables: list[HeadlessTable] = []
     try:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         for t, k in keys.items():
             url = BrokerURL("127.0.0.1", vport, f"table-{t}", venue.broker.credentials[f"table-{t}"])
             tables.append(HeadlessTable(t, k, tmp_path / f"t{t}.journal", url, seed=t, resend_interval=0.3,

@@ -16,6 +16,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 
+import testsupport
 from tablesense.tournament import protocol as proto
 from tablesense.tournament.bridge import (
     PASSWORD_ENV,
@@ -70,7 +71,7 @@ def test_a_tables_password_cannot_take_another_clients_id(broker: Broker) -> Non
     table2 = Watched(broker, table_user(2), "tablesense-table-2", will=(proto.status_topic(2), proto.STATUS_OFFLINE))
     clients = [director, table2]
     try:
-        assert director.up.wait(5) and table2.up.wait(5)
+        assert director.up.wait(30) and table2.up.wait(30)
         director.client.subscribe(f"{proto.TOPIC_ROOT}/tables/#", 1)
         table2.client.publish(proto.status_topic(2), proto.STATUS_ONLINE, qos=1, retain=True).wait_for_publish(5)
         time.sleep(0.3)
@@ -78,7 +79,7 @@ def test_a_tables_password_cannot_take_another_clients_id(broker: Broker) -> Non
         for cid in ("director", director_client_id(director_url), "tablesense-director", "table-2", "tablesense-table-2"):
             thief = Watched(broker, table_user(1), cid)
             clients.append(thief)
-            assert thief.up.wait(5), f"table 1 could not connect at all (as {cid})"
+            assert thief.up.wait(30), f"table 1 could not connect at all (as {cid})"
             time.sleep(0.3)
         assert director.disconnects == 0 and director.connects == 1, "table 1's password took the director's connection"
         assert table2.disconnects == 0 and table2.connects == 1, "table 1's password took table 2's connection"
@@ -105,14 +106,40 @@ def test_the_intake_sheds_a_flood_and_serves_tables_in_turn() -> None:
     assert q.take(0) is None
 
 
+class RecordingIntake(Intake):
+    """The bridge's real intake, noting when table 2's outbox message is taken
+    in and how many messages were then already in the director's hands (taken
+    from the queues, not yet answered)."""
+
+    def __init__(self, events: list[tuple[str, int, int]]) -> None:
+        super().__init__()
+        self.events = events
+
+    def offer(self, table: int, topic: str, payload: bytes, size: int | None = None) -> bool:
+        with self._cond:
+            queued = sum(len(q.items) for q in self._tables.values())
+            in_hand = self._pending - queued
+            took = super().offer(table, topic, payload, size)
+            if took and table == 2 and topic.endswith("/out"):
+                self.events.append(("in", table, in_hand))
+        return took
+
+
 def test_a_flooding_table_slows_only_itself(broker: Broker, db_url: str) -> None:
+    """Table 2's message waits behind at most one of table 1's queued messages
+    (the intake serves tables in turn) and whatever the director already had
+    in hand when it came, never behind the flood table 1 sends after it.
+    Counted in messages, not seconds: a busy machine only slows everything."""
     d, key1 = make_event(db_url)
     d.pair_next_round()
     key2 = TableKey.from_seed(b"table-2")
     m2 = next(m for m in d.matches(1) if m.table_no == 2)
     genuine = json.dumps(result_for(d, m2.id, key2, revision=1)).encode()
     url = BrokerURL("127.0.0.1", broker.port, DIRECTOR_USER, broker.files.credentials[DIRECTOR_USER])
-    bridge = DirectorBridge(d, url).start()
+    events: list[tuple[str, int, int]] = []
+    intake = RecordingIntake(events)
+    bridge = DirectorBridge(d, url, intake=intake,
+                            on_ack=lambda table, ack: events.append(("ack", table, ack.status == "accepted"))).start()
     table1 = Watched(broker, table_user(1), "t1")
     table2 = Watched(broker, table_user(2), "t2")
     stop = threading.Event()
@@ -126,24 +153,25 @@ def test_a_flooding_table_slows_only_itself(broker: Broker, db_url: str) -> None
         while not stop.is_set():
             table1.client.publish(proto.outbox_topic(1), payload, qos=0)
             sent[0] += 1
-            peak[0] = max(peak[0], bridge._intake.queued_bytes())
+            peak[0] = max(peak[0], intake.queued_bytes())
             time.sleep(0.002)
 
     flooder = threading.Thread(target=flood, daemon=True)
     try:
-        assert bridge.wait_connected(10) and table1.up.wait(5) and table2.up.wait(5)
+        assert bridge.wait_connected(30) and table1.up.wait(30) and table2.up.wait(30)
         table2.client.subscribe(proto.ack_topic(2), 1)
-        time.sleep(0.3)
         flooder.start()
-        time.sleep(2.0)
-        sent_at = time.monotonic()
+        # the flood is on: table 1's bucket ran dry and its messages are being shed
+        testsupport.wait_until(lambda: bridge.stats.shed > 0, 120, what="table 1's flood to be shed")
         table2.client.publish(proto.outbox_topic(2), genuine, qos=1)
+
         def acks() -> list[tuple[str, bytes, float]]:  # the answers, not the "queued" notices
             return [m for m in table2.messages if json.loads(m[1]).get("status") != proto.QUEUED]
 
-        assert wait_until(lambda: bool(acks()), 30), "table 2 was never answered"
-        answered = acks()[0][2] - sent_at
-        time.sleep(1.0)
+        testsupport.wait_until(acks, 120, what="table 2's answer")
+        # the flood goes on past table 2's answer: the audit budget must hold under it
+        shed = bridge.stats.shed
+        testsupport.wait_until(lambda: bridge.stats.shed >= shed + 20, 120, what="the flood to go on after table 2")
     finally:
         stop.set()
         flooder.join(5)
@@ -152,8 +180,13 @@ def test_a_flooding_table_slows_only_itself(broker: Broker, db_url: str) -> None
         bridge.stop()
     ack = json.loads(acks()[0][1])
     assert ack["status"] == "accepted", ack
-    print(f"flood: {sent[0]} messages of 990 kB from table 1, shed {bridge.stats.shed}; table 2 answered in {answered:.3f} s")
-    assert answered < 1.0, f"table 2 waited {answered:.1f} s behind table 1's flood"
+    (came,) = [i for i, e in enumerate(events) if e[0] == "in"]
+    (answered,) = [i for i, e in enumerate(events) if e[0] == "ack" and e[1] == 2]
+    in_hand = events[came][2]
+    ahead = sum(1 for kind, t, _ in events[came:answered] if kind == "ack" and t == 1)
+    print(f"flood: {sent[0]} messages of 990 kB from table 1, shed {bridge.stats.shed}; "
+          f"table 2 answered after {ahead} of table 1's ({in_hand} in hand when it came)")
+    assert ahead <= in_hand + 1, f"table 2 waited behind {ahead} of table 1's messages ({in_hand} were in hand)"
     assert bridge.stats.shed > 0, "the flood was never shed"
     assert peak[0] <= TABLE_QUEUE_BYTES, "table 1 queued more than its share"
     refusals = [a for a in d.audit_log() if a["action"] == "refused"]
@@ -181,19 +214,19 @@ def test_the_broker_password_comes_from_a_file_or_the_environment_never_from_arg
     key = tmp_path / "t1.key"
     TableKey.from_seed(b"t1").save(key)
     director = Watched(broker, DIRECTOR_USER, "d")
-    assert director.up.wait(5)
+    assert director.up.wait(30)
     director.client.subscribe(proto.status_topic(1), 1)
     proc = subprocess.Popen([str(Path(sys.executable).parent / "tablesense"), "tournament", "table", "1", "--key", str(key),
                              "--journal", str(tmp_path / "t1.journal"), "--broker", f"{base}?password_file={pw}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "LANG": "C.UTF-8"})
     try:
         assert wait_until(lambda: any(t == proto.status_topic(1) and p == proto.STATUS_ONLINE.encode()
-                                      for t, p, _ in director.messages), 30), "the table never connected"
+                                      for t, p, _ in director.messages), 120), "the table never connected"
         cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
         assert secret.encode() not in cmdline and str(pw).encode() in cmdline
     finally:
         proc.terminate()
-        _out, err = proc.communicate(timeout=10)
+        _out, err = proc.communicate(timeout=60)  # a ceiling: a busy machine ends it slowly
         director.close()
     assert b"visible to every user" not in err
 
@@ -210,7 +243,7 @@ def test_a_broker_connection_above_descriptor_1023_works(broker: Broker) -> None
     hold = [open(os.devnull) for _ in range(1030)]  # noqa: SIM115 - held open on purpose
     try:
         table = Watched(broker, table_user(1), "t1")
-        assert table.up.wait(5)
+        assert table.up.wait(30)
         fd = table.client.socket()
         assert fd is not None and fd.fileno() > 1023
         time.sleep(1.0)
@@ -229,7 +262,7 @@ def test_badges_leave_the_director_only_as_salted_digests(broker: Broker, sqlite
     bridge = DirectorBridge(d, url).start()
     table1 = Watched(broker, table_user(1), "t1")
     try:
-        assert bridge.wait_connected(10) and table1.up.wait(5)
+        assert bridge.wait_connected(30) and table1.up.wait(30)
         bridge.announce_round()
         table1.client.subscribe(proto.assign_topic(1), 1)
         assert wait_until(lambda: bool(table1.messages), 10)

@@ -30,7 +30,7 @@ def test_results_checked_in_worker_processes_are_queued_then_acknowledged(broker
     bridge = DirectorBridge(d, url, check_workers=2).start()
     t1, t2 = Watched(broker, table_user(1), "t1"), Watched(broker, table_user(2), "t2")
     try:
-        assert bridge.wait_connected(10) and t1.up.wait(5) and t2.up.wait(5)
+        assert bridge.wait_connected(30) and t1.up.wait(30) and t2.up.wait(30)
         t1.client.subscribe(proto.ack_topic(1), 1)
         t2.client.subscribe(proto.ack_topic(2), 1)
         time.sleep(0.3)

@@ -53,7 +53,7 @@ def test_a_refereed_match_reaches_the_director_once(broker: Any, sqlite_url: str
     bus.add_listener(lambda ev: seen.append({"kind": ev.kind, **ev.data}))
     console = _Said()
     with DirectorBridge(d, BrokerURL.parse(broker.url("director"))) as bridge:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         bridge.announce_round()
         rep = _start_reporter(broker.url("table-1"), 1, key_file, None, tmp_path / "journal.sqlite")
         try:
@@ -123,7 +123,7 @@ def test_a_result_survives_a_host_restart_before_the_echo(broker: Any, sqlite_ur
     outbox = tmp_path / "outbox.sqlite"
     table_url = BrokerURL.parse(broker.url("table-1"))
     with DirectorBridge(d, BrokerURL.parse(broker.url("director"))) as bridge:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         bridge.announce_round()
     with TableReporter(1, key, outbox, table_url, resend_interval=0.2) as rep:
         m = rep.current_match(timeout=10)  # the retained announcement, director gone
@@ -133,7 +133,7 @@ def test_a_result_survives_a_host_restart_before_the_echo(broker: Any, sqlite_ur
         assert rep.wait_echo(k, timeout=1.0) is None
         assert rep.pending() == 1
     with DirectorBridge(d, BrokerURL.parse(broker.url("director"))) as bridge:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         with TableReporter(1, key, outbox, table_url, resend_interval=0.2) as rep:
             assert rep.wait_echo(k, timeout=15) == "accepted"
             assert rep.pending() == 0

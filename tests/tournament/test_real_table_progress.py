@@ -61,7 +61,7 @@ def test_a_real_tables_hand_and_score_reach_the_console(broker: Broker, tmp_path
     board = LiveBoard()
     bus = EventBus()
     with DirectorBridge(d, _url(broker, "director"), live=board) as bridge:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         bridge.announce_round()
         reporter = TableReporter(1, key, tmp_path / "outbox.sqlite", _url(broker, "table-1"), bus=bus)
         reporter.attach(bus)

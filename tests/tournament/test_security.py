@@ -491,8 +491,10 @@ def test_deep_nesting_and_huge_ids_are_refused_and_audited(db_url: str) -> None:
     ("/director/correct", {"match": "1", "score_a": "nan", "score_b": "0", "reason": "r"}, "a score is"),
     ("/director/correct", {"match": "1", "score_a": "1e999", "score_b": "0", "reason": "r"}, "a score is"),
 ])
-def test_web_forms_answer_bad_input_with_the_form_and_a_message(db_url: str, form: tuple[str, dict[str, str], str]) -> None:
-    d, _ = make_event(db_url)
+def test_web_forms_answer_bad_input_with_the_form_and_a_message(sqlite_url: str, form: tuple[str, dict[str, str], str]) -> None:
+    """The forms' checks come before any storage: one backend (the audit's
+    storage on both is tested above)."""
+    d, _ = make_event(sqlite_url)
     d.pair_next_round()
     c = _app(d)
     token = _login(c)

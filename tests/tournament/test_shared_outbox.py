@@ -30,7 +30,7 @@ def test_two_tables_sharing_a_folder_are_announced_their_own_matches(broker: Any
     d.pair_next_round()
     at = {m.table_no: m.id for m in d.matches(1)}
     with DirectorBridge(d, BrokerURL.parse(broker.url("director"))) as bridge:
-        assert bridge.wait_connected(10)
+        assert bridge.wait_connected(30)
         bridge.announce_round()
         # the same folder, the same journal name: the same default outbox file
         reps = [_start_reporter(broker.url(f"table-{t}"), t, tmp_path / f"table-{t}.key", None,

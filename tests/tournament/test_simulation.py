@@ -58,7 +58,11 @@ def _check_event(db_url: str, event_id: int, rounds: int) -> dict:
     return data
 
 
-def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(db_url: str, tmp_path: Path) -> None:
+def test_simulation_survives_drops_broker_restart_duplicates_and_forgeries(sqlite_url: str, tmp_path: Path) -> None:
+    """End to end through the broker and the bridge, on one backend: what the
+    store does under these faults (idempotent ingestion, the audit chain) is
+    tested on both in test_director.py, test_ingest_pipeline.py and test_security.py."""
+    db_url = sqlite_url
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
     faults = Faults(drop_tables=2, drop_round=2, broker_restart_round=3, director_restart_round=1,
                     duplicates=True, forgeries=True, down_for=6.0)
