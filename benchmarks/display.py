@@ -79,8 +79,11 @@ def draw_latency(views: int) -> tuple[list[float], list[float]]:
     from playwright.sync_api import sync_playwright
 
     from tablesense.games.dominoes import DominoMatch
+    from tablesense.games.registry import find_game
     from tablesense.web.preview import dominoes_view, random_domino_moves
     from tablesense.web.server import serve_display
+
+    facts = find_game("dominoes").page_facts()
 
     bus = EventBus()
     server = serve_display(bus)
@@ -110,7 +113,7 @@ def draw_latency(views: int) -> tuple[list[float], list[float]]:
                 while not hand.is_over and done < views:
                     random_domino_moves(hand, rng, 1)
                     t0 = time.perf_counter()
-                    seq = bus.publish("view", **dominoes_view(match, hand, hand_no=1)).seq
+                    seq = bus.publish("view", **dominoes_view(match, hand, facts=facts, hand_no=1)).seq
                     page.wait_for_function(
                         "(n) => Number(document.body.dataset.seq) >= n", arg=seq, polling="raf"
                     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pytest
 from fw_support import (
@@ -767,7 +768,7 @@ def _board_lay_lift_swap(cls: type[MFRC522]) -> None:
 
 
 
-def _quiet_run_world(quiet: bool, hot: list[int]) -> tuple[object, ...]:
+def _quiet_run_world(quiet: bool, hot: list[int]) -> tuple[Any, ...]:
     """A 12-cell board (real driver, chip models with a tag's power-up,
     time-shared fields) through lays, lifts and swaps, each two sweeps
     apart; quiet=False turns the quiet-cell reads off (every cell read by

@@ -93,13 +93,14 @@ def _view(moves: int) -> dict[str, object]:
     import random
 
     from tablesense.games.dominoes import DominoMatch
+    from tablesense.games.registry import find_game
     from tablesense.web.preview import dominoes_view, random_domino_moves
 
     rng = random.Random(5)
     m = DominoMatch("pairs-pips", {"target": 100})
     hand = m.new_hand(rng=rng)
     random_domino_moves(hand, rng, moves)
-    return dominoes_view(m, hand, hand_no=1)
+    return dominoes_view(m, hand, facts=find_game("dominoes").page_facts(), hand_no=1)
 
 
 def test_a_real_tables_view_reaches_its_spectator_page(broker: Broker, tmp_path: Path, browser: object) -> None:

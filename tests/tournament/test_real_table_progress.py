@@ -33,13 +33,14 @@ def _view(moves: int, **extra: Any) -> dict[str, Any]:
     import random
 
     from tablesense.games.dominoes import DominoMatch
+    from tablesense.games.registry import find_game
     from tablesense.web.preview import dominoes_view, random_domino_moves
 
     rng = random.Random(5)
     m = DominoMatch("pairs-pips", {"target": 100})
     hand = m.new_hand(rng=rng)
     random_domino_moves(hand, rng, moves)
-    view = dominoes_view(m, hand, hand_no=4)
+    view = dominoes_view(m, hand, facts=find_game("dominoes").page_facts(), hand_no=4)
     view["scores"] = [45, 30]
     view["moves"] = moves
     view.update(extra)
