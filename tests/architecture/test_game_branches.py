@@ -94,7 +94,7 @@ SPELLED: dict[str, tuple[int, str]] = {
     "tournament/simulate.py": (1, "the simulated event's default game"),
     "tournament/rehearsal.py": (1, "the rehearsal's default game"),
     "referee/demo.py": (1, "DemoConfig.game: demo's default"),
-    "remote/cli.py": (1, "play --remote's default game and variant when the director names none"),
+    "remote/board_judge.py": (2, 'the Kems calls a seat button makes, {"call": "kems"}: the word of the call, not the game'),
     "sim/layouts.py": (1, "a generated layout names its game as plain data (the table room knows no game)"),
     "referee/rules.py": (2, "each game's table rules name the game they lay out (rules_for finds them by it)"),
     "referee/buttons.py": (1, 'a Kems call\'s kind, Call(seat, "kems"): the word of the call, not the game'),

@@ -2,10 +2,14 @@
 
 Two `play --remote` processes on two virtual tables, each on its own club's
 TLS Mosquitto, the brokers bridged. The host table (club A) plays its seats
-with the computer; at the joining table (club B) East is a person: the test
-plays East in Chromium through the table-top page the joining table serves
-(its keyed `table top:` address), dragging tiles from the rack onto the line
+with the computer; at the joining table (club B, `play --remote page`) East
+is a person: in Chromium the person opens the table's `find a game:` page,
+types the code the host printed (a mistyped one first: the page says why),
+lands on East's seat of the table-top page, and the test plays East there,
+dragging tiles from the rack onto the line
 and pressing the pass button, for whole hands, while West is the computer.
+A second test hosts from the page: the person presses Host, reads the code
+off the page, and a computer table joins by it.
 The host reports the match to a real director (PostgreSQL, its own TLS
 broker), which announced it with its target. Every state the page receives is checked: no piece face up but East's own
 rack and the line (the stock and West's rack face down), and East's rack
@@ -192,6 +196,7 @@ def _private_check(person: Person, record: dict[str, Any]) -> int:
     return hand + 1
 
 
+@pytest.mark.timeout(1600)  # its own deadlines bound it (1400 s of play); the suite's 300 s is less than a loaded machine needs
 @pytest.mark.parametrize("target", [pytest.param(20, id="to-20"),
                                     pytest.param(50, id="to-50", marks=pytest.mark.slow)])
 def test_a_person_on_the_table_top_page_plays_a_remote_match(bridged: tuple[Broker, Broker], browser: Any,
@@ -223,15 +228,11 @@ def _play_with_a_person(bridged: tuple[Broker, Broker], browser: Any, tmp_path: 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         code = host.wait_for("remote match code:", 60).split("remote match code:")[1].split()[0]
-        join = Play("--remote", "join", code, "--broker", club_b.url("table-2"), "--seed", "22",
+        join = Play("--remote", "page", "--broker", club_b.url("table-2"), "--seed", "22",
                     "--seats", "Caio,bot", "--web-port", "0", "--host", "127.0.0.1",
                     "--journal", str(tmp_path / "b" / "journal.sqlite"), "--remote-timeout", "1500")
-        line = join.wait_for("table top: ", 60)
-        assert "(Caio)" in line, line
-        url = line.split()[2]
-        assert f"seat={EAST}" in url and "key=" in url
         page = context.new_page()
-        page.goto(url)
+        url = _join_on_the_page(page, join, code)
         layout = _get(url.split("/tabletop")[0] + "/tabletop/api/layout")
         person = Person(page, url, layout)
         page.wait_for_selector('body[data-conn="live"]', timeout=20000)
@@ -278,6 +279,93 @@ def _play_with_a_person(bridged: tuple[Broker, Broker], browser: Any, tmp_path: 
         view.apply(json.loads(line)["frame"])
     assert view.record == record
     return record, person, shots
+
+
+def _join_on_the_page(page: Any, join: Play, code: str) -> str:
+    """The person finds the match on the table's page: a mistyped code is
+    refused there, the host's code (typed as read out: lower case, a dash)
+    opens East's seat. The seat's address (the one the table printed)."""
+    find = join.wait_for("find a game: ", 120).split("find a game: ")[1].split()[0]
+    page.goto(find)
+    page.wait_for_selector('body[data-state="choose"]', timeout=20000)
+    page.fill("#code", "K7Q1")
+    page.click("#join")
+    page.wait_for_selector('#message[data-level="error"]', timeout=10000)
+    assert "is not a match code" in page.locator("#message").inner_text()
+    page.fill("#code", code[:3].lower() + "-" + code[3:].lower())
+    page.click("#join")
+    page.wait_for_url("**/tabletop?seat=*", timeout=60000)
+    line = join.wait_for("table top: ", 10)
+    assert "(Caio)" in line, line
+    url = line.split()[2]
+    assert f"seat={EAST}" in url and "key=" in url and page.url == url
+    assert f"joining table-1's match {code}" in "".join(join.lines)
+    return url
+
+
+def test_a_person_hosts_from_the_page_and_a_table_joins_by_the_code_read_out(
+    bridged: tuple[Broker, Broker], browser: Any, tmp_path: Path
+) -> None:
+    club_a, club_b = bridged
+    host = Play("--remote", "page", "--broker", club_a.url("table-1"), "--seed", "31", "--seats", "Ana,bot",
+                "--web-port", "0", "--host", "127.0.0.1", "--journal", str(tmp_path / "a" / "journal.sqlite"),
+                "--remote-timeout", "300", "--target", "10")
+    join: Play | None = None
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        find = host.wait_for("find a game: ", 120).split("find a game: ")[1].split()[0]
+        # a wrong key: the page says where the right address is, and offers nothing
+        status, said = _post(find.split("/tabletop")[0] + "/tabletop/find/api/host", {"key": "guess"})
+        assert status == 403 and "find a game:" in said["error"]
+        page = context.new_page()
+        page.goto(find)
+        page.wait_for_selector('body[data-state="choose"]', timeout=20000)
+        _find_screenshots(browser, page, find, "choose")
+        page.click("#host")
+        page.wait_for_url("**/tabletop?seat=*", timeout=30000)
+        assert "seat=0" in page.url  # the host table plays seats 0 and 2: Ana has the first
+        banner = page.locator("#message")
+        banner.wait_for(state="visible", timeout=20000)
+        said_code = banner.inner_text().split("match code")[1].strip()
+        assert len(said_code) == 6, banner.inner_text()
+        assert f"table top: {page.url}  (Ana)" in "".join(host.lines)
+        page.screenshot(path=str(ARTIFACTS / "remote-host-waiting-desktop.png"))
+        # the other table joins by the code read off the page
+        join = Play("--remote", "join", said_code, "--broker", club_b.url("table-2"), "--seed", "32",
+                    "--journal", str(tmp_path / "b" / "journal.sqlite"), "--remote-timeout", "300")
+        join.wait_for("joined: this table plays seats East, West", 60)
+        host.wait_for("table-2 joined: seats East, West", 30)
+        page.wait_for_function("!document.querySelector('#message').textContent.includes('match code')",
+                               timeout=60000)
+        # a second choice is refused: the table plays its match
+        status, said = _post(find.split("/tabletop")[0] + "/tabletop/find/api/join",
+                             {"key": find.split("key=")[1], "code": "ABCDEF"})
+        assert status == 400 and f"plays match {said_code} already" in said["error"], said
+    finally:
+        context.close()
+        host.kill()
+        if join is not None:
+            join.kill()
+
+
+def _find_screenshots(browser: Any, page: Any, url: str, name: str) -> None:
+    """The find page at 1280x800 (desktop) and 390x844 (a phone, its own page)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"remote-find-{name}-desktop.png"))
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
+                                has_touch=True)
+    try:
+        p = phone.new_page()
+        p.goto(url)
+        p.wait_for_selector('body[data-state="choose"]', timeout=20000)
+        p.fill("#code", "K7Q1")
+        p.click("#join")
+        p.wait_for_selector('#message[data-level="error"]', timeout=10000)
+        time.sleep(1.0)  # polls of the table's state come and go: the refusal stays
+        assert "is not a match code" in p.locator("#message").inner_text()
+        p.screenshot(path=str(ARTIFACTS / f"remote-find-{name}-phone.png"), full_page=True)
+    finally:
+        phone.close()
 
 
 def _said(move: dict[str, Any]) -> str:

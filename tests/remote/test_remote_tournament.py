@@ -69,7 +69,8 @@ def test_pair_remote_puts_both_parts_in_the_assignments_and_refuses_what_cannot_
     (hosted,) = [m for m in a[1]["matches"] if m["match"] == first.id]
     assert hosted["remote"] == {"role": "host", "code": p.code, "table": 3}
     (joined,) = a[3]["matches"]
-    assert joined["remote"] == {"role": "join", "code": p.code, "table": 1}
+    assert joined["remote"] == {"role": "join", "code": p.code, "table": 1,
+                                "key": TableKey.from_seed(b"remote-table-1").public}
     assert {k: v for k, v in joined.items() if k != "remote"} == {k: v for k, v in hosted.items() if k != "remote"}
     assert "remote" not in a[2]["matches"][0]  # the other match plays at its table as ever
     assert [x["action"] for x in d.audit_log()].count("remote-paired") == 1
@@ -174,3 +175,55 @@ def _results(d: Director) -> list[dict[str, object]]:
 
     with d.db.session() as s:
         return [dict(r.payload, table=r.table_no) for r in s.scalars(select(Result))]
+
+
+def test_the_console_makes_a_match_remote_and_announces_both_tables(tmp_path: Path) -> None:
+    import re
+
+    from fastapi.testclient import TestClient
+
+    from tablesense.tournament.web import create_app, hash_password
+
+    d = _event(f"sqlite:///{tmp_path / 'event.db'}", tables=4, pairs=4)
+    announced: list[int] = []
+    c = TestClient(create_app(d, password_hash=hash_password("letmein"), secret_key="k",
+                              on_round_paired=lambda: announced.append(d.current_round_no())))
+    page = c.post("/login", data={"password": "letmein"}, follow_redirects=True).text
+    token = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert token is not None
+    assert 'action="/director/pair-remote"' not in page  # no round yet: nothing to make remote
+    page = c.post("/director/pair", data={"csrf": token[1]}, follow_redirects=True).text
+    announced.clear()
+    # the form offers the round's unplayed matches' tables and the free ones
+    form = page[page.index('action="/director/pair-remote"'):]
+    form = form[:form.index("</form>")]
+    assert re.findall(r'name="table">(.*?)</select>', form)[0].count("<option") == 2
+    assert re.findall(r'<option value="(\d+)">', form.split('name="with_table"')[1]) == ["3", "4"]
+    for fields, refused in [
+        ({"table": "1", "with_table": "2"}, "table 2 plays match"),
+        ({"table": "3", "with_table": "4"}, "table 3 has no match in round 1"),
+        ({"table": "1", "with_table": "9"}, "table 9 is not registered"),
+        ({"table": "one", "with_table": "3"}, "the table must be a whole number"),
+    ]:
+        r = c.post("/director/pair-remote", data={"csrf": token[1], **fields}, follow_redirects=True)
+        assert refused in r.text, (fields, r.text[:3000])
+    assert announced == [] and "remote_pairs" not in d.options()
+    assert c.post("/director/pair-remote", data={"csrf": "forged", "table": "1", "with_table": "3"}).status_code == 403
+    r = c.post("/director/pair-remote", data={"csrf": token[1], "table": "1", "with_table": "3"}, follow_redirects=True)
+    assert announced == [1]  # both tables' assignments go out at once
+    (joined,) = d.assignments()[3]["matches"]
+    code = joined["remote"]["code"]
+    assert f"round 1: table 1 hosts, table 3 joins; code {code}" in r.text
+    assert joined["remote"] == {"role": "join", "code": code, "table": 1,
+                                "key": TableKey.from_seed(b"remote-table-1").public}
+    assert f"remote: table 3 joins · code {code}" in r.text and f"remote: plays table 1's match · code {code}" in r.text
+    form = r.text[r.text.index('action="/director/pair-remote"'):]
+    assert re.findall(r'<option value="(\d+)">', form[:form.index("</form>")].split('name="with_table"')[1]) == ["4"]
+    audit = [a for a in d.audit_log() if a["action"] == "remote-paired"]
+    assert [(a["actor"], a["detail"]) for a in audit] == [("director-web", {"host": 1, "join": 3})]
+    # the live console carries each table's part (its cards draw it)
+    from tablesense.tournament.console import console_state
+
+    rows = {t["table"]: t["remote"] for t in console_state(d)["tables"]}
+    assert rows[1] == {"role": "host", "code": code, "table": 3, "match": joined["match"]}
+    assert rows[3] == {"role": "join", "code": code, "table": 1, "match": joined["match"]} and rows[2] is None

@@ -15,7 +15,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tablesense.cli import app
-from tablesense.remote.wire import CODE_ALPHABET, Wire, WireError, check_code, inbox_topic, new_code
+from tablesense.remote.wire import (
+    CODE_ALPHABET,
+    Wire,
+    WireError,
+    check_code,
+    code_of,
+    inbox_topic,
+    new_code,
+)
 from tablesense.tournament.broker_client import BrokerURL, make_client
 from tablesense.tournament.mosquitto import Mosquitto, mosquitto_binary, read_credentials
 from tablesense.tournament.security import TableKey
@@ -70,7 +78,7 @@ def test_a_lobby_crosses_the_bridge_and_signed_messages_flow_both_ways(clubs: tu
     host.connect()
     guest.connect()
     try:
-        code = new_code()
+        code = code_of(host.key.public)  # the code a host draws names its key (test_host_check.py)
         host.announce(code, {"variant": "pairs-pips"})
         user, lobby = guest.find(code, timeout=15)
         assert (user, lobby["variant"], lobby["key"]) == ("table-1", "pairs-pips", host.key.public)

@@ -221,7 +221,8 @@ def register(app: typer.Typer) -> None:
         think_ms: float | None = THINK_OPTION,
         remote: str | None = typer.Option(
             None, "--remote", metavar="host|join|auto",
-            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins it, 'auto' plays the director's assignment.",
+            help="Seats at another table (docs/remote.md): 'host' prints a code, 'join CODE' joins it, 'auto' plays the "
+            "director's assignment, 'page': a person on the table-top page hosts or joins.",
         ),
         code: str | None = typer.Argument(
             None, metavar="CODE", help="With --remote join: the host table's code (with --remote host: resume that match)."

@@ -1,4 +1,6 @@
-"""``tablesense play --remote host`` and ``tablesense play --remote join CODE``.
+"""``tablesense play --remote host``, ``tablesense play --remote join CODE``
+and ``tablesense play --remote page`` (a person on the table-top page hosts
+or joins by code).
 
 The ``play`` command hands a remote match over here (its one hook). This
 module wires the rooms together for one physical table of a remote match:
@@ -19,7 +21,9 @@ people go to stderr.
 Exit codes: 0 the match was played to its end; 1 the broker or the other
 table was lost for good, or the time given by ``--remote-timeout`` ran out;
 2 a bad option (a layout without a stock, a bad code, a broker URL without
-a user).
+a user); 3 the table that opened the code is not its host table (the code
+does not name its key, or the director's host table did not endorse it),
+so this table refused to join it.
 """
 
 from __future__ import annotations
@@ -231,14 +235,19 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
          broker: str | None, ports: list[str],
          tags: str, seed: int | None, timeout: float | None, target: float | None, journal_dir: Path,
          console: Console, page: PageOptions, director: DirectorOptions | None) -> int:
-    from tablesense.remote.wire import Wire, WireError, check_code, new_code
+    from tablesense.remote.wire import HostRefused, Wire, WireError, check_code, code_of
     from tablesense.tournament.security import TableKey
 
-    if mode not in ("host", "join", "auto"):
-        raise RemoteExit(say("--remote is 'host' (start a match and print its code), 'join' (with the code) "
+    if mode not in ("host", "join", "auto", "page"):
+        raise RemoteExit(say("--remote is 'host' (start a match and print its code), 'join' (with the code), "
+                             "'page' (a person on the table-top page hosts or joins by code) "
                              "or 'auto' (the part the tournament director assigned)"), 2)
+    if mode == "page" and (code or director is not None or ports or not page.web):
+        raise RemoteExit(say("--remote page lets a person at a virtual table host or join by code on the "
+                             "table-top page: no code, no --director, no --port, no --no-web"), 2)
     reporter: Any = None
     auto = mode == "auto"
+    host_key: str | None = None  # the director's word on the host table's key (a joining table of a tournament)
     if auto:  # the director's assignment says host or join, and the code (tournament/remote_pairs.py)
         if director is None:
             raise RemoteExit(say("--remote auto plays the part the director assigned: give --director, "
@@ -248,7 +257,7 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
                                  code=code), 2)
         reporter = _reporter(director, journal_dir)
         try:
-            mode, code, variant = _assigned(reporter, director, console)
+            mode, code, variant, host_key = _assigned(reporter, director, console)
         except RemoteExit:
             reporter.close()
             raise
@@ -267,15 +276,17 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
     except (GeometryError, FileNotFoundError) as exc:
         raise RemoteExit(message_of(exc), 2) from None
     options = {} if target is None else {"target": int(target) if float(target).is_integer() else target}
-    spec = MatchSpec.for_table(geometry, game, variant, options) if mode == "host" else None
+    # --remote page: the match this table would host, until the person chooses (a joining table's comes in the lobby)
+    spec = MatchSpec.for_table(geometry, game, variant, options) if mode in ("host", "page") else None
     # the joining table's seats are the odd ones of a match this layout seats (the lobby says which)
-    local = spec.split()[0] if spec is not None else frozenset(range(1, len(geometry.seats), 2))
+    local = spec.split()[0] if spec is not None and mode == "host" else frozenset(range(1, len(geometry.seats), 2))
     names = [s.strip() for s in seats.split(",")] if seats else ["bot"] * len(local)
     if len(names) != len(local):
         raise RemoteExit(say("this table plays seats {seats}: --seats names {n}, one for each",
                              seats=", ".join(geometry.seats[s].name for s in sorted(local)), n=len(local)), 2)
-    bots = frozenset(s for s, n in zip(sorted(local), names, strict=True) if n.lower() == "bot")
-    people = frozenset(local) - bots
+    bots, people = _seated(local, names)
+    if mode == "page" and not people:
+        raise RemoteExit(say("--remote page needs a person at the table: name one in --seats (not bot)"), 2)
     if people and not ports and find_game(spec.game if spec is not None else geometry.games[0]).play_area != "line":
         raise RemoteExit(say("the table-top page seats people at a remote match of tiles on a line only: name "
                              "this table's seats bot, or play at a physical table (--port)"), 2)
@@ -295,13 +306,17 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
         signal.signal(sig, lambda *_: stop.set())
     deadline = None if timeout is None else time.monotonic() + timeout
     hosting: Hosting | None = None
+    endorser: TableKey | None = None  # the host table's registered key vouches for a director's code
     if mode == "host":
         assert spec is not None
+        if auto and director is not None and director.table_key is not None:
+            endorser = TableKey.load(director.table_key)  # read once already by the reporter
         if joined_code is not None and reporter is not None and not (journal_dir / f"{joined_code}.jsonl").is_file():
             # the director's code, not hosted here yet: a new match under it
             hosting = Hosting.new(journal_dir, joined_code, seed, spec, TableKey.generate())
-        elif joined_code is None:
-            hosting = Hosting.new(journal_dir, new_code(), seed, spec, TableKey.generate())
+        elif joined_code is None:  # a code of our own: the one the match key names (wire.code_of)
+            key = TableKey.generate()
+            hosting = Hosting.new(journal_dir, code_of(key.public), seed, spec, key)
         else:
             try:
                 hosting = Hosting.resume(journal_dir, joined_code, spec)
@@ -321,8 +336,9 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
     try:
         wire.connect()
         found = None
+        finder: Any = None
         if mode == "join" and joined_code:  # before the boards
-            found = (_find_host(wire, joined_code, stop, deadline, console) if auto
+            found = (_find_host(wire, joined_code, stop, deadline, console, host_key) if auto
                      else wire.find(joined_code, timeout=10.0))
             spec = _lobby_spec(found[1], geometry)
             if sorted(spec.split()[1]) != sorted(local):
@@ -331,24 +347,45 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
         if hosting is not None:
             spec = hosting.spec
         assert spec is not None
-        pieces = spec.pieces()
+        pieces = spec.pieces()  # --remote page: a joined match of the layout's game plays with the same set
+        if mode == "page":  # the page first: the person chooses while the boards come online
+            server, finder = _serve_finder(page, geometry, console)
         link, vt, hands = _open_table(geometry, ports, registry, pieces, seed or 0, console)
+        if finder is not None:  # the person hosts or joins on the page; then the table is seated as that side
+            chosen = _page_choice(wire, finder, journal_dir, seed, spec, stop, deadline, console)
+            if chosen is None:
+                return 1
+            mode, joined_code, found, hosting = chosen
+            if found is not None:
+                spec = _lobby_spec(found[1], geometry)
+                if spec.pieces() != pieces:
+                    raise RemoteExit(say("match {code} plays with another set than this table's {name}",
+                                         code=joined_code, name=geometry.name), 2)
+            local = spec.split()[0] if mode == "host" else spec.split()[1]
+            if len(local) != len(names):
+                raise RemoteExit(say("this table plays seats {seats}: --seats names {n}, one for each",
+                                     seats=", ".join(geometry.seats[s].name for s in sorted(local)), n=len(names)), 2)
+            bots, people = _seated(local, names)
         side = TableSide(geometry, local, pieces, bots=bots, people=people, hands=hands, set_leds=link.set_leds,
                          game=spec.game)
         if isinstance(hands, VirtualHands):
             hands.sent_at = lambda: side.frame_sent_at
         if people and vt is not None:
             players = dict(zip(sorted(local), names, strict=True))
-            server = _serve_page(vt, side, registry, pieces, players, page, seed or 0, console)
+            code_now = hosting.code if hosting is not None else joined_code
+            server = _serve_page(vt, side, registry, pieces, players, page, seed or 0, console, code_now,
+                                 mounted=None if finder is None else (server, finder, mode))
         if vt is None:  # a physical table: its seat buttons and turn LEDs
             gpio = _table_gpio(geometry, side, console)
         if hosting is not None:
-            record = _host(wire, hosting, side, link, registry, stop, deadline, console)
+            record = _host(wire, hosting, side, link, registry, stop, deadline, console, endorser)
         else:
             assert joined_code is not None and found is not None
             record = _join(wire, joined_code, found, side, link, registry, stop, deadline, console, journal_dir)
         if record is not None and people and vt is not None:
             time.sleep(1.0)  # the page shows the end of the match before it goes
+    except HostRefused as exc:
+        raise RemoteExit(message_of(exc), 3) from None
     except WireError as exc:
         raise RemoteExit(message_of(exc), 1) from None
     finally:
@@ -377,15 +414,79 @@ def _run(mode: str, code: str | None, *, table: str, game: str | None, variant: 
     return 0
 
 
+def _seated(local: frozenset[int], names: list[str]) -> tuple[frozenset[int], frozenset[int]]:
+    """The computer seats and the people's of this table's ``local`` seats, by ``--seats``."""
+    bots = frozenset(s for s, n in zip(sorted(local), names, strict=True) if n.lower() == "bot")
+    return bots, frozenset(local) - bots
+
+
+def _serve_finder(page: PageOptions, geometry: TableGeometry, console: Console) -> tuple[Any, Any]:
+    """``--remote page``: the table-top server with only the page's "play another
+    table" (web/tabletop_find.py) until the person chooses; prints its keyed
+    ``find a game:`` address. The server and the finder (remote/people.py)."""
+    from tablesense.i18n import N_, Translator
+    from tablesense.outputs.events import EventBus
+    from tablesense.remote.people import PageFinder
+    from tablesense.web.app import create_app
+    from tablesense.web.server import WebServerError, serve_in_thread
+    from tablesense.web.tabletop_find import find_router, find_url
+
+    finder = PageFinder()
+    router, key = find_router(finder)
+    app = create_app(EventBus(), title=f"virtual table {geometry.name}", lang=page.lang, routers=[router],
+                     optional_routers=())
+    try:
+        server = serve_in_thread(app, host=page.host, port=page.port)
+    except WebServerError as exc:
+        raise RemoteExit(message_of(exc), 1) from None
+    console.print(Translator(page.lang)(N_("find a game: {url}"), url=find_url(server.url, key)),
+                  markup=False, highlight=False)
+    console.file.flush()
+    return server, finder
+
+
+def _page_choice(wire: Wire, finder: Any, journal_dir: Path, seed: int | None, spec: MatchSpec,
+                 stop: threading.Event, deadline: float | None,
+                 console: Console) -> tuple[str, str, tuple[str, dict[str, Any]] | None, Hosting | None] | None:
+    """The person's choice on the page, taken in turn: ``host`` opens a match
+    under the code this table's key names; ``join`` looks the typed code up
+    (its host checked as for ``--remote join``), and a code that leads
+    nowhere is said on the page, which asks again. ``(mode, code, the host's
+    lobby, hosting)``, or None when stopped."""
+    from tablesense.remote.wire import WireError, code_of
+
+    while not _over(stop, deadline):
+        ask = finder.next(0.2)
+        if ask is None:
+            continue
+        kind, code = ask
+        if kind == "host":
+            hosting = Hosting.new(journal_dir, code_of(wire.key.public), seed, spec, wire.key)
+            return "host", hosting.code, None, hosting
+        assert code is not None
+        finder.searching(code)
+        try:
+            found = wire.find(code, timeout=10.0)
+        except WireError as exc:  # no such match, or a table that is not its host: the page says it
+            console.print("[yellow]" + str(message_of(exc)) + "[/]", highlight=False)
+            finder.refuse(exc.args[0] if exc.args else str(exc))
+            continue
+        return "join", code, found, None
+    return None
+
+
 def _serve_page(vt: Any, side: TableSide, registry: TagRegistry, pieces: list[str], players: dict[int, str],
-                page: PageOptions, seed: int, console: Console) -> Any:
+                page: PageOptions, seed: int, console: Console, code: str | None = None,
+                mounted: tuple[Any, Any, str] | None = None) -> Any:
     """The table-top page of the people's seats at this virtual table (docs/remote.md,
-    "A person on the table-top page"); prints one keyed ``table top:`` address per person."""
+    "A person on the table-top page"); prints one keyed ``table top:`` address per person.
+    ``mounted``: ``--remote page``'s server, finder and the side chosen there: the
+    seats' routes join that server and the finder hands the page its seats."""
     from tablesense.i18n import Translator
     from tablesense.remote.people import Refusals, SeatButtons, page_banner, turn_lights
     from tablesense.sim.hand import COMPUTER, TableTop
     from tablesense.web.server import WebServerError
-    from tablesense.web.tabletop import TableKeys, serve_tabletop
+    from tablesense.web.tabletop import TableKeys, serve_tabletop, tabletop_router
 
     geometry = side.geometry
     n = len(geometry.seats)
@@ -397,19 +498,27 @@ def _serve_page(vt: Any, side: TableSide, registry: TagRegistry, pieces: list[st
     from tablesense.games.registry import find_game
 
     top = TableTop(vt, geometry, registry, pieces=pieces, header=SeatButtons(geometry, side.people, side.press, turns),
-                   banner=page_banner(side, Refusals(), Translator(page.lang)), seats=sorted(side.people),
+                   banner=page_banner(side, Refusals(), Translator(page.lang), code), seats=sorted(side.people),
                    seed=seed, turns=turns, elsewhere=[s.index for s in geometry.seats if s.index not in side.view.seats],
                    facts=find_game(geometry.games[0]).page_facts())
     top.dealer = COMPUTER  # the authority deals; the table's hands lay each deal out by its lights
     keys = TableKeys.for_table(top)
-    try:
-        server = serve_tabletop(top, page.host, page.port, keys)
-    except WebServerError as exc:
-        raise RemoteExit(message_of(exc), 1) from None
+    finder: Any = None
+    role = ""
+    if mounted is not None:
+        server, finder, role = mounted
+        server.app.include_router(tabletop_router(top, keys))  # the finder's server: the same address
+    else:
+        try:
+            server = serve_tabletop(top, page.host, page.port, keys)
+        except WebServerError as exc:
+            raise RemoteExit(message_of(exc), 1) from None
     names = [players.get(s.index, s.name) for s in geometry.seats]
     for line in keys.lines(server.url, names, page.lang):
         console.print(line, markup=False, highlight=False)
     console.file.flush()
+    if finder is not None:
+        finder.ready(role, code or "", [(names[s], keys.url(server.url, s)) for s in sorted(side.people)])
     return server
 
 
@@ -492,9 +601,11 @@ def _reporter(director: DirectorOptions, journal_dir: Path) -> Any:
         raise RemoteExit(say("cannot open the outbox {path}: {error}", path=str(path), error=str(exc)), 1) from None
 
 
-def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tuple[str, str, str]:
+def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tuple[str, str, str, str | None]:
     """``--remote auto``: this table's part of the remote match the director
-    assigned it (``host`` or ``join``), the match's code and its variant."""
+    assigned it (``host`` or ``join``), the match's code, its variant, and for
+    a joining table the host table's registered key (whose endorsement its
+    lobby must carry)."""
     m = reporter.current_match(timeout=director.announce_wait)
     if m is None:
         raise RemoteExit(say("no match announced for table {table}: the director pairs the round and its remote "
@@ -504,26 +615,35 @@ def _assigned(reporter: Any, director: DirectorOptions, console: Console) -> tup
         raise RemoteExit(say("the director's match {match} for table {table} is not a remote match: play it with "
                              "play --director", match=m["match"], table=director.table_no), 2)
     role, code = str(remote["role"]), str(remote["code"])
+    host_key = remote.get("key")
+    if role == "join" and not isinstance(host_key, str):
+        raise RemoteExit(say("the director's assignment names no key for host table {table}, so this table "
+                             "cannot tell it from another: the director needs this version", table=remote["table"]), 2)
     line = (say("tournament match {match}: this table hosts remote match {code} with table {other}",
                 match=m["match"], code=code, other=remote["table"]) if role == "host" else
             say("tournament match {match}: this table joins remote match {code} with table {other}",
                 match=m["match"], code=code, other=remote["table"]))
     console.print(str(line), highlight=False)
-    return role, code, str(m["variant"])
+    return role, code, str(m["variant"]), host_key if role == "join" else None
 
 
 def _find_host(wire: Any, code: str, stop: threading.Event, deadline: float | None,
-               console: Console) -> tuple[str, dict[str, Any]]:
+               console: Console, host_key: str | None = None) -> tuple[str, dict[str, Any]]:
     """The host of ``code``, waited for: at a tournament the two tables start in
     any order, so the joining table waits for the host's lobby (WireError when
-    stopped or out of time)."""
+    stopped or out of time; HostRefused then when only other tables opened
+    it, each said once as it is refused)."""
     from tablesense.remote.wire import WireError
 
     said = False
+    told = 0
     while True:
         try:
-            return wire.find(code, timeout=2.0)
+            return wire.find(code, timeout=2.0, host_key=host_key)
         except WireError:
+            for reason in wire.impostors[told:]:
+                console.print("[yellow]" + str(say("refused: {reason}", reason=reason)) + "[/]", highlight=False)
+            told = len(wire.impostors)
             if stop.is_set() or (deadline is not None and time.monotonic() > deadline):
                 raise
             if not said:
@@ -690,11 +810,11 @@ class Hosting:
 
 
 def _host(wire: Wire, hosting: Hosting, side: TableSide, link: Any, registry: TagRegistry, stop: threading.Event,
-          deadline: float | None, console: Console) -> dict[str, Any] | None:
+          deadline: float | None, console: Console, endorser: Any = None) -> dict[str, Any] | None:
     code = hosting.code
     spec = hosting.spec
     host_seats, join_seats = spec.split()
-    wire.announce(code, spec.lobby())
+    wire.announce(code, spec.lobby(), endorsed_by=endorser)
     welcome = {"type": "welcome", "code": code, "seats": sorted(join_seats), "game": spec.game, "variant": spec.variant}
     if hosting.joiner is None:
         console.print(f"remote match code: [bold]{code}[/]  (at the other table: tablesense play --remote join {code})")

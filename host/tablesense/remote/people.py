@@ -15,7 +15,11 @@ so nothing reaches the page that the table's frames did not carry:
 - :class:`SeatButtons`: the seat header the page presses: a person's *pass*
   button hands a pass (or a draw) to the table's side, which claims it when
   it is one of the seat's legal moves; the turn LEDs read
-  :func:`turn_lights`.
+  :func:`turn_lights`;
+- :class:`PageFinder`: before a match, the page's "play another table"
+  (``play --remote page``): the person hosts a match (and reads its code
+  out) or types the code the other table read out; the page then opens
+  the person's seat.
 
 A person plays a tile by lifting it from their rack and laying it on the
 line's next cell (the table's sensors see it, the judge claims it); the
@@ -27,6 +31,7 @@ seat's page may not lift a stock piece (``TableTop`` refuses it).
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -57,14 +62,18 @@ def _score(view: TableView) -> str:
     return " – ".join(f"{p:g}" for p in view.score) if view.score else "0 – 0"
 
 
-def banner(view: TableView, *, dealt: bool, placing: bool, refused: str | None) -> Sentence | None:
-    """The page's banner for the match's state (None: the page says whose turn it is)."""
+def banner(view: TableView, *, dealt: bool, placing: bool, refused: str | None,
+           code: str | None = None) -> Sentence | None:
+    """The page's banner for the match's state (None: the page says whose turn it is);
+    ``code``: the match's code, said while the other table has not come (a host reads it out)."""
     if view.record is not None:
         return say("match over: {score}", score=_score(view))
     if view.paused:
         return say("paused: {tables} is away; the match resumes where it was when it is back",
                    tables=", ".join(view.paused))
     if view.hand == 0:
+        if code:
+            return say("waiting for the other table: match code {code}", code=code)
         return say("waiting for the other table")
     if len(view.records) >= view.hand:
         return say("hand {n} scored: {score}", n=view.hand, score=_score(view))
@@ -129,8 +138,8 @@ class Refusals:
             return self._last[0]
 
 
-def page_banner(side: Any, refusals: Refusals,
-                translate: Callable[[object], str]) -> Callable[[], dict[str, str] | None]:
+def page_banner(side: Any, refusals: Refusals, translate: Callable[[object], str],
+                code: str | None = None) -> Callable[[], dict[str, str] | None]:
     """The ``banner`` callable of the page's TableTop for a
     :class:`~tablesense.remote.match.TableSide`, in the table's language."""
 
@@ -140,7 +149,7 @@ def page_banner(side: Any, refusals: Refusals,
         level = "warn" if view.paused else "info"
         refused = refusals.current(side.rejections)
         said = banner(view, dealt=judge.dealt_hand >= view.hand, placing=judge.pending_place() is not None,
-                      refused=refused)
+                      refused=refused, code=code)
         if said is None:
             return None
         if refused and view.record is None and not view.paused:
@@ -148,3 +157,84 @@ def page_banner(side: Any, refusals: Refusals,
         return {"text": translate(said), "level": level}
 
     return current
+
+
+class PageFinder:
+    """The table-top page's "play another table" before a match
+    (``play --remote page``; the page is ``web/tabletop_find.py``).
+
+    The page asks (:meth:`host`, :meth:`join` with a typed code); the table's
+    process takes each ask in turn (:meth:`next`), looks the code up on the
+    broker and answers: :meth:`refuse` with the sentence why (no match
+    under that code, a table that is not the code's host), :meth:`searching`
+    while it looks, :meth:`ready` with the people's seat addresses once the
+    table plays a match. The page reads :meth:`view` and then opens the
+    person's seat. Thread-safe: the page's requests and the table's loop
+    run on different threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._asks: queue.Queue[tuple[str, str | None]] = queue.Queue()
+        self._state = "choose"
+        self._role: str | None = None
+        self._code: str | None = None
+        self._error: Sentence | str | None = None
+        self._seats: list[dict[str, str]] = []
+
+    def host(self) -> None:
+        """The person hosts a match (ValueError once the table has one)."""
+        with self._lock:
+            self._check_free()
+            self._state, self._error = "finding", None
+        self._asks.put(("host", None))
+
+    def join(self, text: str) -> str:
+        """The person joins the match of the code ``text`` as typed (the code;
+        ValueError with the sentence for a code that cannot be one)."""
+        from tablesense.remote.wire import WireError, check_code
+
+        try:
+            code = check_code(text)
+        except WireError as exc:
+            raise ValueError(exc.args[0]) from None
+        with self._lock:
+            self._check_free()
+            self._state, self._code, self._error = "finding", code, None
+        self._asks.put(("join", code))
+        return code
+
+    def _check_free(self) -> None:
+        if self._state == "ready":
+            raise ValueError(say("this table plays match {code} already", code=self._code))
+        if self._state == "finding":
+            raise ValueError(say("the table is still looking for the last code: a moment"))
+
+    def next(self, timeout: float) -> tuple[str, str | None] | None:
+        """The page's next ask (``("host", None)`` or ``("join", CODE)``), or None."""
+        try:
+            return self._asks.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def searching(self, code: str) -> None:
+        with self._lock:
+            self._state, self._code = "finding", code
+
+    def refuse(self, why: Sentence | str) -> None:
+        """The last ask did not lead to a match: the page says why and asks again."""
+        with self._lock:
+            self._state, self._error = "choose", why
+
+    def ready(self, role: str, code: str, seats: Sequence[tuple[str, str]]) -> None:
+        """The table plays match ``code`` as ``role``: each person's (name, seat address)."""
+        with self._lock:
+            self._state, self._role, self._code, self._error = "ready", role, code, None
+            self._seats = [{"name": n, "url": u} for n, u in seats]
+
+    def view(self, translate: Callable[[object], str]) -> dict[str, Any]:
+        """What the page draws: ``state`` (choose, finding, ready), the code,
+        the role, the last refusal (in the page's language), the seats."""
+        with self._lock:
+            return {"state": self._state, "role": self._role, "code": self._code,
+                    "error": translate(self._error) if self._error is not None else None,
+                    "seats": list(self._seats)}

@@ -8,10 +8,19 @@ Every message is also signed with the sender's table key (Ed25519, the same
 :class:`~tablesense.tournament.security.TableKey` a table signs its results
 with); the host's key comes with its signed lobby message, a joining table's
 with its ``join``.
+
+Which table opened a code is checked by the joining table, not taken on
+trust (docs/remote.md, "Who opened the code"): a code the host table drew
+is :func:`code_of` the host's match key, so a lobby whose key does not give
+the code is refused; a code the tournament director drew comes with the
+host table's registered key in the joining table's assignment, and the
+host's lobby carries that key's endorsement of its match key.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import queue
 import secrets
@@ -36,6 +45,66 @@ ROOT = "tablesense/remote"
 class WireError(RuntimeError):
     """The broker cannot be reached, the code names no match, a message
     does not verify: a sentence for the person at the table."""
+
+
+class HostRefused(WireError):
+    """A table opened the code but is not its host table (its key does not
+    give the code, or lacks the endorsement of the host table the director
+    named), and the host table has not opened it: ``play --remote`` exits 3."""
+
+
+#: What the host table's registered key signs to endorse its match key (``endorsed`` in the lobby).
+ENDORSE_TYPE = "remote-host"
+#: How long :meth:`Wire.find` keeps listening after the host's lobby came, for a second one.
+SETTLE_S = 0.5
+
+
+def code_of(public_key: str) -> str:
+    """The short code a host table's match key names: six symbols of
+    SHA-256 over the raw public key. A table that learned the code cannot
+    open it under its own key without drawing keys until one hashes to it
+    (31^6, about 8.9 x 10^8 tries on average), and the host's lobby is
+    on the broker before the code is ever read out."""
+    digest = hashlib.sha256(b"tablesense remote code\0" + base64.b64decode(public_key)).digest()
+    n = int.from_bytes(digest[:16], "big")
+    out = []
+    for _ in range(CODE_LENGTH):
+        n, r = divmod(n, len(CODE_ALPHABET))
+        out.append(CODE_ALPHABET[r])
+    return "".join(out)
+
+
+def endorse(table_key: TableKey, code: str, match_key: str) -> dict[str, Any]:
+    """The host table's registered key vouching for the match key it hosts ``code`` with
+    (a tournament's remote match: the director drew the code, so it names no key)."""
+    return table_key.sign({"type": ENDORSE_TYPE, "code": code, "key": match_key})
+
+
+def lobby_problem(code: str, sender: str, body: dict[str, Any], host_key: str | None) -> str | None:
+    """Why ``sender``'s lobby under ``code`` is not the host table's (None: it is).
+    ``host_key``: the host table's registered key, from the director's
+    assignment; without it the code itself must name the lobby's key."""
+    key = body.get("key")
+    if not isinstance(key, str):
+        return str(say("{table} opened match {code} without a key", table=sender, code=code))
+    if host_key is None:
+        try:
+            named = code_of(key)
+        except ValueError:
+            named = ""
+        if named != code:
+            return str(say("{table} opened match {code}, but the code does not name its key: it is not the table "
+                           "that drew the code", table=sender, code=code))
+        return None
+    endorsed = body.get("endorsed")
+    try:
+        vouched = verify(host_key, endorsed) if isinstance(endorsed, dict) else None
+    except SignatureError:
+        vouched = None
+    if vouched is None or vouched.get("type") != ENDORSE_TYPE or vouched.get("code") != code or vouched.get("key") != key:
+        return str(say("{table} opened match {code}, but without the endorsement of the host table the director "
+                       "named: it is not that table", table=sender, code=code))
+    return None
 
 
 def check_code(text: str) -> str:
@@ -153,6 +222,8 @@ class Wire:
         """user -> public key (base64) whose signature that user's messages must carry."""
         self.inbox: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self.refused: list[str] = []
+        self.impostors: list[str] = []
+        """Why each lobby :meth:`find` refused was not the host's (a sentence each)."""
         self._lobby: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self._connected = threading.Event()
         self._client = make_client(f"{self.user}-remote", broker, clean=True)
@@ -211,8 +282,11 @@ class Wire:
         signed = self.key.sign({**body, "from": self.user, "to": to, "t": time.time()})
         self._client.publish(inbox_topic(self.user, to), json.dumps(signed, separators=(",", ":")), qos=1)
 
-    def announce(self, code: str, body: dict[str, Any]) -> None:
-        """The host's signed lobby message, retained so a table that joins later finds it."""
+    def announce(self, code: str, body: dict[str, Any], endorsed_by: TableKey | None = None) -> None:
+        """The host's signed lobby message, retained so a table that joins later
+        finds it; ``endorsed_by``: the table's registered key, when the director drew the code."""
+        if endorsed_by is not None:
+            body = {**body, "endorsed": endorse(endorsed_by, code, self.key.public)}
         signed = self.key.sign({**body, "type": "lobby", "code": code, "key": self.key.public, "from": self.user})
         self._client.publish(lobby_topic(self.user, code), json.dumps(signed), qos=1, retain=True).wait_for_publish(5)
 
@@ -220,14 +294,26 @@ class Wire:
         """Clear the lobby message (the match is full or over)."""
         self._client.publish(lobby_topic(self.user, code), b"", qos=1, retain=True).wait_for_publish(5)
 
-    def find(self, code: str, timeout: float) -> tuple[str, dict[str, Any]]:
-        """The host of ``code`` (its user and lobby message), trusted from now on."""
+    def find(self, code: str, timeout: float, host_key: str | None = None) -> tuple[str, dict[str, Any]]:
+        """The host of ``code`` (its user and lobby message), trusted from now on.
+
+        Every lobby under the code is checked (:func:`lobby_problem`, with
+        ``host_key`` the director's word on the host table): another table's
+        is refused and said in :attr:`impostors`; the host's is taken once no
+        second one came within :data:`SETTLE_S`. HostRefused when only
+        refused tables opened the code, or two tables passed the check;
+        WireError when nobody opened it within ``timeout``."""
         self._client.subscribe(f"{ROOT}/+/lobby/{code}", qos=1)
         deadline = time.monotonic() + timeout
+        found: dict[str, tuple[str, dict[str, Any]]] = {}
+        settle_until = deadline
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
+            if found:
+                left = min(left, settle_until - now)
             if left <= 0:
-                raise WireError(say("no match with code {code} on this broker (is the host table running?)", code=code))
+                break
             try:
                 sender, signed = self._lobby.get(timeout=left)
             except queue.Empty:
@@ -238,9 +324,27 @@ class Wire:
             except SignatureError as exc:
                 self.refused.append(f"lobby of {sender}: {exc}")
                 continue
-            if body.get("code") == code and body.get("from") == sender:
-                self.trusted[sender] = str(key)
-                return sender, body
+            if body.get("code") != code or body.get("from") != sender:
+                continue
+            problem = lobby_problem(code, sender, body, host_key)
+            if problem is not None:
+                if problem not in self.impostors:
+                    self.impostors.append(problem)
+                continue
+            if not found:
+                settle_until = time.monotonic() + SETTLE_S
+            found[sender] = (str(key), body)
+        if len(found) > 1:
+            raise HostRefused(say("{n} tables opened match {code} as its host ({tables}): refused; ask the host "
+                                  "table for a new code", n=len(found), code=code,
+                                  tables=", ".join(sorted(found))))
+        if found:
+            ((sender, (key, body)),) = found.items()
+            self.trusted[sender] = key
+            return sender, body
+        if self.impostors:
+            raise HostRefused(say("not joining: {reason}", reason=self.impostors[-1]))
+        raise WireError(say("no match with code {code} on this broker (is the host table running?)", code=code))
 
     def receive(self, timeout: float) -> tuple[str, dict[str, Any]] | None:
         try:

@@ -12,7 +12,10 @@ Everything a director decides between rounds lives here, on top of
 - :func:`final_result` — after the last round is confirmed: the final
   standings and the winner;
 - :func:`console_state` — one JSON-able snapshot of the round in progress
-  for the live console page (pushed over SSE whenever it changes).
+  for the live console page (pushed over SSE whenever it changes);
+- :func:`pair_remote_at` — the console's "make remote": the match at a
+  table of the round in progress becomes a remote match another table joins
+  (``tournament pair-remote``'s action, docs/remote.md).
 """
 
 from __future__ import annotations
@@ -193,6 +196,9 @@ def console_state(director: Director, now: float | None = None, live: LiveBoard 
     With ``live`` (the tables' relayed progress) a table in play shows its hand and score."""
     cur, rows, matches, names = table_rows(director, now, live)
     ps = pair_status(director)
+    remote = remote_roles(director, cur)
+    for row in rows:
+        row["remote"] = remote.get(row["table"])
     return {
         "round": cur,
         "tables": rows,
@@ -202,6 +208,36 @@ def console_state(director: Director, now: float | None = None, live: LiveBoard 
         "counts": {s: sum(1 for m in matches if _status(m) == s) for s in ("pending", "reported", "disputed", "confirmed")},
         **round_facts(director, cur, matches, names),
     }
+
+
+def remote_roles(director: Director, round_no: int) -> dict[int, dict[str, Any]]:
+    """Each table's part in a remote match of the round: ``{role, code, table}``
+    (``host`` or ``join``, the match's code, the other table), as the tables'
+    assignments say it (tournament/remote_pairs.py)."""
+    from .remote_pairs import remote_pairs
+
+    out: dict[int, dict[str, Any]] = {}
+    for p in remote_pairs(director.options()):
+        if p.round == round_no:
+            out[p.host] = {"role": "host", "code": p.code, "table": p.join, "match": p.match}
+            out[p.join] = {"role": "join", "code": p.code, "table": p.host, "match": p.match}
+    return out
+
+
+def pair_remote_at(director: Director, host_table: int, join_table: int, actor: str = "director") -> Any:
+    """The console's "make remote": the unplayed match at ``host_table`` in the
+    round in progress becomes remote, ``join_table`` joining it (a
+    :class:`~tablesense.tournament.remote_pairs.RemotePair`; DirectorError
+    with the reason when it cannot be)."""
+    from .remote_pairs import pair_remote
+
+    cur = director.current_round_no()
+    if not cur:
+        raise DirectorError(say("no round has been paired yet"))
+    m = next((x for x in director.matches(cur) if x.table_no == host_table), None)
+    if m is None:
+        raise DirectorError(say("table {table} has no match in round {round}", table=host_table, round=cur))
+    return pair_remote(director, m.id, join_table, actor)
 
 
 def round_facts(director: Director, cur: int, matches: list[Match], names: dict[int, str]) -> dict[str, Any]:

@@ -106,10 +106,15 @@ def pair_remote(director: Any, match_id: int, join_table: int, actor: str = "dir
         return pair
 
 
-def add_to_assignments(out: dict[int, dict[str, Any]], options: dict[str, Any], round_no: int) -> dict[int, dict[str, Any]]:
+def add_to_assignments(out: dict[int, dict[str, Any]], options: dict[str, Any], round_no: int,
+                       keys: dict[int, str] | None = None) -> dict[int, dict[str, Any]]:
     """The round's assignments (``Rounds.assignments``) with its remote matches:
     the host's match names its role, the code and the joining table; the
-    joining table's assignment carries the same match as ``join``."""
+    joining table's assignment carries the same match as ``join`` and the
+    host table's registered public key (``keys``: table number -> key): the
+    director drew the code, so only that key's endorsement in the host's
+    lobby tells the host table from another that learned the code
+    (docs/remote.md, "Who opened the code")."""
     for p in remote_pairs(options):
         if p.round != round_no or p.host not in out:
             continue
@@ -119,6 +124,8 @@ def add_to_assignments(out: dict[int, dict[str, Any]], options: dict[str, Any], 
             m["remote"] = {"role": "host", "code": p.code, "table": p.join}
             joined = copy.deepcopy(m)
             joined["remote"] = {"role": "join", "code": p.code, "table": p.host}
+            if keys is not None and p.host in keys:
+                joined["remote"]["key"] = keys[p.host]
             out.setdefault(p.join, {"event": out[p.host]["event"], "round": round_no, "table": p.join,
                                     "matches": []})["matches"].append(joined)
     return out

@@ -232,8 +232,10 @@ class Rounds:
             names = {e.id: e for e in s.scalars(select(Entrant).where(Entrant.event_id == self.event_id))}
             salt = badge_salt(ev.options)
             out: dict[int, dict[str, Any]] = {}
-            for t in s.scalars(select(Table.number).where(Table.event_id == self.event_id)):
+            keys: dict[int, str] = {}
+            for t, key in s.execute(select(Table.number, Table.public_key).where(Table.event_id == self.event_id)):
                 out[t] = {"event": self.event_id, "round": rnd, "table": t, "matches": []}
+                keys[t] = key
             for m in s.scalars(select(Match).where(Match.event_id == self.event_id, Match.round_no == rnd, Match.table_no.is_not(None)).order_by(Match.number)):
                 assert m.entrant_b is not None and m.table_no is not None
                 sides = [names[e] for e in kway.match_entrants(m)]
@@ -254,7 +256,7 @@ class Rounds:
                     "done": m.confirmed,
                     "confirm": ev.options.get("confirm", DEFAULT_CONFIRM),
                 })
-            return add_to_assignments(out, ev.options, rnd)  # matches two tables play together (remote_pairs.py)
+            return add_to_assignments(out, ev.options, rnd, keys)  # matches two tables play together (remote_pairs.py)
 
     # ------------------------------------------------------------ ingestion
 

@@ -1,5 +1,5 @@
-"""The director's console page and its forms (pair the next round, correct
-a result, register, check in, withdraw, the event's language), behind the
+"""The director's console page and its forms (pair the next round, make a
+match remote, correct a result, register, check in, withdraw, the event's language), behind the
 login and the form token. Each form's action goes through the Director (so
 it lands in the audit log) by :meth:`~tablesense.tournament.site.DirectorSite.act`,
 which brings its answer or refusal back on the console in the page's
@@ -25,7 +25,8 @@ router = APIRouter()
 MAX_FORM_INT = 2**31 - 1
 
 #: The form fields a number is typed in, as the refusal names them.
-FORM_FIELDS = {"winner": N_("the winner"), "match": N_("the match"), "entrant": N_("the entrant"), "seed": N_("the seed")}
+FORM_FIELDS = {"winner": N_("the winner"), "match": N_("the match"), "entrant": N_("the entrant"), "seed": N_("the seed"),
+               "table": N_("the table")}
 
 
 def split_names(text: str) -> list[str]:
@@ -73,6 +74,22 @@ def pair(request: Request, site: Site, csrf: str = Form("")) -> RedirectResponse
         if site.on_round_paired is not None:
             site.on_round_paired()
         return say("round {n} paired and announced to the tables", n=n)
+    return site.act(request, csrf, run)
+
+
+@router.post("/director/pair-remote")
+def pair_remote(request: Request, site: Site, table: str = Form(""), with_table: str = Form(""),
+                csrf: str = Form("")) -> RedirectResponse:
+    """``tournament pair-remote`` on the console: the match at ``table`` is played
+    together with ``with_table`` (another venue's), announced to both at once."""
+    def run() -> Message:
+        from .console import pair_remote_at
+
+        p = pair_remote_at(site.director, form_int(table, "table"), form_int(with_table, "table"), "director-web")
+        if site.on_round_paired is not None:  # both tables' assignments changed: announce them now
+            site.on_round_paired()
+        return say("round {round}: table {host} hosts, table {join} joins; code {code}",
+                   round=p.round, host=p.host, join=p.join, code=p.code)
     return site.act(request, csrf, run)
 
 

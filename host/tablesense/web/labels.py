@@ -142,6 +142,30 @@ TABLETOP: dict[str, str] = {
     **COACH,
 }
 
+#: The table-top page's "play another table" (templates/tabletop_find.html,
+#: static/tabletop_find.js; web/tabletop_find.py), on top of DISPLAY.
+FIND: dict[str, str] = {
+    "table_top": N_("Table top"),
+    "find_title": N_("Play another table"),
+    "find_help": N_("Two tables play one match: one hosts it and reads its code out, the other types the code."),
+    "join_head": N_("Join a match"),
+    "join_help": N_("Type the code the other table read out to you."),
+    "code_label": N_("Match code"),
+    "join": N_("Join"),
+    "host_head": N_("Host a match"),
+    "host_help": N_("This table opens a match; read its code out to the other table."),
+    "host": N_("Host a match"),
+    "finding": N_("Looking for match {code} …"),
+    "opening": N_("Opening a match …"),
+    "ready_host": N_("Your match code: {code}. Read it out to the other table."),
+    "ready_join": N_("Joined match {code}."),
+    "your_seat": N_("Open the seat of {name}"),
+    "code_hint": N_("six letters and digits"),
+    "needs_js_find": N_("This page needs JavaScript."),
+    "failed": N_("that did not work"),
+    "live_connection": N_("live connection"),
+}
+
 #: A seat's own page at a real table (``play --coach``: web/seat_page.py),
 #: on top of DISPLAY: the display with that seat's coach.
 SEAT_PAGE: dict[str, str] = {
