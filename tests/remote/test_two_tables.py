@@ -221,6 +221,7 @@ def _play_match(host_broker: Broker, join_broker: Broker, table: str, target: st
     return host, join, json.loads(out_host), json.loads(out_join)
 
 
+@pytest.mark.slow  # two play processes through a whole match: a soak (--runslow); test_match_sides plays every variant in one process
 @pytest.mark.timeout(900)
 def test_two_tables_at_two_clubs_play_a_kems_match_over_bridged_tls_brokers(bridged: tuple[Broker, Broker]) -> None:
     """Kems on two kems-4-remote virtual tables, one team at each: every card
@@ -243,6 +244,7 @@ def test_two_tables_at_two_clubs_play_a_kems_match_over_bridged_tls_brokers(brid
     assert "the 32 pieces face down in the stock" in "".join(join.lines)
 
 
+@pytest.mark.slow  # two play processes through a whole match: a soak (--runslow); test_match_sides plays every variant in one process
 @pytest.mark.timeout(900)
 def test_two_tables_play_pips_two_player_with_draws_from_the_stock(remote_broker: Broker) -> None:
     """One seat at each table: a draw by the other table's seat lights nothing

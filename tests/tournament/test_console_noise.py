@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tablesense.referee.evening import TableMatches
+from tablesense.referee.state import MatchState, Phase
 from tablesense.tournament import protocol as proto
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge
 from tablesense.tournament.broker_client import make_client
@@ -103,7 +104,8 @@ def test_a_restarted_director_calls_no_table_quiet_before_its_grace_ends(sqlite_
 class _Referee:
     """A refereed match that has just ended (what ``session.run`` leaves behind)."""
 
-    phase = "over"
+    def __init__(self) -> None:
+        self.state = MatchState(phase=Phase.OVER)
 
     def start(self, _clock: Any) -> None: ...
     def view(self) -> dict[str, Any]:
