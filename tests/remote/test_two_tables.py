@@ -26,25 +26,9 @@ pytestmark = pytest.mark.broker  # brokers and two processes (the few option che
 
 def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_brokers(bridged: tuple[Broker, Broker]) -> None:
     club_a, club_b = bridged
-    host = Play("--remote", "host", "--broker", club_a.url("table-1"), "--seed", "11",
-                "--journal", str(club_a.files.conf.parent / "journal.sqlite"),
-                "--target", "20", "--remote-timeout", "400")
-    join: Play | None = None
-    try:
-        line = host.wait_for("remote match code:", 60)
-        code = line.split("remote match code:")[1].split()[0]
-        join = Play("--remote", "join", code.lower(), "--broker", club_b.url("table-2"), "--seed", "12",
-                    "--remote-timeout", "400")
-        rc_host, out_host = host.finish(420)
-        rc_join, out_join = join.finish(60)
-    finally:
-        host.kill()
-        if join is not None:
-            join.kill()
-    assert join is not None
-    assert rc_host == 0, "".join(host.lines)[-3000:]
-    assert rc_join == 0, "".join(join.lines)[-3000:]
-    record_host, record_join = json.loads(out_host), json.loads(out_join)
+    # the code typed in lower case: the joining table takes it as printed
+    host, join, record_host, record_join = _play_match(club_a, club_b, "dominoes-4-remote", "20", 400,
+                                                       seeds=(11, 12), lower_code=True)
     assert record_host == record_join  # the same record on both sides
     result = replay_record(record_host)
     assert result.winner is not None and max(result.score) >= 20
@@ -196,18 +180,20 @@ def test_a_layout_that_does_not_fit_the_match_is_refused(table: str, args: list[
     assert "remote match code" not in result.output
 
 
-def _play_match(host_broker: Broker, join_broker: Broker, table: str, target: str,
-                timeout: float) -> tuple[Play, Play, dict[str, Any], dict[str, Any]]:
+def _play_match(host_broker: Broker, join_broker: Broker, table: str, target: str, timeout: float,
+                seeds: tuple[int, int] = (21, 22),
+                lower_code: bool = False) -> tuple[Play, Play, dict[str, Any], dict[str, Any]]:
     """A whole match between two `play --remote` processes on two virtual
     tables of ``table``; both exit 0; their records."""
-    host = Play("--remote", "host", "--broker", host_broker.url("table-1"), "--seed", "21",
+    host = Play("--remote", "host", "--broker", host_broker.url("table-1"), "--seed", str(seeds[0]),
                 "--journal", str(host_broker.files.conf.parent / "journal.sqlite"),
                 "--target", target, "--remote-timeout", str(timeout), table=table)
     join: Play | None = None
     try:
         line = host.wait_for("remote match code:", 60)
         code = line.split("remote match code:")[1].split()[0]
-        join = Play("--remote", "join", code, "--broker", join_broker.url("table-2"), "--seed", "22",
+        join = Play("--remote", "join", code.lower() if lower_code else code, "--broker", join_broker.url("table-2"),
+                    "--seed", str(seeds[1]),
                     "--remote-timeout", str(timeout), table=table)
         rc_host, out_host = host.finish(timeout + 20)
         rc_join, out_join = join.finish(60)
