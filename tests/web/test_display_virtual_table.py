@@ -251,6 +251,15 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
     frames: list[dict[str, Any]] = []
     leds = CellLeds(table.referee.geometry, frames.append, min_interval=0.0)
     leds.attach(table.bus)
+    # the last-move layer as each accepted move left it (the publisher's thread,
+    # right after the LEDs handled it): later moves may change it before the test looks
+    last_move_at: dict[int, frozenset[str]] = {}
+
+    def keep_last_move(ev: TableEvent) -> None:
+        if ev.kind == "move_accepted":
+            last_move_at[ev.seq] = leds.layer("last_move")
+
+    table.bus.add_listener(keep_last_move, replay=True)
     try:
         run_session(table, lambda s: len(s.referee.finished_hands()) >= 1)
         open_display(page, table)
@@ -274,8 +283,8 @@ def test_dominoes_hand_through_the_virtual_table(page: Any, artifacts: Path) -> 
                     page.screenshot(path=str(artifacts / "vt-dominoes-first-move.png"))
                 if last_play and ev.data["move"].get("tile") and "hand_ended" not in seen:
                     # the LEDs show where the tile went (until the hand ends)
-                    assert last_play[1] in leds.layer("last_move")
-                    assert leds.layer("last_move") <= frozenset(last_play)
+                    assert last_play[1] in last_move_at[ev.seq]
+                    assert last_move_at[ev.seq] <= frozenset(last_play)
                 assert state["lastMove"], "the last move is shown"
                 continue
             d = ev.data
