@@ -169,6 +169,7 @@ class VirtualTable:
             with self._board_lock(cell):  # not in the middle of the firmware's SPI exchange
                 self._chip(cell).place(card)
             self._log("place", cell, bytes(uid))
+            self._changed()
 
     def remove(self, cell: CellId) -> bytes:
         """Take the tag off a cell; returns its UID."""
@@ -180,6 +181,7 @@ class VirtualTable:
             with self._board_lock(cell):
                 self._chip(cell).remove()
             self._log("remove", cell, card.uid)
+            self._changed()
             return card.uid
 
     def move(self, from_cell: CellId, to_cell: CellId) -> None:
@@ -199,6 +201,7 @@ class VirtualTable:
             with self._board_lock(cell):
                 self._chip(cell).add(card)
             self._log("stack", cell, bytes(uid))
+            self._changed()
 
     def clear(self) -> None:
         """Take every tag off the table."""
@@ -264,6 +267,14 @@ class VirtualTable:
     def _board_lock(self, cell: CellId) -> threading.RLock:
         """The lock the cell's board holds while its firmware steps."""
         return self.boards[self.geometry.cells[cell].board].lock
+
+    def _changed(self) -> None:
+        """The world changed: every board steps fast again (a tag can reach a
+        neighbouring board's fields, so not only the cell's own board)."""
+        for vb in self.boards.values():
+            changed = getattr(vb, "world_changed", None)  # another kind of board may not slow down
+            if changed is not None:
+                changed()
 
     def _chip(self, cell: CellId):
         c = self.geometry.cells[cell]
