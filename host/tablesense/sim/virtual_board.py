@@ -163,7 +163,10 @@ class VirtualBoard(PtyBoard):
         self.scan_interval = scan_interval
         self.idle_scan_interval = max(scan_interval, idle_scan_interval)
         self._steps_since_change = 0
-        """Firmware steps since the world last changed or the board booted."""
+        """Firmware steps since the world last changed or the board booted (the board's thread's own count)."""
+        self._world_changed = False
+        """Set by :meth:`world_changed` from another thread; the board's thread
+        takes it before its next step (no shared counter written from two threads)."""
         self.config = config if config is not None else geometry.board_config(board_id)
         self.with_leds = with_leds and self.spec.leds > 0
         self.fw_version = fw_version or fw_board.FW_VERSION
@@ -200,13 +203,13 @@ class VirtualBoard(PtyBoard):
 
     def world_changed(self) -> None:
         """A tag on the table was laid, lifted or stacked: step fast again, now."""
-        self._steps_since_change = 0
+        self._world_changed = True
         self._wake()
 
     @property
     def quiet(self) -> bool:
         """The firmware has read every cell several times since anything changed."""
-        return self._steps_since_change >= QUIET_SWEEPS * max(1, self.spec.channels)
+        return not self._world_changed and self._steps_since_change >= QUIET_SWEEPS * max(1, self.spec.channels)
 
     def leds(self) -> list[RGB]:
         """What the strip shows now."""
@@ -297,6 +300,9 @@ class VirtualBoard(PtyBoard):
                 fw = self.firmware
                 if fw is None or self._pty is None:
                     continue
+                if self._world_changed:
+                    self._world_changed = False
+                    self._steps_since_change = 0
                 self._steps_since_change += 1
                 try:
                     running = fw.step()
