@@ -26,6 +26,7 @@ class SlowBoard:
 
     waits: list[float] = []
     answers_after = 1.5
+    files_after = 0.0  # FILES: the board hashes every file first
 
     def __init__(self, port: str) -> None:
         self.port = port
@@ -42,7 +43,9 @@ class SlowBoard:
             raise BoardError("no answer to HELLO")
         return IDENT
 
-    def files(self) -> dict[str, bytes]:
+    def files(self, timeout: float | None = None) -> dict[str, bytes]:
+        if (1.0 if timeout is None else timeout) < self.files_after:
+            raise BoardError("no answer to FILES_REQ")
         return {}
 
 
@@ -64,3 +67,18 @@ def test_a_silent_board_still_fails_with_the_reason(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(dp.time, "sleep", lambda s: None)
     with pytest.raises(dp.DeployError, match="did not confirm the new firmware: no answer to HELLO"):
         dp.confirm(str(port), PAYLOAD, timeout=0.3, client_factory=SlowBoard)  # type: ignore[arg-type]
+
+
+def test_a_board_hashing_its_files_slower_than_the_first_wait_is_heard(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """HELLO answered at once, FILES (a hash of every file) in 3 s: the FILES
+    wait grows with the HELLO wait; a FILES wait fixed at the client's 1 s
+    never heard it, and a busy CI host reported a good deploy as failed."""
+    port = tmp_path / "ttyACM0"
+    port.write_text("")
+    SlowBoard.waits = []
+    monkeypatch.setattr(SlowBoard, "answers_after", 0.0)
+    monkeypatch.setattr(SlowBoard, "files_after", 3.0)
+    monkeypatch.setattr(dp.time, "sleep", lambda s: None)
+    assert dp.confirm(str(port), PAYLOAD, timeout=20, client_factory=SlowBoard) == IDENT  # type: ignore[arg-type]
+    assert SlowBoard.waits[-1] >= 3.0

@@ -197,7 +197,9 @@ def _private_check(person: Person, record: dict[str, Any]) -> int:
 
 
 @pytest.mark.timeout(1600)  # its own deadlines bound it (1400 s of play); the suite's 300 s is less than a loaded machine needs
-@pytest.mark.parametrize("target", [pytest.param(20, id="to-20"),
+# To 10 is two hands with these seeds (8, then 15 points): the person plays
+# across a hand's end, which the private check needs; to 50 is a soak.
+@pytest.mark.parametrize("target", [pytest.param(10, id="to-10"),
                                     pytest.param(50, id="to-50", marks=pytest.mark.slow)])
 def test_a_person_on_the_table_top_page_plays_a_remote_match(bridged: tuple[Broker, Broker], browser: Any,
                                                              pg_url: str, tmp_path: Path, target: int) -> None:

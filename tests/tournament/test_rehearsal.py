@@ -1,4 +1,4 @@
-"""The rehearsal (issue 30): a 3-round Swiss of 8 pairs on 4 virtual tables, each a
+"""The rehearsal (issue 30): a Swiss of 8 pairs on 4 virtual tables (2 rounds; 3 as a soak), each a
 real ``play --director`` process (referee, journal, display, outbox) whose
 computer hands move the pieces on its virtual boards, a director on PostgreSQL
 and a TLS broker, unattended to a winner; the console shows every real table's
@@ -37,9 +37,16 @@ def pg_url(postgres_url: str) -> Iterator[str]:
     yield from _pg_schema_url(postgres_url)
 
 
-def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp_path: Path, browser: Any) -> None:
+# Two rounds to 5 points: every table plays twice (so each stops cleanly between
+# matches) and the Swiss pairs its second round from the first's results. The
+# three-round evening to 10, three times the play, is a soak (--runslow).
+@pytest.mark.parametrize(("rounds", "target"), [pytest.param(2, 5, id="2-rounds-to-5"),
+                                                pytest.param(3, 10, id="3-rounds-to-10",
+                                                             marks=[pytest.mark.slow, pytest.mark.timeout(1200)])])
+def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp_path: Path, browser: Any,
+                                                                rounds: int, target: int) -> None:
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    plan = Plan(db_url=pg_url, workdir=tmp_path / "evening", pairs=8, rounds=3, tables=4, target=10, speed=6.0,
+    plan = Plan(db_url=pg_url, workdir=tmp_path / "evening", pairs=8, rounds=rounds, tables=4, target=target, speed=6.0,
                 tls=True, port=0, password="rehearsal-password", round_timeout=600.0)
     said: list[str] = []
     r = Rehearsal(plan, tell=lambda line: said.append(str(line)))
@@ -94,13 +101,13 @@ def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp
         page.close()
         phone.close()
         r.stop()
-    assert report.rounds == 3 and report.matches == 12 and report.winners
+    assert report.rounds == rounds and report.matches == 4 * rounds and report.winners
     d = Director(Database(pg_url), report.event_id)
-    matches = [m for rnd in (1, 2, 3) for m in d.matches(rnd)]
-    assert len(matches) == 12 and all(m.confirmed for m in matches)
+    matches = [m for rnd in range(1, rounds + 1) for m in d.matches(rnd)]
+    assert len(matches) == 4 * rounds and all(m.confirmed for m in matches)
     with d.db.session() as s:
         results = list(s.scalars(select(Result)))
-    assert len(results) == 12, "one result per match, each sent once through its table's outbox"
+    assert len(results) == 4 * rounds, "one result per match, each sent once through its table's outbox"
     for res in results:
         for rec in res.payload["records"]:
             assert replay(rec).to_json()["ok"] is True

@@ -182,9 +182,11 @@ class BoardClient:
         return Identity(self.board, d["protocol"], d["uid"], d["fw_version"], d["cells"], d["leds"],
                         d["caps"], d["config_hash"])
 
-    def files(self) -> dict[str, bytes]:
-        """Board file name -> first 8 bytes of its sha256."""
-        _t, payload = self.request(proto.FILES_REQ, expect=(proto.FILES,), retries=1)
+    def files(self, timeout: float | None = None) -> dict[str, bytes]:
+        """Board file name -> first 8 bytes of its sha256. The board hashes
+        every file to answer, so a caller that has seen it answer slowly
+        (an emulated board on a busy host) passes the wait it grew for HELLO."""
+        _t, payload = self.request(proto.FILES_REQ, expect=(proto.FILES,), timeout=timeout, retries=1)
         try:
             return dict(proto.decode_files(payload)[1])
         except proto.ProtocolError as exc:

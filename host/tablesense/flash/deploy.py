@@ -292,7 +292,7 @@ def confirm(port: str, payload: Payload, timeout: float, client_factory: Callabl
                 while time.monotonic() < deadline:
                     try:
                         ident = c.hello(timeout=min(wait, max(0.1, deadline - time.monotonic())), retries=0)
-                        files = c.files()
+                        files = c.files(timeout=wait)  # it hashes its files: as slow as HELLO, or slower
                     except BoardError as exc:
                         last = message_of(exc)
                         if not os.path.exists(port):
@@ -342,7 +342,9 @@ def deploy(
                 # 1 s: a real board answers in milliseconds, an emulated one
                 # (rp2040js, ~0.1-0.4x real time) in up to a few hundred
                 ident = c.hello(timeout=HELLO_TIMEOUT, retries=1)
-                files = c.files()
+                # hashing its files takes the board longer than HELLO: ten of
+                # its round trips, at least HELLO's wait, at most 8 s
+                files = c.files(timeout=min(8.0, max(HELLO_TIMEOUT, c.stats.rtt_ms[-1] / 100.0)))
             if _matches(payload, ident, files):
                 result = DeployResult(port, "up-to-date", identity=ident,
                                       unchanged=sorted(f.name for f in payload.files(True)))
