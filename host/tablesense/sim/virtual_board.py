@@ -150,7 +150,7 @@ class VirtualBoard(PtyBoard):
         faults: FaultPlan | None = None,
         link_dir: Path | None = None,
         scan_interval: float = 0.004,
-        idle_scan_interval: float = 0.05,
+        idle_scan_interval: float = 0.2,
         on_path: Callable[[int, str], None] | None = None,
         config: dict | None = None,
         with_leds: bool = True,
