@@ -5,13 +5,19 @@ entries chain as if written one by one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tablesense.tournament import protocol as proto
 from tablesense.tournament.bridge import BrokerURL, DirectorBridge, wait_until
 from tablesense.tournament.mosquitto import DIRECTOR_USER, table_user
 from tablesense.tournament.security import TableKey
+from tablesense.tournament.table_link import DirectorLink
 
 from .conftest import Broker
 from .test_director import make_event, result_for
@@ -45,8 +51,6 @@ def test_results_checked_in_worker_processes_are_queued_then_acknowledged(broker
         for c in (t1, t2):
             c.close()
         bridge.stop()
-    import hashlib
-
     first1, ack1 = answers(t1)[:2]
     assert first1 == {"status": "queued", "raw": hashlib.sha256(good1).hexdigest()}
     assert ack1["status"] == "accepted" and ack1["key"] == f"result/{d.event_id}/1/1/1"
@@ -121,3 +125,52 @@ def test_a_result_its_correction_and_their_confirmation_in_one_batch(db_url: str
         assert standing is not None and standing.revision == 2 and standing.payload["score"] == second["score"]
     assert [a["action"] for a in d.audit_log()][-4:] == ["result-accepted", "result-accepted", "result-confirmed", "refused"]
     assert d.verify_audit_chain(full=True)
+
+
+def test_a_queued_result_is_not_sent_again_while_the_director_checks_it(broker: Broker, sqlite_url: str,
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A director that takes 3 s to check a batch: the table's first re-send
+    would be due after 0.2 s and three more would follow before the answer;
+    the ``queued`` notice holds them, so the table sends its result once and
+    still gets its answer (a real table's back-off starts at 0.5 s)."""
+    d, key1 = make_event(sqlite_url, n=4)
+    d.pair_next_round()
+    match = next(m for m in d.matches(1) if m.table_no == 1)
+    body = {k: v for k, v in result_for(d, match.id, key1, revision=1).items() if k != "sig"}
+    slow = DirectorBridge._check_batch
+
+    def check_slowly(self: DirectorBridge, batch: list[tuple[int, str, bytes]]) -> Any:
+        time.sleep(3.0)
+        return slow(self, batch)
+
+    monkeypatch.setattr(DirectorBridge, "_check_batch", check_slowly)
+    bridge = DirectorBridge(d, BrokerURL("127.0.0.1", broker.port, DIRECTOR_USER,
+                                         broker.files.credentials[DIRECTOR_USER])).start()
+    table = DirectorLink(1, key1, tmp_path / "outbox.sqlite",
+                         BrokerURL("127.0.0.1", broker.port, table_user(1), broker.files.credentials[table_user(1)]),
+                         resend_interval=0.2)
+    try:
+        assert bridge.wait_connected(30)
+        table.start()
+        assert table.hearing.wait(30), "the broker never confirmed the table's subscriptions"
+        key = table.send(body)
+        assert wait_until(lambda: table.outbox.ack_status(key) is not None, 60), "the director never answered"
+    finally:
+        table.stop()
+        bridge.stop()
+    assert table.outbox.ack_status(key) == "accepted"
+    assert table.queued_notices == 1
+    assert table.sent == 1, f"sent {table.sent} times while the director held it in its queue"
+
+
+def test_a_queued_notice_for_no_pending_message_changes_nothing(tmp_path: Path) -> None:
+    """A notice naming bytes the table never sent (or sent and had answered) is
+    ignored: nothing pending is held back by it."""
+    table = DirectorLink(1, TableKey.from_seed(b"table-1"), tmp_path / "outbox.sqlite",
+                         BrokerURL("127.0.0.1", 1, table_user(1), "unused"))
+    try:
+        assert table.queued(hashlib.sha256(b"never sent").hexdigest()) is False
+        assert table.queued_notices == 0
+    finally:
+        table.close()

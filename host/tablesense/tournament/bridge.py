@@ -110,6 +110,12 @@ class DirectorBridge:
         """The tables' live progress, fed from this connection (see :mod:`live`)."""
         self._on_ack = on_ack
         self._intake = intake or Intake()
+        # Held while an outbox message is taken in and its ``queued`` notice
+        # published, and by every ack before it is published: a batch checked and
+        # stored faster than the network thread reached its notice would
+        # otherwise answer before it, and the table would see "queued" after
+        # its answer.
+        self._notice_lock = threading.Lock()
         self._client = make_client(client_id or director_client_id(broker), broker)
         self._client.on_connect = self._on_connect
         self._client.on_message = self._on_message
@@ -254,11 +260,13 @@ class DirectorBridge:
             # limit would let a flood of them fill the director's memory):
             # keep its digest and size for the refusal, drop the bytes now.
             payload = _Dropped.of(payload)
-        if not self._intake.offer(table, topic, payload, size):
-            self.stats.shed += 1
-        elif leaf == "out" and not isinstance(payload, _Dropped):
-            # received and queued: the table waits for the ack instead of re-sending
-            self._client.publish(proto.ack_topic(table), proto.queued_notice(hashlib.sha256(payload).hexdigest()), qos=1)
+        with self._notice_lock:
+            if not self._intake.offer(table, topic, payload, size):
+                self.stats.shed += 1
+            elif leaf == "out" and not isinstance(payload, _Dropped):
+                # received and queued: the table waits for the ack instead of re-sending
+                self._client.publish(proto.ack_topic(table), proto.queued_notice(hashlib.sha256(payload).hexdigest()),
+                                     qos=1)
 
     def _work(self) -> None:
         """The checker: what queued while the last batch was checked is the next
@@ -347,7 +355,8 @@ class DirectorBridge:
             self.stats.refusals.append((table, ack.key, ack.reason))
             if len(self.stats.refusals) > 1000:  # a flood must not grow the director's memory
                 del self.stats.refusals[:-1000]
-        self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
+        with self._notice_lock:  # after the message's queued notice, never before it
+            self._client.publish(proto.ack_topic(table), json.dumps(ack.to_json()), qos=1)
         if self._on_ack is not None:
             self._on_ack(table, ack)
 

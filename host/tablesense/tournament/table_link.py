@@ -17,6 +17,7 @@ An assignment that names another table is refused and logged, never kept.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import threading
@@ -81,10 +82,15 @@ class DirectorLink:
         self.display: dict[str, Any] = {}
         """The match the table shows (round, match, names...): its live progress names them."""
         self.sent = 0
+        self.queued_notices = 0
+        """How many of the director's ``queued`` notices named a pending message."""
         self.refused_assignments = 0
         self._client: mqtt.Client | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self.hearing = threading.Event()
+        """Set once the broker has confirmed this connection's subscriptions
+        (assignments and acks): from then on the director's answers reach it."""
         self._threads: list[threading.Thread] = []
         self._starts = 0
         self._due: dict[str, tuple[float, float]] = {}  # key -> (next send, current interval)
@@ -102,6 +108,7 @@ class DirectorLink:
         c.will_set(proto.status_topic(self.number), proto.STATUS_OFFLINE, qos=1, retain=True)
         c.on_connect = self._on_connect
         c.on_message = self._on_message
+        c.on_subscribe = lambda *_args: self.hearing.set()
         self._client = c
         c.connect_async(self.broker.host, self.broker.port, keepalive=5)
         c.loop_start()
@@ -179,6 +186,7 @@ class DirectorLink:
                  if not a else
                  say("table {table}: connected to {broker} as {user}; resuming round {round}", round=a.get("round"), **where))
         client.publish(proto.status_topic(self.number), proto.STATUS_ONLINE, qos=1, retain=True)
+        self.hearing.clear()
         client.subscribe([(proto.assign_topic(self.number), 1), (proto.ack_topic(self.number), 1)])
         self._due.clear()  # a new connection: re-send everything pending at once
         self._wake.set()
@@ -191,6 +199,8 @@ class DirectorLink:
         if msg.topic == proto.assign_topic(self.number):
             if isinstance(data, dict):
                 self.take_assignment(data)
+        elif msg.topic == proto.ack_topic(self.number) and isinstance(data, dict) and data.get("status") == proto.QUEUED:
+            self.queued(str(data.get("raw")))
         elif (
             msg.topic == proto.ack_topic(self.number)
             and isinstance(data, dict)
@@ -205,6 +215,20 @@ class DirectorLink:
                 self.say(say("table {table}: director {status} {key}", table=self.number, status=status,
                              key=str(data.get("key"))))
             self._wake.set()
+
+    def queued(self, raw: str) -> bool:
+        """The director took the pending message whose published bytes hash to
+        ``raw`` into its queue: wait ``QUEUED_WAIT_S`` for its answer before
+        sending it again, instead of adding copies to a busy director's queue
+        every back-off step (a director that crashed meanwhile lost its queue,
+        so the wait is bounded). True when a pending message matched."""
+        for key, payload in self.outbox.pending():
+            if hashlib.sha256(payload.encode()).hexdigest() == raw:
+                _due, interval = self._due.get(key, (0.0, self.resend_interval))
+                self._due[key] = (time.monotonic() + proto.QUEUED_WAIT_S, interval)
+                self.queued_notices += 1
+                return True
+        return False
 
     def take_assignment(self, data: dict[str, Any]) -> bool:
         """Keep the director's assignment (not an older one); one that names another
