@@ -105,8 +105,8 @@ def test_board_answers_over_pty_and_senses_the_world(table: VirtualTable) -> Non
                 # say whether the board never sent the events or they were lost on the way
                 seen = sorted({hex(fr[0]) for fr in raw.frames})
                 events = board.firmware.events if board.firmware is not None else None
-                raise AssertionError(f"{exc}; frames seen {seen}; the board confirmed {events} "
-                                     f"changes and wrote {board.bytes_tx} bytes") from None
+                raise AssertionError(f"{exc}; frames seen {seen}, {raw.dec.errors} bad; the board confirmed "
+                                     f"{events} changes and wrote {board.bytes_tx} bytes") from None
         # LEDs: a whole frame lands on the virtual strip
         seq = raw.send(proto.LEDS, proto.encode_leds([(0, 0, 0)] * 6 + [(9, 8, 7)]))
         raw.wait_for(proto.ACK, ack=seq)
