@@ -21,6 +21,7 @@ from tablesense.link.board_conn import (
 )
 from tablesense.link.serial_link import LinkError, Received, split_frames
 from tablesense.table.state import EMPTY, UNSCANNED, ReadError, Reading, Tag
+from testsupport import wait_until
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
 BOARD = 3
@@ -153,23 +154,16 @@ def setup(request: pytest.FixtureRequest) -> Iterator[tuple[BoardConnection, Fak
     )
     conn = BoardConnection("fake0", listener, opts, link_factory=factory)  # type: ignore[arg-type]
     conn.start()
-    wait(lambda: bool(links), timeout=10)
+    wait_until(lambda: bool(links), timeout=10)
     board = Board(links[0])
     yield conn, links[0], listener, board
     conn.stop()
 
 
-def wait(cond, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.005)
-
-
 def online(conn: BoardConnection, board: Board, states: list | None = None) -> None:
     board.identify()
     board.answer_snapshot(states or [None] * CELLS)
-    wait(lambda: conn.status.state is ConnState.ONLINE)
+    wait_until(lambda: conn.status.state is ConnState.ONLINE)
 
 
 def test_events_are_hints_and_snapshots_the_truth(setup) -> None:
@@ -177,7 +171,7 @@ def test_events_are_hints_and_snapshots_the_truth(setup) -> None:
     online(conn, board, [None, UID, proto.ERR_CRC, -1])
     assert listener.cells == {0: EMPTY, 1: Tag(UID), 2: ReadError(proto.ERR_CRC), 3: UNSCANNED}
     board.send(proto.CELL, proto.encode_cell_event(0, UID[:4]))
-    wait(lambda: listener.cells[0] == Tag(UID[:4]))
+    wait_until(lambda: listener.cells[0] == Tag(UID[:4]))
     # a gap: the frame numbered 44 never came, so 45's event is not applied
     board.seq += 1
     board.send(proto.CELL, proto.encode_cell_event(3, None))
@@ -188,7 +182,7 @@ def test_events_are_hints_and_snapshots_the_truth(setup) -> None:
     time.sleep(0.05)
     assert listener.cells[2] == ReadError(proto.ERR_CRC)
     board.send(proto.SNAPSHOT, proto.encode_snapshot(req[2], [None, None, None, UID]))
-    wait(lambda: listener.cells[3] == Tag(UID))
+    wait_until(lambda: listener.cells[3] == Tag(UID))
     assert listener.cells == {0: EMPTY, 1: EMPTY, 2: EMPTY, 3: Tag(UID)}
     assert listener.sync[-1] is True
     assert conn.stats.gaps == 1 and conn.stats.events_ignored == 2
@@ -204,9 +198,9 @@ def test_noise_freezes_until_the_next_snapshot(setup) -> None:
     time.sleep(0.05)
     assert listener.cells[1] == EMPTY
     board.send(proto.SNAPSHOT, proto.encode_snapshot(req[2], [None, UID, None, None]))
-    wait(lambda: listener.cells[1] == Tag(UID))
+    wait_until(lambda: listener.cells[1] == Tag(UID))
     board.send(proto.CELL, proto.encode_cell_event(1, None))  # in sync again: applied
-    wait(lambda: listener.cells[1] == EMPTY)
+    wait_until(lambda: listener.cells[1] == EMPTY)
     assert conn.stats.rx_errors == 1
 
 
@@ -215,7 +209,7 @@ def test_a_lost_snapshot_is_asked_again(setup) -> None:
     board.identify()
     board.expect(proto.SNAPSHOT_REQ)  # never answered
     board.answer_snapshot([None] * CELLS)  # the retry is
-    wait(lambda: conn.status.state is ConnState.ONLINE)
+    wait_until(lambda: conn.status.state is ConnState.ONLINE)
 
 
 def test_duplicate_frame_is_ignored(setup) -> None:
@@ -224,8 +218,8 @@ def test_duplicate_frame_is_ignored(setup) -> None:
     board.send(proto.CELL, proto.encode_cell_event(2, UID), seq=board.seq)
     board.send(proto.CELL, proto.encode_cell_event(2, UID), seq=board.seq - 1)
     board.send(proto.CELL, proto.encode_cell_event(2, None))
-    wait(lambda: conn.stats.duplicates == 1)
-    wait(lambda: listener.cells[2] == EMPTY)
+    wait_until(lambda: conn.stats.duplicates == 1)
+    wait_until(lambda: listener.cells[2] == EMPTY)
     assert conn.stats.gaps == 0
 
 
@@ -233,7 +227,7 @@ def test_boot_frame_means_handshake_and_snapshot_again(setup) -> None:
     conn, link, listener, board = setup
     online(conn, board)
     board.send(proto.BOOT, bytes([proto.BOOT_WATCHDOG]), seq=0)
-    wait(lambda: conn.status.state is ConnState.HANDSHAKE)
+    wait_until(lambda: conn.status.state is ConnState.HANDSHAKE)
     online(conn, board, [UID, None, None, None])
     assert listener.cells[0] == Tag(UID)
     assert conn.stats.boots == 1
@@ -247,7 +241,7 @@ def test_leds_only_when_online_and_only_changes(setup) -> None:
     f = board.expect(proto.LEDS)
     assert proto.decode_leds(f[3]) == frame
     board.send(proto.ACK, proto.encode_ack(f[2]))
-    wait(lambda: conn.protocol.led_confirmed is not None)
+    wait_until(lambda: conn.protocol.led_confirmed is not None)
     assert conn.send_leds(frame) is False  # unchanged: nothing to send
     assert conn.send_leds([(9, 9, 9)]) is True  # padded to the strip's 4 LEDs
     f = board.expect(proto.LEDS)
@@ -267,7 +261,7 @@ def test_no_led_frames_for_a_board_without_leds(setup) -> None:
     conn, link, listener, board = setup
     board.identify(caps=0, leds=0)
     board.answer_snapshot([None] * CELLS)
-    wait(lambda: conn.status.state is ConnState.ONLINE)
+    wait_until(lambda: conn.status.state is ConnState.ONLINE)
     assert conn.send_leds([(1, 1, 1)] * 4) is False
     time.sleep(0.1)
     sent = []
@@ -283,10 +277,10 @@ def test_watchdog_ends_a_silent_session_and_reconnects(setup) -> None:
     board.identify()
     board.answer_snapshot([None] * CELLS)
     # the session may end before a poll of the state sees it online: read the reported history
-    wait(lambda: any(s.state is ConnState.ONLINE for s in list(listener.statuses)))
-    wait(lambda: conn.status.state is ConnState.OFFLINE or conn.stats.sessions >= 2)
+    wait_until(lambda: any(s.state is ConnState.ONLINE for s in list(listener.statuses)))
+    wait_until(lambda: conn.status.state is ConnState.OFFLINE or conn.stats.sessions >= 2)
     assert any("silent" in s.message for s in list(listener.statuses) if s.state is ConnState.OFFLINE)
-    wait(lambda: conn.stats.sessions == 2)
+    wait_until(lambda: conn.stats.sessions == 2)
 
 
 def test_mismatch_is_reported_and_retried() -> None:
@@ -302,11 +296,11 @@ def test_mismatch_is_reported_and_retried() -> None:
     conn = BoardConnection("fake0", listener, LinkOptions(mismatch_retry=0.1), link_factory=factory)  # type: ignore[arg-type]
     conn.start()
     try:
-        wait(lambda: bool(links))
+        wait_until(lambda: bool(links))
         Board(links[0]).identify()
-        wait(lambda: conn.status.state is ConnState.MISMATCH)
+        wait_until(lambda: conn.status.state is ConnState.MISMATCH)
         assert "config hash" in conn.status.message
-        wait(lambda: len(links) >= 2)  # tried again later (someone may reflash it)
+        wait_until(lambda: len(links) >= 2)  # tried again later (someone may reflash it)
     finally:
         conn.stop()
 
@@ -326,7 +320,7 @@ def test_a_strip_longer_than_one_frame_gets_no_led_frames(setup) -> None:
     conn, link, listener, board = setup
     board.identify(leds=341)
     board.answer_snapshot([None] * CELLS)
-    wait(lambda: conn.status.state is ConnState.ONLINE)
+    wait_until(lambda: conn.status.state is ConnState.ONLINE)
     assert conn.send_leds([(1, 1, 1)] * 341) is False
     time.sleep(0.1)
     sent = []
@@ -339,7 +333,7 @@ def test_a_strip_of_340_leds_fits_one_frame(setup) -> None:
     conn, link, listener, board = setup
     board.identify(leds=340)
     board.answer_snapshot([None] * CELLS)
-    wait(lambda: conn.status.state is ConnState.ONLINE)
+    wait_until(lambda: conn.status.state is ConnState.ONLINE)
     conn.send_leds([(9, 8, 7)] * 340)
     f = board.expect(proto.LEDS)
     assert len(f[3]) == 1022

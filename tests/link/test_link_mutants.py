@@ -165,14 +165,16 @@ def conn_rig():
 
 
 def test_snapshots_are_reported_full_and_events_not(conn_rig) -> None:
-    from test_board_conn import CELLS, online, wait
+    from test_board_conn import CELLS, online
+
+    from testsupport import wait_until
 
     conn, listener, board = conn_rig
     online(conn, board, [None] * CELLS)
     assert listener.updates[-1][1] is True  # the snapshot: the whole board
     assert len(listener.updates[-1][0]) == CELLS
     board.send(proto.CELL, proto.encode_cell_event(1, b"\x01\x02\x03\x04"))
-    wait(lambda: len(listener.updates) >= 2 and listener.updates[-1][1] is False)
+    wait_until(lambda: len(listener.updates) >= 2 and listener.updates[-1][1] is False)
     assert listener.updates[-1][0] == {1: listener.cells[1]}
     # a resync while online (a sequence gap): the snapshot is again the whole board
     board.seq += 1
@@ -180,7 +182,7 @@ def test_snapshots_are_reported_full_and_events_not(conn_rig) -> None:
     req = board.expect(proto.SNAPSHOT_REQ)
     count = len(listener.updates)
     board.send(proto.SNAPSHOT, proto.encode_snapshot(req[2], [None] * CELLS))
-    wait(lambda: len(listener.updates) > count)
+    wait_until(lambda: len(listener.updates) > count)
     assert listener.updates[-1][1] is True
     assert len(listener.updates[-1][0]) == CELLS
 

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.broker  # brokers and two processes (the few option che
 
 # A match to 6 is a hand or two (every check below falls in one); to 20, several
 # hands, is a soak: under the whole suite's load it took most of its 300 s.
-@pytest.mark.parametrize("target", [pytest.param(6, id="to-6"), pytest.param(20, id="to-20", marks=[pytest.mark.slow, pytest.mark.timeout(900)])])
+@pytest.mark.parametrize("target", [pytest.param(6, id="to-6"),
+                                    pytest.param(20, id="to-20", marks=[pytest.mark.slow, pytest.mark.timeout(900)])])
 def test_two_tables_at_two_clubs_play_a_pairs_pips_match_over_bridged_tls_brokers(
         bridged: tuple[Broker, Broker], target: int) -> None:
     club_a, club_b = bridged

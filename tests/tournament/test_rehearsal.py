@@ -46,8 +46,9 @@ def pg_url(postgres_url: str) -> Iterator[str]:
 def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp_path: Path, browser: Any,
                                                                 rounds: int, target: int) -> None:
     need(mosquitto_binary() is not None, "the mosquitto binary is not installed")
-    plan = Plan(db_url=pg_url, workdir=tmp_path / "evening", pairs=8, rounds=rounds, tables=4, target=target, speed=6.0,
-                tls=True, port=0, password="rehearsal-password", round_timeout=600.0)
+    tables = 4
+    plan = Plan(db_url=pg_url, workdir=tmp_path / "evening", pairs=8, rounds=rounds, tables=tables, target=target,
+                speed=6.0, tls=True, port=0, password="rehearsal-password", round_timeout=600.0)
     said: list[str] = []
     r = Rehearsal(plan, tell=lambda line: said.append(str(line)))
     outcome: dict[str, Any] = {}
@@ -101,13 +102,13 @@ def test_a_rehearsal_runs_an_evening_of_real_tables_to_a_winner(pg_url: str, tmp
         page.close()
         phone.close()
         r.stop()
-    assert report.rounds == rounds and report.matches == 4 * rounds and report.winners
+    assert report.rounds == rounds and report.matches == tables * rounds and report.winners
     d = Director(Database(pg_url), report.event_id)
     matches = [m for rnd in range(1, rounds + 1) for m in d.matches(rnd)]
-    assert len(matches) == 4 * rounds and all(m.confirmed for m in matches)
+    assert len(matches) == tables * rounds and all(m.confirmed for m in matches)
     with d.db.session() as s:
         results = list(s.scalars(select(Result)))
-    assert len(results) == 4 * rounds, "one result per match, each sent once through its table's outbox"
+    assert len(results) == tables * rounds, "one result per match, each sent once through its table's outbox"
     for res in results:
         for rec in res.payload["records"]:
             assert replay(rec).to_json()["ok"] is True

@@ -341,7 +341,7 @@ class _LinkRound:
         if self.speed < 0.9:
             slow = say("; the board's clock runs at {speed}x real time (an emulated board): limit {limit} ms",
                        speed=f"{self.speed:.2f}", limit=f"{self.rtt_limit:.0f}")
-        elif self.rtt_limit != RTT_LIMIT_MS:
+        elif self.host_lag > HOST_LAG_MS:
             slow = say("; this computer was busy (its own 1 ms sleeps overran by up to {lag} ms): limit {limit} ms",
                        lag=f"{self.host_lag:.0f}", limit=f"{self.rtt_limit:.0f}")
         else:
