@@ -353,6 +353,22 @@ class Board:
     def step(self):
         """One bounded slice of work. Returns False once the board must stop
         stepping (maintenance break), True otherwise."""
+        if not self.answer():
+            return False
+        try:
+            self._scan_one()
+        except Exception as exc:  # noqa: BLE001 - the loop must go on
+            self.errors += 1
+            self.log(LOG_ERROR, "step: %s" % (exc,))
+        self.steps += 1
+        return not self.maintenance
+
+    def answer(self):
+        """The host's part of a step alone: read its frames and answer them,
+        without reading a cell. A board emulated on the host calls this when
+        a frame wakes it between two of its scan times, so a PING costs no
+        radio work there (the booted loop always steps). Returns False once
+        the board must stop stepping."""
         if self.maintenance:
             return False
         try:
@@ -363,11 +379,9 @@ class Board:
                 return False
             if self.pending_action is not None:
                 self._run_pending()
-            self._scan_one()
         except Exception as exc:  # noqa: BLE001 - the loop must go on
             self.errors += 1
-            self.log(LOG_ERROR, "step: %s" % (exc,))
-        self.steps += 1
+            self.log(LOG_ERROR, "answer: %s" % (exc,))
         return not self.maintenance
 
     def _run_pending(self):

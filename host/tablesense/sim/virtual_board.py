@@ -21,15 +21,18 @@ board spends a millisecond or two per empty cell) and at once when the host
 sends something.
 
 A quiet board steps slower: once its firmware has stepped ``QUIET_SWEEPS``
-sweeps' worth of cells since the world last changed (a tag laid, lifted or
-stacked anywhere on the table: a neighbour's tag can reach this board's
-fields) or since it booted, it steps every ``idle_scan_interval`` instead,
+sweeps' worth of cells since the world last changed where it can read it
+(a tag laid, lifted or stacked on one of its cells, or on a neighbour's cell
+that one of its fields reaches) or since it booted, it steps every
+``idle_scan_interval`` instead,
 because every further step would read the same chips the same way. A change
 of the world (:meth:`VirtualBoard.world_changed`, called by the virtual table)
 wakes it at once and it steps fast again, so a placed tag is seen as soon as
-before; the host's frames are answered at once either way. On a table where
-nothing moves this is most of the sim's CPU (a 7-board table used 0.36-0.46
-of a core stepping every 4 ms).
+before; the host's frames are answered at once either way, without a cell
+read when no scan is due (the firmware's ``answer()``: a PING every 0.1 s
+would otherwise read a cell each time). On a table where nothing moves this
+is most of the sim's CPU (a 7-board table used 0.36-0.46 of a core stepping
+every 4 ms).
 """
 
 from __future__ import annotations
@@ -177,7 +180,7 @@ class VirtualBoard(PtyBoard):
         self._buses: list[EmulatedSPIBus] = []
         self._selects: list[EmulatedPin] = []
         for ch in range(self.spec.channels):
-            bus = EmulatedSPIBus()
+            bus = EmulatedSPIBus(skip_waits=True)  # the driver's airtime polls cost no CPU
             pin, chip = bus.add_reader(pin_id=ch, seed=(seed * 1000 + board_id * 64 + ch) or 1)
             self._buses.append(bus)
             self._selects.append(pin)
@@ -300,12 +303,16 @@ class VirtualBoard(PtyBoard):
                 fw = self.firmware
                 if fw is None or self._pty is None:
                     continue
+                scan = self._world_changed or time.monotonic() >= next_scan
                 if self._world_changed:
                     self._world_changed = False
                     self._steps_since_change = 0
-                self._steps_since_change += 1
                 try:
-                    running = fw.step()
+                    if scan:  # the scan is due: a whole step, a cell read
+                        self._steps_since_change += 1
+                        running = fw.step()
+                    else:  # woken by the host's frame: answer it, read no cell
+                        running = fw.answer()
                 except Exception:  # noqa: BLE001 - the firmware's step never raises; a bug here must not kill the sim
                     running = True
                 if self._to_host is not None and self._pty is not None:

@@ -85,6 +85,10 @@ class SPI(_fm.SPI):
 
     def __init__(self, id=0, baudrate=None, **kwargs):
         _fm.SPI.__init__(self, id, baudrate, **kwargs)
+        # the driver's polls while a frame is on the air cost no interpreter
+        # time (EmulatedSPIBus.skip_waits): the board answers the host as
+        # fast as the virtual boards do, even on a busy machine
+        self.skip_waits = True
         if id in _wired:
             return
         _wired[id] = True
