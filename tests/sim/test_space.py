@@ -19,21 +19,26 @@ UID_A = bytes.fromhex("04a1b2c3d4e5f6")
 UID_B = bytes.fromhex("04112233445566")
 
 
-def table(pitch: float, **build: Any) -> TableGeometry:
-    """Kems slots in a row at ``pitch`` mm plus a one-cell rack far away."""
+def table(pitch: float, split: bool = False, **build: Any) -> TableGeometry:
+    """Kems slots in a row at ``pitch`` mm plus a one-cell rack far away; with
+    ``split``, slots 3 and 4 and the rack on a second board."""
     cells = {f"slot-{k + 1}": (100.0 + pitch * k, 100.0) for k in range(4)} | {"r1": (600.0, 600.0)}
+    board_of = {cid: 2 if split and cid in ("slot-3", "slot-4", "r1") else 1 for cid in cells}
+    channel = {cid: sum(1 for c in list(cells)[:i] if board_of[c] == board_of[cid]) for i, cid in enumerate(cells)}
+    boards = [{"id": b, "name": f"b{b}", "channels": 5, "leds": 5, "x": 300.0 * b, "y": 300.0}
+              for b in sorted(set(board_of.values()))]
     return TableGeometry.from_dict(
         {
             "name": f"row-{pitch:g}",
             "games": ["kems"],
             "kems_slots": ["slot-1", "slot-2", "slot-3", "slot-4"],
-            "boards": [{"id": 1, "name": "b", "channels": 5, "leds": 5, "x": 300.0, "y": 300.0}],
+            "boards": boards,
             "seats": [{"index": 0, "rack": ["r1"]}],
             "build": build,
             "cells": {
-                cid: {"board": 1, "channel": i, "led": i, "x": x, "y": y,
+                cid: {"board": board_of[cid], "channel": channel[cid], "led": channel[cid], "x": x, "y": y,
                       "zone": "rack" if cid == "r1" else "kems_slot"}
-                for i, (cid, (x, y)) in enumerate(cells.items())
+                for cid, (x, y) in cells.items()
             },
         }
     )
@@ -126,6 +131,28 @@ def test_the_virtual_table_puts_its_readers_in_one_space() -> None:
     assert VirtualTable(TableGeometry.load("kems-4"), stable_links=False).space.cross_reads() == []
 
 
+def test_a_change_wakes_exactly_the_boards_whose_fields_reach_the_cell() -> None:
+    """A quiet virtual board steps slowly; laying a tag wakes the boards that
+    could read a difference: the cell's own, and on a layout packed too tight
+    a neighbour board whose reader the tag answers, never a board out of reach."""
+    tight = VirtualTable(table(15.0, split=True), stable_links=False)
+    assert tight.space.heard_at["slot-2"] == ["slot-2", "slot-1", "slot-3"]
+    assert tight.space.heard_at["r1"] == ["r1"]
+    woken: list[int] = []
+    for bid, vb in tight.boards.items():
+        vb.world_changed = lambda bid=bid: woken.append(bid)  # type: ignore[method-assign]
+    tight.place("slot-2", UID_A)  # board 1's cell, reached by board 2's slot-3 reader
+    assert woken == [1, 2]
+    woken.clear()
+    tight.place("r1", UID_B)  # far from everything: board 2 alone
+    assert woken == [2]
+    woken.clear()
+    tight.remove("slot-2")
+    assert woken == [1, 2]
+    shipped = VirtualTable(TableGeometry.load("dominoes-4"), stable_links=False)
+    assert all(heard == [cell] for cell, heard in shipped.space.heard_at.items())
+
+
 def test_through_the_link_a_tight_table_shows_one_tag_on_two_cells_and_the_referee_names_both() -> None:
     """The virtual board (the real firmware, all fields on) over the link:
     the merged TableState carries the neighbour's UID on both cells, and the
@@ -151,3 +178,30 @@ def test_through_the_link_a_tight_table_shows_one_tag_on_two_cells_and_the_refer
             assert problems and set(problems[0].cells) >= {"slot-2", "slot-3"}
         finally:
             link.stop()
+
+
+@pytest.mark.parametrize("build", [{}, {"tag_mm": 25.0, "read_range_mm": 35.0},
+                                   {"antenna_mm": 30.0, "tag_mm": 30.0, "tag_height_mm": 8.0, "read_range_mm": 50.0}],
+                         ids=["10mm-tag", "25mm-tag", "small-loop-far-range"])
+def test_the_reach_is_the_last_answering_point_of_the_whole_scan(build: dict[str, float]) -> None:
+    """The reach is found scanning inwards from a bound past which no tag can
+    answer; it must be what scanning every 0.5 mm from the centre outwards
+    gives, and the bound must be silent in every direction."""
+    import math
+    import random
+
+    from tablesense.table import antenna
+
+    model = antenna.FieldModel(**build)
+    far = antenna._silent_beyond_mm(model)
+    limit = 3.0 * model.antenna_mm + model.tag_mm + model.read_range_mm
+    assert far < limit  # the bound does skip part of the scan
+    for degrees in (0, 20, 45):
+        angle = math.radians(degrees)
+        steps = [k * 0.5 for k in range(int(limit / 0.5) + 1)]
+        outward = [d for d in steps if model.answers(d * math.cos(angle), d * math.sin(angle))]
+        assert model.reach_mm(angle) == (outward[-1] if outward else 0.0)
+    rng = random.Random(7)
+    for _ in range(100):
+        angle, d = rng.uniform(0.0, 2 * math.pi), far + rng.uniform(0.0, 50.0)
+        assert model.coupling(d * math.cos(angle), d * math.sin(angle)) < 1.0

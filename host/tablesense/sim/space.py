@@ -62,6 +62,12 @@ class Space:
             ]
             if near:
                 self.coupled[r.id] = near
+        #: a cell -> the cells whose reader a tag there can answer: its own
+        #: and every coupled reader's (what a change on the cell can alter)
+        self.heard_at: dict[CellId, list[CellId]] = {c.id: [c.id] for c in cells}
+        for reader, near in self.coupled.items():
+            for n in near:
+                self.heard_at[n].append(reader)
         for chip in chips.values():
             chip.space = self
 

@@ -169,7 +169,7 @@ class VirtualTable:
             with self._board_lock(cell):  # not in the middle of the firmware's SPI exchange
                 self._chip(cell).place(card)
             self._log("place", cell, bytes(uid))
-            self._changed()
+            self._changed(cell)
 
     def remove(self, cell: CellId) -> bytes:
         """Take the tag off a cell; returns its UID."""
@@ -181,7 +181,7 @@ class VirtualTable:
             with self._board_lock(cell):
                 self._chip(cell).remove()
             self._log("remove", cell, card.uid)
-            self._changed()
+            self._changed(cell)
             return card.uid
 
     def move(self, from_cell: CellId, to_cell: CellId) -> None:
@@ -201,7 +201,7 @@ class VirtualTable:
             with self._board_lock(cell):
                 self._chip(cell).add(card)
             self._log("stack", cell, bytes(uid))
-            self._changed()
+            self._changed(cell)
 
     def clear(self) -> None:
         """Take every tag off the table."""
@@ -268,11 +268,16 @@ class VirtualTable:
         """The lock the cell's board holds while its firmware steps."""
         return self.boards[self.geometry.cells[cell].board].lock
 
-    def _changed(self) -> None:
-        """The world changed: every board steps fast again (a tag can reach a
-        neighbouring board's fields, so not only the cell's own board)."""
-        for vb in self.boards.values():
-            changed = getattr(vb, "world_changed", None)  # another kind of board may not slow down
+    def _changed(self, cell: CellId) -> None:
+        """The world changed on ``cell``: every board that can read a
+        difference steps fast again. That is the cell's own board and the
+        boards of the readers whose field reaches the cell (a neighbour's
+        field on a table laid out too tightly, :attr:`Space.heard_at`); the
+        other boards stay quiet, since their chips answer exactly as before.
+        During a match a move wakes one or two boards, not the whole table."""
+        cells = self.space.heard_at.get(cell, [cell])
+        for bid in sorted({self.geometry.cells[c].board for c in cells}):
+            changed = getattr(self.boards[bid], "world_changed", None)  # another kind of board may not slow down
             if changed is not None:
                 changed()
 

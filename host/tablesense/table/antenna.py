@@ -94,15 +94,8 @@ class FieldModel:
 def _hz(a: float, x: float, y: float, z: float) -> float:
     """Vertical field (per unit current, arbitrary units) of a square loop of
     side ``a`` centred at the origin in the z = 0 plane, at ``(x, y, z)``."""
-    h = a / 2.0
-    corners = ((-h, -h), (h, -h), (h, h), (-h, h))
     total = 0.0
-    for i in range(4):
-        x1, y1 = corners[i]
-        x2, y2 = corners[(i + 1) % 4]
-        dxs, dys = x2 - x1, y2 - y1
-        length = math.hypot(dxs, dys)
-        ux, uy = dxs / length, dys / length
+    for x1, y1, ux, uy, length in _edges(a):
         # foot of the perpendicular from the point to the wire's line
         t = (x - x1) * ux + (y - y1) * uy
         px, py = x - (x1 + t * ux), y - (y1 + t * uy)
@@ -118,18 +111,43 @@ def _hz(a: float, x: float, y: float, z: float) -> float:
     return total
 
 
-def _disc_flux(a: float, diameter: float, x: float, y: float, z: float) -> float:
-    """Average vertical field over a disc (area-weighted quadrature)."""
+@lru_cache(maxsize=16)
+def _edges(a: float) -> tuple[tuple[float, float, float, float, float], ...]:
+    """The loop's four wires: start corner, unit direction and length."""
+    h = a / 2.0
+    corners = ((-h, -h), (h, -h), (h, h), (-h, h))
+    edges = []
+    for i in range(4):
+        x1, y1 = corners[i]
+        x2, y2 = corners[(i + 1) % 4]
+        dxs, dys = x2 - x1, y2 - y1
+        length = math.hypot(dxs, dys)
+        edges.append((x1, y1, dxs / length, dys / length, length))
+    return tuple(edges)
+
+
+@lru_cache(maxsize=16)
+def _disc_points(diameter: float) -> tuple[tuple[float, float, float], ...]:
+    """The quadrature's points on a disc (offset x, offset y, weight), its
+    centre first: the same points for every position of the tag."""
     r = diameter / 2.0
-    weight_total = 1.0
-    total = _hz(a, x, y, z)
+    points = []
     for i in range(1, _RINGS + 1):
         rr = r * i / _RINGS
         w = 2.0 * i  # ring area grows with its radius
         for k in range(_SPOKES):
             phi = 2.0 * math.pi * (k + 0.5 * (i % 2)) / _SPOKES
-            total += w * _hz(a, x + rr * math.cos(phi), y + rr * math.sin(phi), z) / _SPOKES
-            weight_total += w / _SPOKES
+            points.append((rr * math.cos(phi), rr * math.sin(phi), w))
+    return tuple(points)
+
+
+def _disc_flux(a: float, diameter: float, x: float, y: float, z: float) -> float:
+    """Average vertical field over a disc (area-weighted quadrature)."""
+    weight_total = 1.0
+    total = _hz(a, x, y, z)
+    for ox, oy, w in _disc_points(diameter):
+        total += w * _hz(a, x + ox, y + oy, z) / _SPOKES
+        weight_total += w / _SPOKES
     return total / weight_total
 
 
@@ -145,16 +163,35 @@ def _coupling(model: FieldModel, dx: float, dy: float) -> float:
 
 @lru_cache(maxsize=256)
 def _reach(model: FieldModel, angle: float) -> float:
-    """Scan outwards in 0.5 mm steps from the centre to 3 antenna sides away;
-    the last distance that still answers (the fringe outside the loop
-    answers again after the null under the wire, so no bisection)."""
+    """The last distance that answers on a 0.5 mm grid out to 3 antenna sides
+    away (the fringe outside the loop answers again after the null under the
+    wire, so no bisection). Scanned from the far end inwards: the first
+    distance that answers is the last one, so the scan stops there; and it
+    starts at :func:`_silent_beyond_mm`, since no grid point past that can
+    answer."""
     c, s = math.cos(angle), math.sin(angle)
-    last = 0.0
     step = 0.5
-    d = 0.0
     limit = 3.0 * model.antenna_mm + model.tag_mm + model.read_range_mm
-    while d <= limit:
+    start = min(int(limit / step), int(_silent_beyond_mm(model) / step) + 1)
+    for k in range(start, -1, -1):
+        d = k * step
         if model.answers(d * c, d * s):
-            last = d
-        d += step
-    return last
+            return d
+    return 0.0
+
+
+@lru_cache(maxsize=64)
+def _silent_beyond_mm(model: FieldModel) -> float:
+    """A distance from the antenna's centre beyond which no tag can answer,
+    from a bound rather than the field itself. By Biot-Savart each wire of
+    length L adds at most L / (4 pi r^2) at a point r from its nearest
+    point, so the loop's field is at most a / (pi r^2) where r is the
+    point's distance from the loop. Every point of a tag centred d away lies
+    at least d - tag/2 - a/sqrt(2) sideways from every point of the loop (all
+    within a/sqrt(2) of its centre) and the tag's height above it; once that
+    bound is under the flux the tag needs, no point, and so no average, gets
+    there. A tenth of a millimetre more keeps rounding on the safe side."""
+    a, z = model.antenna_mm, model.tag_height_mm
+    r = math.sqrt(a / (math.pi * _threshold(model)))  # the field bound equals the threshold here
+    sideways = math.sqrt(max(0.0, r * r - z * z))
+    return sideways + model.tag_mm / 2.0 + a / math.sqrt(2.0) + 0.1
