@@ -149,7 +149,15 @@ def test_a_restarted_table_resumes_the_confirmation_it_owed(broker: Any, sqlite_
         rep.attach(bus)
         table = Cells()  # nobody lays a badge: the host is switched off while it waits
         first = Evening(rep, bus, _Said(), stop, table, Seats(), poll=0.05)
-        threading.Timer(2.0, stop.set).start()
+
+        def switch_off_once_waiting_for_badges() -> None:
+            # after the director's echo, not after a guess of how long it takes
+            try:
+                wait_until(lambda: (first.pending() or {}).get("stage") == "confirm", 60)
+            finally:
+                stop.set()
+
+        threading.Thread(target=switch_off_once_waiting_for_badges, daemon=True).start()
         assert not first.finish(record)
         assert first.pending() is not None and first.pending()["stage"] == "confirm"  # type: ignore[index]
         rep.close()
