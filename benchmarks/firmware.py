@@ -359,7 +359,8 @@ def booted_sweep_ms(path: str, settle: int = 4, sweeps: int = 12, timeout: float
     ``sweeps`` sweeps (board uptime over sweeps done: everything the booted
     loop does between two reads is in it, the host's STATS requests too) and
     the last sweep's ``sweep_us``, after ``settle`` sweeps (the events of
-    what changed). What the REPL-stepped figures of diag cannot show: the
+    what changed), with a few STATS requests in between (waits doubling
+    from 0.5 s of wall time), so at least ``sweeps`` sweeps. What the REPL-stepped figures of diag cannot show: the
     heap as the booted program leaves it, input polling, collections."""
     from tablesense.flash.client import BoardClient
 
@@ -371,10 +372,16 @@ def booted_sweep_ms(path: str, settle: int = 4, sweeps: int = 12, timeout: float
         while start["sweeps"] - first["sweeps"] < settle and default_timer() < deadline:
             client.poll_events(0.5)
             start, _ = client.stats_request()
+        # Few requests while it is timed: each is frame traffic, after which
+        # the board collects its heap (~4.4 ms, main.py), so a request every
+        # 0.5 s of wall time (about one a sweep while the emulator runs slow
+        # on a busy machine) would time the requests, not the sweep.
         end = start
+        wait = 0.5
         while end["sweeps"] - start["sweeps"] < sweeps and default_timer() < deadline:
-            client.poll_events(0.5)
+            client.poll_events(wait)
             end, _ = client.stats_request()
+            wait = min(wait * 2, 8.0)
     done = end["sweeps"] - start["sweeps"]
     if done <= 0:
         return float("nan"), float("nan")

@@ -409,6 +409,214 @@ def run(params, sc, fw, r) -> int:
         gpio_set[0] = cs_mask
     return polls
 """
+# The quiet run (rp2 port only, compiled like run()): a run of quiet cells
+# (board.py, _scan_quiet) read in one call. Per cell: its WUPA with
+# probe()'s transactions (the script _QUIET_SCRIPT), the decision "nobody
+# answered" by _outcome()'s rules, then its field off and, when it is off
+# and may be lit, the field of the cell `ahead` places on: what probe()
+# does for one cell, for every cell of the run without a Python call
+# between them (the Python around each probe() was most of an empty
+# cell's time on rp2040js, docs/firmware.md).
+_COMPILED_QUIET_SRC = """
+@micropython.viper
+def quiet(P, S, sc, r) -> int:
+    # P (array 'i'): [0] SPI base, [1] the first cell (out: the cell the run
+    # stopped at), [2] the end of the run, [3] cells, [4] ahead, [5] a
+    # field's lead in us, [6] the WUPA's wait limit in us, [7] when the last
+    # read began (ticks_us; -1: none; in and out), [8] the quickest step so
+    # far (0: none; in and out), [9] out: fields switched off with none lit,
+    # [10] out: 1 when the run stopped at a cell that answered (its last
+    # poll in r[0:4], its answer in r[4:], as run() leaves them), [11] out:
+    # the last cell whose address went on the decoder (-1: none); from [16]
+    # four words a cell: its chip-select mask, the decoder address pins to
+    # set and to clear, 1 when its field must not be lit (a skipped reader).
+    # S (array 'i'): per cell the ticks_us its field came on, -1 when off.
+    # A cell is read only if its field has had its lead (else the run stops).
+    # sc: the WUPA's transactions (each: its length, then its bytes), a 0,
+    # then the poll, repeated until r[1] has RxIRq, IdleIRq or TimerIRq or
+    # a poll began limit us after the first.
+    p = ptr32(P)
+    s = ptr32(S)
+    dr = ptr32(p[0] + 8)
+    sr = ptr32(p[0] + 12)
+    sio = uint(0xD) << 28
+    gpio_set = ptr32(sio + 0x14)
+    gpio_clr = ptr32(sio + 0x18)
+    timer = ptr32((uint(0x4005) << 16) + 0x4028)
+    sb = ptr8(sc)
+    rb = ptr8(r)
+    c = p[1]
+    end = p[2]
+    n = p[3]
+    ahead = p[4]
+    lead = p[5]
+    limit = p[6]
+    last = p[7]
+    quick = p[8]
+    off = 0
+    answered = 0
+    routed = -1
+    while c < end:
+        now = timer[0] & 0x3FFFFFFF
+        lit = s[c]
+        if lit < 0:
+            break
+        d = (now - lit) & 0x3FFFFFFF
+        if d >= 0x20000000:
+            d = d - 0x20000000 - 0x20000000
+        if d < lead:
+            break
+        if last >= 0:
+            d = (now - last) & 0x3FFFFFFF
+            if d >= 0x20000000:
+                d = d - 0x20000000 - 0x20000000
+            if d > 0 and (quick == 0 or d < quick):
+                quick = d
+        last = now
+        j = c + ahead
+        if j >= n:
+            j -= n
+        cs_mask = p[16 + 4 * c]
+        aset = p[17 + 4 * c]
+        aclr = p[18 + 4 * c]
+        if aset | aclr:
+            gpio_clr[0] = aclr
+            gpio_set[0] = aset
+        routed = c
+        k = 0
+        polling = 0
+        start = 0
+        t = 0
+        while True:
+            m = sb[k]
+            if m == 0:
+                polling = 1
+                k += 1
+                start = timer[0]
+                continue
+            if polling:
+                t = timer[0]
+            while sr[0] & 4:
+                v = dr[0]
+            gpio_clr[0] = cs_mask
+            i = 0
+            while i < m:
+                while not (sr[0] & 2):
+                    pass
+                dr[0] = sb[k + 1 + i]
+                while not (sr[0] & 4):
+                    pass
+                v = dr[0]
+                if polling:
+                    rb[i] = v
+                i += 1
+            while sr[0] & 16:
+                pass
+            gpio_set[0] = cs_mask
+            if polling:
+                if rb[1] & 0x31 or uint(t - start) >= uint(limit):
+                    break
+            else:
+                k += m + 1
+        irq = rb[1]
+        err = rb[2]
+        q = 0
+        if irq & 0x31 and err != 0xFF:
+            if not (irq & 0x30):
+                q = 1
+            elif not (err & 0x1F) and (rb[3] & 0x7F) == 0 and irq & 1:
+                q = 1
+        if not q:
+            answered = 1
+            # its answer, read as run() reads it (the same rules)
+            m = rb[3] & 0x7F
+            if irq & 0x30 and err != 0xFF and not (err & 0x1F) and m:
+                if m > 64:
+                    m = 64
+                while sr[0] & 4:
+                    v = dr[0]
+                gpio_clr[0] = cs_mask
+                i = 0
+                while i <= m:
+                    while not (sr[0] & 2):
+                        pass
+                    if i < m:
+                        dr[0] = 0x92
+                    else:
+                        dr[0] = 0
+                    while not (sr[0] & 4):
+                        pass
+                    rb[4 + i] = dr[0]
+                    i += 1
+                while sr[0] & 16:
+                    pass
+                gpio_set[0] = cs_mask
+            break
+        # nobody answered: this field off (TxControlReg 0x80), then cell
+        # j's on (0x83) when it is off and may be lit
+        light = 0
+        if s[j] < 0 and not p[19 + 4 * j]:
+            light = 1
+        w = 0
+        while w <= light:
+            csm = cs_mask
+            val = 0x80
+            if w == 1:
+                csm = p[16 + 4 * j]
+                gpio_clr[0] = p[18 + 4 * j]
+                gpio_set[0] = p[17 + 4 * j]
+                routed = j
+                val = 0x83
+            while sr[0] & 4:
+                v = dr[0]
+            gpio_clr[0] = csm
+            i = 0
+            while i < 2:
+                while not (sr[0] & 2):
+                    pass
+                if i == 0:
+                    dr[0] = 0x28
+                else:
+                    dr[0] = val
+                while not (sr[0] & 4):
+                    pass
+                v = dr[0]
+                i += 1
+            while sr[0] & 16:
+                pass
+            gpio_set[0] = csm
+            w += 1
+        s[c] = -1
+        if light:
+            s[j] = timer[0] & 0x3FFFFFFF
+        else:
+            off += 1
+        c += 1
+    p[1] = c
+    p[7] = last
+    p[8] = quick
+    p[9] = off
+    p[10] = answered
+    p[11] = routed
+    return c
+"""
+
+
+def _quiet_script():
+    """probe()'s WUPA (the chip running: Idle first) as quiet() runs it:
+    the transactions of _SCRIPTS[3] with the FIFO write in its place."""
+    out = bytearray()
+    for reg, value in ((CommandReg, CMD_IDLE), (ComIrqReg, 0x7F), (FIFOLevelReg, 0x80)):
+        out.extend((2, (reg << 1) & 0x7E, value))
+    out.append(len(_WUPA_WRITE))
+    out.extend(_WUPA_WRITE)
+    for reg, value in ((CommandReg, CMD_TRANSCEIVE), (BitFramingReg, 0x87)):
+        out.extend((2, (reg << 1) & 0x7E, value))
+    out.extend((0, 4, 0x80 | (ComIrqReg << 1), 0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
+    return bytes(out)
+
+
+_QUIET_SCRIPT = _quiet_script()
 SPI_BASES = (0x4003C000, 0x40040000)  # SPI0, SPI1 (RP2040 datasheet 2.2)
 _compiled = []  # [the compiled run() or None], once per boot
 
@@ -431,6 +639,27 @@ def compiled_transfer():
             fns = None
         _compiled.append(fns)
     return _compiled[0]
+
+
+_compiled_quiet = []  # [the compiled quiet() or None], once per boot
+
+
+def compiled_quiet():
+    """The compiled quiet() on the rp2 port (where run() compiles too),
+    None on any other port or when the board cannot compile it."""
+    if not _compiled_quiet:
+        fn = None
+        if compiled_transfer() is not None:
+            try:
+                import micropython
+
+                scope = {"micropython": micropython}
+                exec(_COMPILED_QUIET_SRC, scope)
+                fn = scope["quiet"]
+            except Exception:  # noqa: BLE001 - the board then reads cell by cell
+                fn = None
+        _compiled_quiet.append(fn)
+    return _compiled_quiet[0]
 
 
 def _default_clock(spi):
@@ -1122,6 +1351,33 @@ class MFRC522:
         except OSError:
             return ERR_TIMEOUT
         return None
+
+    def quiet_route(self):
+        """What the board's compiled quiet run (compiled_quiet(), board.py
+        _scan_quiet) needs to read this reader -> (quiet(), SPI base,
+        chip-select mask, address pins to set, to clear, the WUPA's wait
+        limit in us, the transfer buffer its answer lands in, the WUPA's
+        script), or None when
+        it cannot (not compiled, or a decoder Python routes)."""
+        if self._frun is None or (not self._routed and self._shared is not None):
+            return None
+        fn = compiled_quiet()
+        if fn is None:
+            return None
+        p = self._fparams
+        limit = _AIR_SHORT + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        return (fn, self._spi_base, self._cs_mask, p[4], p[5], limit, self._rsf, _QUIET_SCRIPT)
+
+    def quiet_answered(self):
+        """The board's quiet run stopped at this reader's cell: its WUPA was
+        answered (or failed), its last poll and answer in the transfer
+        buffer, as probe() leaves them -> the status for finish()."""
+        self._idle = False
+        self._n = 0
+        sh = self._shared
+        if sh is not None:
+            sh[0] = self._index
+        return self._outcome(self._rsf[1], False)
 
     def read_uid(self):
         """One read of the cell -> None (no tag), UID bytes, or ERR_* int.

@@ -532,3 +532,103 @@ def test_the_compiled_probe_decides_empty_and_switches_fields_as_the_plain_path(
     assert fields[5] == (0, 0, 0, 3)  # cell 3 answered: its own field stays on
     assert logs["False"] == logs["True"] and all(logs["False"])
     print(f"12 probes behind a decoder: plain {plain_us} us, compiled {compiled_us} us")
+
+
+_BOARD_QUIET_VS_PLAIN = """
+from machine import SPI, Pin
+import time
+from config import parse, make_selects, select_routes
+from mfrc522 import MFRC522, Buffers, compiled_transfer
+from board import Board
+spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
+raw = {"board": 3, "cells": 8, "leds": 0}
+cfg = parse(raw)
+fast = compiled_transfer()
+class Sink:
+    def __init__(self):
+        self.out = []
+    def read(self):
+        return b""
+    def write(self, b):
+        self.out.append(bytes(b))
+boards = {}
+def make(compiled):
+    selects = make_selects(cfg, lambda n: Pin(n, Pin.OUT, value=1))
+    routes = select_routes(cfg)
+    buf = Buffers()
+    rs = [MFRC522(spi, selects[k], timeout_us=cfg["rfid"]["timeout_us"], buffers=buf,
+                  compiled=(fast, 0, 9, routes[k][0], routes[k][1]) if compiled else None) for k in range(8)]
+    b = Board(raw, rs, None, Sink(), time, b"\\x01" * 8)
+    boards[compiled] = b
+    return b._qp is not None
+def sweeps(compiled, k):
+    b = boards[compiled]
+    t = b.sweeps + k
+    while b.sweeps < t:
+        b.step()
+    return b.quiet_reads
+def result(compiled):
+    b = boards[compiled]
+    lit = [k for k in range(8) if b._field_since[k] >= 0]
+    return [f.hex() for f in b.transport.out], b.fields_on, lit, b.sweep_us
+"""
+
+
+def test_the_compiled_quiet_run_reports_as_the_plain_board(tmp_path: Path) -> None:
+    """The board's compiled quiet run (every quiet cell of a step read in
+    one compiled call: WUPA, the decision, both field switches, the fields'
+    times) against the same Board on plain drivers (probe() cell by cell),
+    8 cells behind a 74HC138 on rp2040js, tiles laid, lifted and swapped
+    (two with the same ATQA) a few sweeps apart: the same frames to the
+    host, the same frames on the air, reader for reader, and its count of
+    fields on is the chips' (how many are on depends on the speed: the
+    window of lit fields is sized from the quickest step); the compiled
+    board sweeps faster."""
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    from tablesense.sim.mfrc522_emu import EmulatedCard
+
+    cfg = {"board": 3, "cells": 8, "leds": 0}
+    board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
+    tiles = [UID7, bytes.fromhex("04a1b2c3d4e5f7"), bytes.fromhex("11223344")]
+    changes = [(1, 0), (6, 1), (1, None), (3, 2), (6, 0), (0, 1), (3, None), (7, 2), (0, None), (6, None)]
+    results: dict[str, object] = {}
+    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
+    path = board.start()
+    try:
+        assert wait_for_prompt(path, timeout=30.0)
+        with ReplSession(path, timeout=15) as s:
+            for name in ("config.py", "proto.py", "mfrc522.py", "board.py"):
+                s.write_file(name, (dp.FIRMWARE_DIR / name).read_bytes())
+            s.exec(_BOARD_QUIET_VS_PLAIN, timeout=180)
+            for mode in ("False", "True"):
+                with board.lock:
+                    for chip in board.chips:
+                        chip.remove()
+                        chip.frame_log = []
+                assert s.eval(f"make({mode})", timeout=60) is (mode == "True")
+                quiet = s.eval(f"sweeps({mode}, 4)", timeout=180)
+                for cell, tile in changes:
+                    with board.lock:
+                        if tile is None:
+                            board.chips[cell].remove()
+                        else:
+                            board.chips[cell].place(EmulatedCard(tiles[tile]))
+                    quiet = s.eval(f"sweeps({mode}, 4)", timeout=180)
+                assert isinstance(quiet, int) and quiet > 100
+                results[mode] = s.eval(f"result({mode})", timeout=60)
+                with board.lock:
+                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips[:8]]
+                    on = [k for k in range(8) if board.chips[k].field]
+                got = results[mode]
+                assert isinstance(got, tuple)
+                assert got[2] == on and got[1] == len(on), (mode, got[1:], on)
+            assert s.eval("1 + 1", timeout=30) == 2
+    finally:
+        board.stop()
+    assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    plain, compiled = results["False"], results["True"]
+    assert isinstance(plain, tuple) and isinstance(compiled, tuple)
+    assert compiled[0] == plain[0] and len(plain[0]) > 10  # BOOT, the cells' events
+    assert logs["False"] == logs["True"] and all(logs["False"])
+    assert compiled[3] < plain[3]
+    print(f"8-cell sweep at the end: plain {plain[3]} us, compiled {compiled[3]} us")
