@@ -56,6 +56,7 @@ LONG_FILES = (
     "remote/test_remote_tournament.py",
     "tournament/test_rehearsal_broker.py",
     "tournament/test_replay_kems.py",
+    "sim/test_rp2040_own_boards.py",
 )
 
 

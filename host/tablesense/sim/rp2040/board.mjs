@@ -27,6 +27,8 @@
 //  3. SPI answers one byte-time after the byte was sent (an alarm on the
 //     emulated clock), so DMA transfers (>= 32 bytes) do not overflow the RX FIFO.
 //  4. Core 0 only: the firmware must not start a thread on core 1.
+//  5. Never ahead of real time, and a core asleep with nothing scheduled waits for the host
+//     (runPaced, at the end): an idle board costs the host no CPU.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -409,6 +411,7 @@ const unpark = () => {
 const hostWrite = (buf) => {
   pending = pending.length ? Buffer.concat([pending, buf]) : Buffer.from(buf);
   unpark();
+  wakePaced(); // a core asleep for want of USB data runs now
 };
 const readyAlarm = mcu.clock.createAlarm(() => {
   hostReady = true;
@@ -444,5 +447,45 @@ mcu.peripherals[0x40058].onWatchdogTrigger = () => {
 process.on('SIGTERM', () => finish(0));
 process.on('SIGINT', () => finish(0));
 
+// --- never ahead of real time, never spinning on nothing -------------------------------------
+// rp2040js runs slices of emulation back to back as fast as the host lets it. A core asleep
+// (WFI/WFE) jumps to its next alarm; with no alarm at all (MicroPython at its prompt, waiting
+// for a USB packet the host has not sent) a slice is a million turns of a loop that moves
+// nothing, and a board with nothing to do took a whole host core. A real board lives in real
+// time: each slice is run, then the next waits until the wall clock has caught up with the
+// emulated one, and a core asleep with nothing scheduled waits for the host's next bytes
+// (hostWrite wakes it) or IDLE_POLL_MS. A board that falls behind (a busy host, CPU-bound
+// firmware) runs the next slice at once and owes nothing: the reference moves up to now.
+const IDLE_POLL_MS = 20;
+let paceWallMs = performance.now();
+let paceSimNs = simulator.clock.nanos;
+let paceTimer = null;
+const asleepForGood = () => mcu.core.waiting && simulator.clock.nextAlarm === null;
+function runPaced() {
+  paceTimer = null;
+  if (finished) return;
+  if (asleepForGood()) {
+    paceWallMs = performance.now();
+    paceSimNs = simulator.clock.nanos;
+    paceTimer = setTimeout(runPaced, IDLE_POLL_MS);
+    return;
+  }
+  simulator.execute(); // one slice (the next one it schedules is cancelled: the pace decides)
+  simulator.stop();
+  const wallMs = performance.now();
+  const aheadMs = (simulator.clock.nanos - paceSimNs) / 1e6 - (wallMs - paceWallMs);
+  if (aheadMs <= 0) {
+    paceWallMs = wallMs;
+    paceSimNs = simulator.clock.nanos;
+  }
+  paceTimer = setTimeout(runPaced, Math.max(0, aheadMs));
+}
+function wakePaced() {
+  if (paceTimer !== null && !finished) {
+    clearTimeout(paceTimer);
+    paceTimer = setTimeout(runPaced, 0);
+  }
+}
+
 mcu.core.PC = FLASH_START;
-simulator.execute();
+runPaced();
