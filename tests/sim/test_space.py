@@ -149,6 +149,10 @@ def test_a_change_wakes_exactly_the_boards_whose_fields_reach_the_cell() -> None
     woken.clear()
     tight.remove("slot-2")
     assert woken == [1, 2]
+    tight.stack("slot-4", UID_A)  # a tag stacked on a cell the world holds nothing on
+    woken.clear()
+    tight.clear()  # r1 lifted (board 2), then slot-4's stacked tag (board 2 again)
+    assert woken == [2, 2]
     shipped = VirtualTable(TableGeometry.load("dominoes-4"), stable_links=False)
     assert all(heard == [cell] for cell, heard in shipped.space.heard_at.items())
 

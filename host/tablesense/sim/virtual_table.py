@@ -210,7 +210,11 @@ class VirtualTable:
                 self.remove(cell)
             for cid in self.geometry.cells:
                 with self._board_lock(cid):
-                    self._chip(cid).remove()
+                    chip = self._chip(cid)
+                    stacked = bool(chip.cards)
+                    chip.remove()
+                if stacked:  # a tag stacked on a cell the world no longer holds
+                    self._changed(cid)
 
     def tags(self) -> dict[CellId, bytes]:
         """The world: cell -> UID of the tag lying there."""
