@@ -11,6 +11,7 @@ from tablesense.link.merger import Merger
 from tablesense.sim.layouts import bench_geometry
 from tablesense.sim.virtual_table import VirtualTable
 from tablesense.table.state import EMPTY, OFFLINE, ReadError, TableState, Tag
+from testsupport import wait_until
 
 UID = bytes.fromhex("04a1b2c3d4e5f6")
 
@@ -135,15 +136,24 @@ def test_discovery_mode_finds_boards_and_finds_them_again_after_a_replug(
         old = vt.device_paths()[2]
         vt.unplug(2)
         assert link.wait_until(lambda s: not s.boards_online[2], 5) is not None
-        # plug it back under another name (keep the old pty number taken meanwhile)
+        # plug it back under another name: keep the old pty number taken meanwhile.
+        # The kernel hands out the lowest free number, and other tests (other
+        # workers) open and close pseudo-terminals too, so wait until the host
+        # has let the old one go, then open terminals until one is the old one.
         import os
 
-        blocker = os.openpty()
+        wait_until(lambda: not os.path.exists(old), 10, what=f"{old} to be released")
+        blockers: list[tuple[int, int]] = []
         try:
+            while len(blockers) < 64:
+                blockers.append(os.openpty())
+                if os.ttyname(blockers[-1][1]) == old:
+                    break
             new = vt.replug(2)
         finally:
-            for fd in blocker:
-                os.close(fd)
+            for pair in blockers:
+                for fd in pair:
+                    os.close(fd)
         assert new != old
         assert link.wait_until(lambda s: s.complete and s.tags() == {"b2-1": UID}, 8) is not None
         assert any(c.port == new for c in link.connections)
