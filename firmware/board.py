@@ -44,6 +44,10 @@ MAX_READS_PER_STEP = 16
 # 8 empty cells are ~4 ms on an RP2040, the longest the host's next frame
 # then waits for the step's input poll.
 QUIET_RUN = 8
+# ... and never for longer than this: on a slower interpreter (the WebAssembly
+# port, a starved virtual board, a slow clone) 8 cells could hold the host's
+# next frame for tens of ms; the run stops at the first cell past it.
+QUIET_RUN_US = 4000
 # The same with the compiled quiet run (rp2 port): 16 cells in ~7 ms on
 # rp2040js, about one known-tag read's step
 QUIET_RUN_COMPILED = 16
@@ -666,8 +670,8 @@ class Board:
 
     def _scan_quiet(self, i):
         """Read the quiet cells from cell i on, up to QUIET_RUN of them (one
-        while cells are hot: a hot read comes between every two) and never
-        past the sweep's end -> the cell after the last one read (i: cell i
+        while cells are hot: a hot read comes between every two), none begun
+        QUIET_RUN_US or more after the first, and never past the sweep's end -> the cell after the last one read (i: cell i
         is not quiet, the usual path reads it).
 
         A quiet cell was reported empty and read empty last time, its reader
@@ -708,7 +712,10 @@ class Board:
         if sharing and (n < 2 or self._lit != ahead):
             return i  # the window of lit fields is being resized
         now = ticks_us()
+        began = now
         while i < end:
+            if ticks_diff(now, began) >= QUIET_RUN_US:
+                break
             probe = probes[i]
             if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i]:
                 break
