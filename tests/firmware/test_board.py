@@ -829,3 +829,39 @@ def test_quiet_cells_read_in_one_call_give_the_same_frames_and_events(hot: list[
     assert transfers == plain[2]
     assert trace == plain[3]
     assert waits == plain[4]
+
+
+@pytest.mark.parametrize("overhead_us", [12.0, 400.0], ids=["rp2040-like", "slow-interpreter"])
+def test_a_step_of_quiet_cells_ends_in_time_on_a_slow_interpreter(overhead_us: float) -> None:
+    """A step reads up to QUIET_RUN quiet cells, and begins none QUIET_RUN_US
+    or more after its first: where every SPI call costs 0.4 ms (the
+    WebAssembly port, a board starved by its host) 8 empty cells would
+    hold the host's next frame for ~20 ms; on an RP2040's speed a step
+    still reads 8."""
+    from tablesense.firmware import board as board_module
+
+    n = 16
+    bus = EmulatedSPIBus(overhead_us=overhead_us)
+    drivers = []
+    for i in range(n):
+        pin, _chip = bus.add_reader(10 + i)
+        drivers.append(MFRC522(bus, pin))
+    board = Board(base_config(cells=n), drivers, None, Loopback(), BusClock(bus), b"\x01" * 8)
+    while board.sweeps < 4:  # every cell confirmed empty: all quiet
+        board.step()
+    longest_cell = longest_step = 0.0
+    most = 0
+    for _ in range(40):
+        reads, began = board.quiet_reads, bus.now_us
+        board.step()
+        took, k = bus.now_us - began, board.quiet_reads - reads
+        assert k >= 1
+        most = max(most, k)
+        longest_step = max(longest_step, took)
+        longest_cell = max(longest_cell, took / k)
+    if overhead_us < 100:
+        assert most == board_module.QUIET_RUN
+    else:
+        assert most < board_module.QUIET_RUN
+        # the last cell begun before the bound, then read to its end
+        assert longest_step < board_module.QUIET_RUN_US + 2 * longest_cell, (longest_step, longest_cell)
