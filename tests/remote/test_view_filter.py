@@ -77,11 +77,20 @@ def visible(auth: Authority, fact: Fact, seats: frozenset[int]) -> set[str]:
     return out
 
 
-def check_complete(auth: Authority, views: dict[str, TableView]) -> None:
+def check_complete(auth: Authority, views: dict[str, TableView], records: dict[int, Any] | None = None) -> None:
     """Each table's view, rebuilt from its frames, is the engine's truth as
-    far as the table may know it."""
+    far as the table may know it. ``records`` keeps the record of the
+    finished hands by their count: a finished hand's record does not change,
+    and rebuilding the whole match's record after every fact was a third of
+    a long Kems match's check."""
     cur = auth.match.current
-    done = auth.record()["hands"]
+    finished = len(auth.match.hands)
+    done = records.get(finished) if records is not None else None
+    if done is None:
+        done = auth.record()["hands"]
+        if records is not None:
+            records.clear()
+            records[finished] = done
     for view in views.values():
         assert view.records == done
         if cur is None:
@@ -107,6 +116,7 @@ def play_whole_match(game: str, variant: str, seating: Seating, seed: int,
     auth = Authority(game, variant, seating, seed=seed)
     views = {t: TableView(seats) for t, seats in seating.tables.items()}
     rng = random.Random(seed)
+    records: dict[int, Any] = {}
 
     def deliver(facts: list[Fact]) -> None:
         for fact in facts:
@@ -121,7 +131,7 @@ def play_whole_match(game: str, variant: str, seating: Seating, seed: int,
                 if fact["kind"] == "move" and fact["move"].get("seat") not in seats and "tile" in fact["move"]:
                     assert place is not None and _norm(place["piece"]) == _norm(fact["move"]["tile"])
                 views[table].apply(frame)
-        check_complete(auth, views)
+        check_complete(auth, views, records)
 
     deliver(auth.start())
     for _ in range(20_000):
@@ -135,7 +145,7 @@ def play_whole_match(game: str, variant: str, seating: Seating, seed: int,
         assert options, "nobody may move, yet the match is not over"
         if game == "kems":  # people swap far more often than they call
             calls = [o for o in options if "call" in o[1] or "decline" in o[1]]
-            rest = [o for o in options if o not in calls]
+            rest = [o for o in options if "call" not in o[1] and "decline" not in o[1]]
             pool = calls if calls and (rng.random() < 0.06 or not rest or auth.match.current.awaiting_double) else rest
         else:
             pool = options
