@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from tablesense.tournament.bridge import default_check_workers
 from tablesense.tournament.db import Database
 from tablesense.tournament.mosquitto import Mosquitto, mosquitto_binary, write_broker_config
 from tablesense.tournament.security import TableKey
 from tablesense.tournament.service import Director
-from testsupport import free_port, need
+from testsupport import free_port, need, wait_until
 
 from .conftest import Broker
 
@@ -95,10 +96,34 @@ def test_serve_and_table_print_who_they_are_and_each_report(broker: Broker, tmp_
         assert "score [" in sent
         table.wait_for("table 1: director accepted result/1/1/1/1")
         serve.wait_for("table 1: result of round 1 accepted")
+        workers = _descendants(serve.proc.pid)
     finally:
         serve.stop()
         if table is not None:
             table.stop()
+    # SIGTERM stops the director cleanly: status 0, and the processes that
+    # checked the results (a forkserver and a worker per core) end with it
+    assert serve.proc.returncode == 0, serve.lines[-5:]
+    if default_check_workers() > 0:
+        assert workers, "the director started no check workers"
+    assert wait_until(lambda: not [p for p in workers if Path(f"/proc/{p}").exists()], 10, what="check workers gone")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process started by pid, and by those, as /proc shows them now."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 @pytest.mark.parametrize("private", [False, True])

@@ -7,6 +7,7 @@ clear line on stderr and a non-zero exit status, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -173,27 +174,54 @@ def serve(
         from .web import create_app, hash_password
 
         director = _open(db, event)
+        before = _stop_on_signals()
         bridge = None
-        if not no_broker:  # results, and the tables' live progress (console, /live) on the same connection
-            bridge = DirectorBridge(
-                director, BrokerURL.parse(broker),
-                on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))), live=LiveBoard(),
-                check_workers=default_check_workers(),
-            ).start()
-            if not bridge.wait_connected(10):
-                bridge.stop()
-                _fail(say("cannot connect to the broker at {broker}", broker=broker))
-            bridge.announce_round()
-        for line in serve_banner(director, host, port, None if no_broker else broker):
-            typer.echo(_(line))
-        app = create_app(director, password_hash=hash_password(password), on_round_paired=bridge.announce_round if bridge else None,
-                         secure_cookies=tls_cert is not None, live=bridge.live if bridge else None, lang=page_lang)
         try:
+            if not no_broker:  # results, and the tables' live progress (console, /live) on the same connection
+                bridge = DirectorBridge(
+                    director, BrokerURL.parse(broker),
+                    on_ack=lambda t, a: typer.echo(_(ack_line(t, a.key, a.status, a.reason))), live=LiveBoard(),
+                    check_workers=default_check_workers(),
+                ).start()
+                if not bridge.wait_connected(10):
+                    _fail(say("cannot connect to the broker at {broker}", broker=broker))
+                bridge.announce_round()
+            for line in serve_banner(director, host, port, None if no_broker else broker):
+                typer.echo(_(line))
+            app = create_app(director, password_hash=hash_password(password),
+                             on_round_paired=bridge.announce_round if bridge else None,
+                             secure_cookies=tls_cert is not None, live=bridge.live if bridge else None, lang=page_lang)
             uvicorn.run(app, host=host, port=port, log_level="warning",
                         ssl_certfile=str(tls_cert) if tls_cert else None, ssl_keyfile=str(tls_key) if tls_key else None)
         finally:
             if bridge is not None:
                 bridge.stop()
+            _restore_signals(before)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """SIGTERM and Ctrl-C end ``director serve`` with status 0, after the
+    bridge has stopped. uvicorn stops its server on either, then raises the
+    signal again; Python's default action for SIGTERM then killed the process
+    on the spot, before the bridge shut its check workers down, and a
+    forkserver with a worker per core stayed behind after every stop."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    before: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # not the main thread (a test's runner): left as it is
+            before[sig] = signal.signal(sig, stop)
+    return before
+
+
+def _restore_signals(before: dict[int, Any]) -> None:
+    import signal
+
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
 
 
 # ------------------------------------------------------------------ tournament
