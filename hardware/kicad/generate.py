@@ -16,6 +16,7 @@ check; rerun this after changing design.py or the pin map.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,17 +44,47 @@ def uid(*key: object) -> str:
 # ----------------------------------------------------------------------------- symbols
 
 
+# a library's symbol as KiCad writes it: one tab in, at the start of its line
+_TOP_SYMBOL = re.compile(r'^\t\(symbol "([^"\\]*)"', re.M)
+
+
+class _Symbols:
+    """One ``.kicad_sym`` file's symbols by name, each parsed when first asked
+    for: the schematic takes ~10 of the thousands in Device and friends, and
+    parsing whole libraries was most of the generator's time."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._parsed: dict[str, list[Node]] = {}
+        found = list(_TOP_SYMBOL.finditer(text))
+        self._spans: dict[str, tuple[int, int]] = {}
+        if not found:  # not laid out as KiCad writes it: the whole file, parsed once
+            tree = sexpr.parse(text)
+            self._parsed = {str(s[1]): s for s in sexpr.children(tree, "symbol")}
+            return
+        ends = [m.start() for m in found[1:]] + [text.rindex(")")]
+        for m, end in zip(found, ends, strict=True):
+            self._spans[m.group(1)] = (m.start(), end)
+
+    def __getitem__(self, name: str) -> list[Node]:
+        if name not in self._parsed:
+            start, end = self._spans[name]
+            node = sexpr.parse(self._text[start:end])
+            assert isinstance(node, list) and sexpr.head(node) == "symbol" and str(node[1]) == name, name
+            self._parsed[name] = node
+        return self._parsed[name]
+
+
 class Library:
     """Symbols read from KiCad's ``.kicad_sym`` files, flattened like KiCad embeds them."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._files: dict[str, dict[str, list[Node]]] = {}
+        self._files: dict[str, _Symbols] = {}
 
-    def _load(self, lib: str) -> dict[str, list[Node]]:
+    def _load(self, lib: str) -> _Symbols:
         if lib not in self._files:
-            tree = sexpr.parse((self.root / f"{lib}.kicad_sym").read_text(encoding="utf-8"))
-            self._files[lib] = {str(s[1]): s for s in sexpr.children(tree, "symbol")}
+            self._files[lib] = _Symbols((self.root / f"{lib}.kicad_sym").read_text(encoding="utf-8"))
         return self._files[lib]
 
     def symbol(self, lib_id: str) -> list[Node]:
