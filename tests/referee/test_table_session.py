@@ -121,6 +121,9 @@ def test_a_session_on_a_virtual_table_plays_journals_and_resumes(tmp_path: Path)
     assert session.spec.seat_names == ["Bot 1", "Bot 2", "Bot 3", "Bot 4"]
     assert session.spec.options == {"target": 50}
     assert session.referee.state.deal_mode == "engine", "a virtual table is dealt by the host"
+    # its boards run in this process: a board that is slow to answer is not
+    # blamed on a `tablesense sim boards` terminal the player never opened
+    assert session.referee.boards_kind == "built-in"
     assert session.running is None
     _play_until(session, moves=2)
     played = session.referee.state.accepted

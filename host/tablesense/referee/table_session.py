@@ -454,7 +454,10 @@ class TableSession:
         except JournalError as exc:
             raise _afresh(exc) from None
         self.referee.set_coach(o.coach)
-        if self.ports and all(is_virtual_port(port) for port in self.ports):
+        if self.vtable is not None:
+            # the boards run in this process: nothing for the player to restart
+            self.referee.boards_kind = "built-in"
+        elif self.ports and all(is_virtual_port(port) for port in self.ports):
             self.referee.boards_kind = "sim"  # an offline board is told about sim boards, never a USB cable
         elif not self.ports:
             hint_without_boards(self.console, self.geometry.name)
