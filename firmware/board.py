@@ -203,6 +203,13 @@ class Board:
         if self._probes is not None and self._sharing:
             self._quiet_setup()
         self.quiet_reads = 0  # reads made by _scan_quiet (tests, diagnostics)
+        # Overlapped reads (rfid.overlap): cell i's known-tag read runs with
+        # cell i + overlap's (MFRC522.read_pair), whose reader the config
+        # says is out of reach of cell i's field; early[j]: cell j was read
+        # so, its own turn only moves the fields on
+        self.overlap = rfid["overlap"]
+        self._early = [False] * n
+        self.pair_reads = 0  # reads made by read_pair (tests, diagnostics)
         self._hot_next = 0  # the hot cell whose turn comes next
         self._hot_turn = False  # the next step reads a hot cell
         self.hot_reads = 0
@@ -640,6 +647,20 @@ class Board:
                 self._advance(k)
                 return
         sharing = self._sharing
+        early = self._early
+        if early[i]:
+            # read with cell i - overlap: only the fields move on, as after
+            # a read (no step timed: nothing was read)
+            early[i] = False
+            if sharing:
+                if self._lit == 0:
+                    self._lit = 1
+                self._field_after_read(i)
+            self._advance(i + 1)
+            return
+        if self.overlap and self._pairable(i):
+            self._read_pair(i, i + self.overlap)
+            return
         if sharing:
             self._field_before_read(i)
         reading = self._read(i)
@@ -663,6 +684,54 @@ class Board:
                     self._size_window()
             self._sweep_start = now
         self.next_cell = i
+
+    def _pairable(self, i):
+        """Whether cell i is read together with cell j = i + overlap: both
+        readers' next reads are known-tag reads (MFRC522.known()), neither
+        reader skipped nor its cell hot, j in this sweep, and j's
+        time-shared field lit for its lead already (a read never waits for
+        the partner's field: without its lead, j is read in its own turn)."""
+        j = i + self.overlap
+        if j >= self.cells:
+            return False
+        ri = self.readers[i]
+        rj = self.readers[j]
+        if ri is None or rj is None or self.skipped[i] or self.skipped[j]:
+            return False
+        known = getattr(ri, "known", None)
+        if known is None or not known() or not rj.known():
+            return False
+        hot = self.hot
+        if hot and (i in hot or j in hot):
+            return False
+        if self._sharing:
+            since = self._field_since[j]
+            if since < 0 or self.clock.ticks_diff(self.clock.ticks_us(), since) < self.field_lead_us:
+                return False
+        return True
+
+    def _read_pair(self, i, j):
+        """Read cells i and j with their airtime overlapped
+        (MFRC522.read_pair), debounce both; j's own turn in the sweep then
+        only moves the fields on (early)."""
+        sharing = self._sharing
+        if sharing:
+            self._field_before_read(i)
+        rj = self.readers[j]
+        try:
+            a = self.readers[i].read_pair(rj)
+            b = rj.pair_reading
+        except Exception:  # noqa: BLE001 - a reader fault is that cell's error
+            a = b = proto.ERR_TIMEOUT
+        a = self._after_read(i, a)
+        b = self._after_read(j, b)
+        if sharing:
+            self._field_after_read(i)
+        self._early[j] = True
+        self.pair_reads += 2
+        self.observe(i, a)
+        self.observe(j, b)
+        self._advance(i + 1)
 
     def _scan_quiet(self, i):
         """Read the quiet cells from cell i on, up to QUIET_RUN of them (one
@@ -702,6 +771,7 @@ class Board:
         ticks_diff = clock.ticks_diff
         lead = self.field_lead_us
         ahead = self._ahead
+        early = self._early
         end = i + (1 if hot else QUIET_RUN)
         if end > n:
             end = n
@@ -710,7 +780,7 @@ class Board:
         now = ticks_us()
         while i < end:
             probe = probes[i]
-            if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i]:
+            if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i] or early[i]:
                 break
             if hot and i in hot:
                 break
@@ -806,9 +876,10 @@ class Board:
         skipped = self.skipped
         readers = self.readers
         hot = self.hot
+        early = self._early
         k = i
         while k < end:
-            if confirmed[k] is not None or candidate[k] is not None or skipped[k] or readers[k]._idle:
+            if confirmed[k] is not None or candidate[k] is not None or skipped[k] or readers[k]._idle or early[k]:
                 break
             if hot and k in hot:
                 break
@@ -878,6 +949,11 @@ class Board:
             reading = r.read_uid() if st is None else r.finish(st)
         except Exception:  # noqa: BLE001 - a reader fault is that cell's error
             reading = proto.ERR_TIMEOUT
+        return self._after_read(i, reading)
+
+    def _after_read(self, i, reading):
+        """A read error's bookkeeping for cell i (a timed-out reader is
+        re-initialised, or skipped) -> the reading."""
         if isinstance(reading, int):
             self.read_errors[i] += 1
             if reading == proto.ERR_TIMEOUT:

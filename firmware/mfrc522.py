@@ -209,6 +209,10 @@ _SCRIPTS = (
     _transceive_script(False, 7),
 )
 _ONE_TRANSACTION = bytes((0, 0))  # run(): no writes before or after, no poll
+# run() with no FIFO write (an empty fw): the poll alone, an exchange's wait
+# after _begin() (read_pair)
+_POLL_SCRIPT = bytes((0, 0, 4, 0x80 | (ComIrqReg << 1), 0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
+_NO_WRITE = b""
 # Transmit (HLTA): by (chip idle: 0, running: 1)
 _TX_SCRIPTS = tuple(_script(idle, ((BitFramingReg, 0), (CommandReg, CMD_TRANSMIT))) for idle in (True, False))
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
@@ -294,6 +298,9 @@ def run(params, sc, fw, r) -> int:
     while True:
         if phase == 1:
             n = int(len(fw))
+            if n == 0:
+                phase = 2
+                continue
         else:
             n = s[k]
             if n == 0:
@@ -786,6 +793,8 @@ class MFRC522:
         self._known_left = 0
         self.known_reads = 0  # reads answered by the known-tag path (statistics)
         self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
+        self._limit = 0  # the wait limit of the exchange _begin() started (us)
+        self.pair_reading = None  # this reader's reading from another's read_pair()
         cs.value(1)
 
     # --- register access (datasheet 8.1.2) ---------------------------------
@@ -1419,30 +1428,216 @@ class MFRC522:
                     self.halt()
                     self.known_reads += 1
                     return self._uid
-                # not the known tag (or a garbled answer): park whatever
-                # answered, wake the cell again and read it in full
-                self.halt()
-                st = self._exchange(_WUPA_WRITE, 7)
-                if st == _NO_ANSWER:
-                    return None
-                if st != _OK or self._n != 2:
-                    self._known_left = 0
-                    self.halt()
-                    return st if st != _OK else ERR_PROTOCOL
-                atqa = rf[1] | (rf[2] << 8)
-            uid = self.select()
-            # HLTA in every case: after a good select it parks the tag in
-            # HALT (WUPA wakes it next time); after a failed one it sends a
-            # tag stuck in READY/ACTIVE back to IDLE/HALT, so the next WUPA
-            # is answered instead of silently resetting it (which would read
-            # as an empty cell).
-            self.halt()
-            if isinstance(uid, int):
-                self._known_left = 0
-            else:
-                self._atqa = atqa
-                self._known_left = self.full_read_every - 1
-            return uid
+                return self._reread()
+            return self._full(atqa)
         except OSError:
             self._known_left = 0
             return ERR_TIMEOUT
+
+    def _reread(self):
+        """The known tag did not answer its SELECT (another tag, or a
+        garbled answer): park whatever answered, wake the cell again and
+        read it in full -> what read_uid() returns."""
+        self.halt()
+        st = self._exchange(_WUPA_WRITE, 7)
+        if st == _NO_ANSWER:
+            return None
+        if st != _OK or self._n != 2:
+            self._known_left = 0
+            self.halt()
+            return st if st != _OK else ERR_PROTOCOL
+        rf = self._rf
+        return self._full(rf[1] | (rf[2] << 8))
+
+    def _full(self, atqa):
+        """A full read after a WUPA answered with atqa: anticollision and
+        select, then HLTA -> what read_uid() returns."""
+        uid = self.select()
+        # HLTA in every case: after a good select it parks the tag in
+        # HALT (WUPA wakes it next time); after a failed one it sends a
+        # tag stuck in READY/ACTIVE back to IDLE/HALT, so the next WUPA
+        # is answered instead of silently resetting it (which would read
+        # as an empty cell).
+        self.halt()
+        if isinstance(uid, int):
+            self._known_left = 0
+        else:
+            self._atqa = atqa
+            self._known_left = self.full_read_every - 1
+        return uid
+
+    # --- two readers on the air at once (read_pair) ---------------------------
+
+    def known(self):
+        """Whether this reader's next read, if the ATQA repeats, is a
+        known-tag read (select by the remembered UID): what read_pair()
+        overlaps."""
+        return self._known_left > 0 and self._uid is not None
+
+    def _begin(self, fifo_write, tx_last_bits, transmit):
+        """The first half of an exchange: its set-up writes, the FIFO write
+        and the start (Transceive and StartSend, or Transmit), the same
+        transactions as _exchange() and _transmit() make before their wait,
+        without the wait; _end() waits. tx_last_bits 0 or 7."""
+        self._n = 0
+        frun = self._frun
+        if transmit:
+            self._limit = _AIR[len(fifo_write) - 1] + _MARGIN_US
+        elif tx_last_bits:
+            self._limit = _AIR_SHORT + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        else:
+            self._limit = _AIR[len(fifo_write) - 1] + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        if frun is not None:
+            if transmit:
+                sc = _TX_SCRIPTS[0 if self._idle else 1]
+            else:
+                sc = _SCRIPTS[(0 if self._idle else 2) + (1 if tx_last_bits else 0)]
+            self._idle = False
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = 0  # no poll: the script's writes end the call
+            frun(p, sc, fifo_write, self._junk)
+            return
+        self._start(fifo_write, ComIrqReg, 0x7F)
+        if transmit:
+            self.write_reg(BitFramingReg, 0)
+            self.write_reg(CommandReg, CMD_TRANSMIT)
+        else:
+            self.write_reg(CommandReg, CMD_TRANSCEIVE)
+            self.write_reg(BitFramingReg, 0x80 | tx_last_bits)
+
+    def _end(self):
+        """The wait of an exchange _begin() started (a Transceive) -> its
+        status, the answer in self._rf, as _exchange() returns them. The
+        deadline counts from the first poll: a wait begun later than the
+        exchange (the other reader's turn came first) only waits longer."""
+        frun = self._frun
+        if frun is not None:
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
+            p[3] = self._limit
+            self.polls = frun(p, _POLL_SCRIPT, _NO_WRITE, self._rsf)
+            return self._outcome(self._rsf[1], False)
+        irq = self._poll_into(self._ws, self._rs, IRQ_RX | IRQ_IDLE | IRQ_TIMER, self._limit)
+        return self._outcome(irq, True)
+
+    def _end_transmit(self):
+        """The wait of a Transmit _begin() started (HLTA): as _transmit()."""
+        frun = self._frun
+        if frun is not None:
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_TX
+            p[3] = self._limit
+            self.polls = frun(p, _POLL_SCRIPT, _NO_WRITE, self._rs)
+            sent = self._rs[1] & IRQ_TX
+        else:
+            sent = self._poll(ComIrqReg, IRQ_TX, self._limit) & IRQ_TX
+        if sent:
+            self._idle = True
+        else:
+            self._stop()
+
+    def _known_atqa(self, st):
+        """After a WUPA whose status is st: whether its answer is the known
+        tag's ATQA (the known-tag path goes on; finish()'s own test)."""
+        if st != _OK or self._n != 2 or self._known_left <= 0 or self._uid is None:
+            return False
+        rf = self._rf
+        return rf[1] | (rf[2] << 8) == self._atqa
+
+    def _sak_is_known(self, st, level):
+        """After a SELECT of the remembered level: the SAK repeats, byte
+        for byte (_select_known()'s test)."""
+        if st != _OK or self._n != 3:
+            return False
+        sak = self._memo[level][2]  # (checked by known() and the level count)
+        rf = self._rf
+        return rf[1] == sak[0] and rf[2] == sak[1] and rf[3] == sak[2]
+
+    def read_pair(self, other):
+        """read_uid() of this reader and of other (another reader of the
+        bus whose field can reach none of this one's cells) with their
+        airtime overlapped -> this reader's reading; other's is left in
+        other.pair_reading. Both are expected to be known-tag reads
+        (known()); the frames each reader sends, and what each returns,
+        are those of its own read_uid(): the WUPAs go out back to back and
+        are collected in turn, then each cascade level's SELECT, then the
+        HLTAs, so one reader's SPI work runs while the other's frame or its
+        tag's answer is on the air. A reader whose read leaves the
+        known-tag path (another ATQA, a SAK that differs, a garbled
+        answer) finishes its read right there, alone, as read_uid() would,
+        while the other's answer waits in its FIFO."""
+        a = self
+        b = other
+        ra = rb = None
+        la = lb = 0  # cascade levels still to select (-1: finished)
+        try:
+            a._begin(_WUPA_WRITE, 7, False)
+            b._begin(_WUPA_WRITE, 7, False)
+            st = a._end()
+            if a._known_atqa(st):
+                a._known_left -= 1
+                la = a._levels
+            else:
+                la = -1
+                ra = a.finish(st)
+            st = b._end()
+            if b._known_atqa(st):
+                b._known_left -= 1
+                lb = b._levels
+            else:
+                lb = -1
+                rb = b.finish(st)
+            level = 0
+            while level < la or level < lb:
+                ga = level < la
+                gb = level < lb
+                if ga:
+                    a._begin(a._memo[level][1], 0, False)
+                if gb:
+                    b._begin(b._memo[level][1], 0, False)
+                if ga and not a._sak_is_known(a._end(), level):
+                    la = -1
+                    ra = a._reread()
+                if gb and not b._sak_is_known(b._end(), level):
+                    lb = -1
+                    rb = b._reread()
+                level += 1
+            if la >= 0:
+                a._begin(_HLTA_WRITE, 0, True)
+            if lb >= 0:
+                b._begin(_HLTA_WRITE, 0, True)
+            if la >= 0:
+                a._end_transmit()
+                a.known_reads += 1
+                ra = a._uid
+            if lb >= 0:
+                b._end_transmit()
+                b.known_reads += 1
+                rb = b._uid
+        except OSError:
+            a._known_left = 0
+            b._known_left = 0
+            if ra is None:
+                ra = ERR_TIMEOUT
+            if rb is None:
+                rb = ERR_TIMEOUT
+        other.pair_reading = rb
+        return ra
