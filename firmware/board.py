@@ -151,6 +151,7 @@ class Board:
         # on field_lead_us before their read (a tag's power-up). 0: every
         # field stays on. Needs readers with field(on) (mfrc522.MFRC522).
         self.field_lead_us = rfid["field_lead_us"]
+        self.overlap = rfid["overlap"]  # overlapped reads (below, _read_pair)
         self._field = [getattr(r, "field", None) if self.field_lead_us else None for r in self.readers]
         self._sharing = False
         for f in self._field:
@@ -207,7 +208,6 @@ class Board:
         # cell i + overlap's (MFRC522.read_pair), whose reader the config
         # says is out of reach of cell i's field; early[j]: cell j was read
         # so, its own turn only moves the fields on
-        self.overlap = rfid["overlap"]
         self._early = [False] * n
         self.pair_reads = 0  # reads made by read_pair (tests, diagnostics)
         self._hot_next = 0  # the hot cell whose turn comes next
@@ -366,6 +366,10 @@ class Board:
         lighting ends step i, the read begins step i + ahead): so ahead - 1
         steps must cover the lead."""
         ahead = self.field_lead_us // self._cell_us + 2
+        # overlapped reads (rfid.overlap): cell i + overlap is read with
+        # cell i, so its field comes on overlap cells earlier, and has had
+        # its lead by then as cell i's has
+        ahead += self.overlap
         self._ahead = ahead if ahead < self.cells else self.cells - 1
 
     # --- the step ---------------------------------------------------------------
@@ -689,8 +693,8 @@ class Board:
         """Whether cell i is read together with cell j = i + overlap: both
         readers' next reads are known-tag reads (MFRC522.known()), neither
         reader skipped nor its cell hot, j in this sweep, and j's
-        time-shared field lit for its lead already (a read never waits for
-        the partner's field: without its lead, j is read in its own turn)."""
+        time-shared field on (the window lights it overlap cells early;
+        _read_pair waits for what is left of its lead, as for cell i's)."""
         j = i + self.overlap
         if j >= self.cells:
             return False
@@ -704,11 +708,7 @@ class Board:
         hot = self.hot
         if hot and (i in hot or j in hot):
             return False
-        if self._sharing:
-            since = self._field_since[j]
-            if since < 0 or self.clock.ticks_diff(self.clock.ticks_us(), since) < self.field_lead_us:
-                return False
-        return True
+        return not (self._sharing and self._field_since[j] < 0)
 
     def _read_pair(self, i, j):
         """Read cells i and j with their airtime overlapped
@@ -717,6 +717,14 @@ class Board:
         sharing = self._sharing
         if sharing:
             self._field_before_read(i)
+            clock = self.clock
+            left = self.field_lead_us - clock.ticks_diff(clock.ticks_us(), self._field_since[j])
+            if left > 0:
+                # (a board whose sweep is shorter than the lead: cell i waited too)
+                self.field_waits += 1
+                sleep_us = getattr(clock, "sleep_us", None)
+                if sleep_us is not None:
+                    sleep_us(left)
         rj = self.readers[j]
         try:
             a = self.readers[i].read_pair(rj)
