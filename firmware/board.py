@@ -645,23 +645,28 @@ class Board:
                 self._scan_hot()
                 return
         i = self.next_cell
+        sharing = self._sharing
+        early = self._early
+        if early[i]:
+            # read with cell i - overlap: only the fields move on, as after
+            # a read (no step timed: nothing was read), and this step goes
+            # on with the next cell
+            while early[i]:
+                early[i] = False
+                if sharing:
+                    if self._lit == 0:
+                        self._lit = 1
+                    self._field_after_read(i)
+                i += 1
+                if i >= n:
+                    self._advance(i)
+                    return
+            self.next_cell = i
         if self._probes is not None:
             k = self._scan_quiet(i)
             if k != i:
                 self._advance(k)
                 return
-        sharing = self._sharing
-        early = self._early
-        if early[i]:
-            # read with cell i - overlap: only the fields move on, as after
-            # a read (no step timed: nothing was read)
-            early[i] = False
-            if sharing:
-                if self._lit == 0:
-                    self._lit = 1
-                self._field_after_read(i)
-            self._advance(i + 1)
-            return
         if self.overlap and self._pairable(i):
             self._read_pair(i, i + self.overlap)
             return
@@ -691,7 +696,7 @@ class Board:
 
     def _pairable(self, i):
         """Whether cell i is read together with cell j = i + overlap: both
-        readers' next reads are known-tag reads (MFRC522.known()), neither
+        readers found a tag last time (MFRC522.tagged()), neither
         reader skipped nor its cell hot, j in this sweep, and j's
         time-shared field on (the window lights it overlap cells early;
         _read_pair waits for what is left of its lead, as for cell i's)."""
@@ -702,8 +707,8 @@ class Board:
         rj = self.readers[j]
         if ri is None or rj is None or self.skipped[i] or self.skipped[j]:
             return False
-        known = getattr(ri, "known", None)
-        if known is None or not known() or not rj.known():
+        tagged = getattr(ri, "tagged", None)
+        if tagged is None or not tagged() or not rj.tagged():
             return False
         hot = self.hot
         if hot and (i in hot or j in hot):

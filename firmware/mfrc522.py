@@ -111,6 +111,9 @@ ERR_PROTOCOL = 4
 
 _NO_ANSWER = -1  # internal: the timer expired with no answer
 _OK = 0
+# read_pair()'s stages of a full read (see MFRC522._full_stage)
+_FULL = 100
+_FULL_HALT = 199
 
 _FIFO_SIZE = 64  # datasheet 8.3.1
 
@@ -795,6 +798,8 @@ class MFRC522:
         self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
         self._limit = 0  # the wait limit of the exchange _begin() started (us)
         self.pair_reading = None  # this reader's reading from another's read_pair()
+        self._patqa = 0  # read_pair()'s full read: the ATQA it answered
+        self._same = False  # read_pair()'s full read: every level repeats so far
         cs.value(1)
 
     # --- register access (datasheet 8.1.2) ---------------------------------
@@ -1470,9 +1475,13 @@ class MFRC522:
 
     def known(self):
         """Whether this reader's next read, if the ATQA repeats, is a
-        known-tag read (select by the remembered UID): what read_pair()
-        overlaps."""
+        known-tag read (select by the remembered UID)."""
         return self._known_left > 0 and self._uid is not None
+
+    def tagged(self):
+        """Whether this reader's last read found a tag: its next read is
+        worth overlapping with another's (read_pair)."""
+        return self._uid is not None
 
     def _begin(self, fifo_write, tx_last_bits, transmit):
         """The first half of an exchange: its set-up writes, the FIFO write
@@ -1567,71 +1576,54 @@ class MFRC522:
         for byte (_select_known()'s test)."""
         if st != _OK or self._n != 3:
             return False
-        sak = self._memo[level][2]  # (checked by known() and the level count)
+        memo = self._memo[level]
+        if memo is None or memo[2] is None:
+            return False  # (never after known(): every level's SAK is kept)
+        sak = memo[2]
         rf = self._rf
         return rf[1] == sak[0] and rf[2] == sak[1] and rf[3] == sak[2]
+
+    def _level_write(self, level):
+        """The remembered SELECT frame of a cascade level (known() holds
+        every level's; without one the read is abandoned as an I/O fault)."""
+        memo = self._memo[level]
+        if memo is None:
+            raise OSError(5)
+        return memo[1]
 
     def read_pair(self, other):
         """read_uid() of this reader and of other (another reader of the
         bus whose field can reach none of this one's cells) with their
         airtime overlapped -> this reader's reading; other's is left in
-        other.pair_reading. Both are expected to be known-tag reads
-        (known()); the frames each reader sends, and what each returns,
-        are those of its own read_uid(): the WUPAs go out back to back and
-        are collected in turn, then each cascade level's SELECT, then the
-        HLTAs, so one reader's SPI work runs while the other's frame or its
-        tag's answer is on the air. A reader whose read leaves the
-        known-tag path (another ATQA, a SAK that differs, a garbled
-        answer) finishes its read right there, alone, as read_uid() would,
-        while the other's answer waits in its FIFO."""
+        other.pair_reading. The frames each reader sends, and what each
+        returns, are those of its own read_uid(). Each reader's exchanges
+        (WUPA; the SELECT of each cascade level, or on a full read the
+        anticollision and SELECT of each; HLTA) follow one another as in
+        read_uid(), and the two readers take turns: a reader's answer is
+        collected and checked and its next frame started, then the other's,
+        so one reader's SPI work runs while the other's frame or its tag's
+        answer is on the air. A known-tag read that fails (a SAK that
+        differs, a garbled answer), an empty cell and an error finish
+        right there, alone, as read_uid() would, while the other's answer
+        waits in its FIFO."""
         a = self
         b = other
         ra = rb = None
-        la = lb = 0  # cascade levels still to select (-1: finished)
         try:
             a._begin(_WUPA_WRITE, 7, False)
             b._begin(_WUPA_WRITE, 7, False)
-            st = a._end()
-            if a._known_atqa(st):
-                a._known_left -= 1
-                la = a._levels
-            else:
-                la = -1
-                ra = a.finish(st)
-            st = b._end()
-            if b._known_atqa(st):
-                b._known_left -= 1
-                lb = b._levels
-            else:
-                lb = -1
-                rb = b.finish(st)
-            level = 0
-            while level < la or level < lb:
-                ga = level < la
-                gb = level < lb
-                if ga:
-                    a._begin(a._memo[level][1], 0, False)
-                if gb:
-                    b._begin(b._memo[level][1], 0, False)
-                if ga and not a._sak_is_known(a._end(), level):
-                    la = -1
-                    ra = a._reread()
-                if gb and not b._sak_is_known(b._end(), level):
-                    lb = -1
-                    rb = b._reread()
-                level += 1
-            if la >= 0:
-                a._begin(_HLTA_WRITE, 0, True)
-            if lb >= 0:
-                b._begin(_HLTA_WRITE, 0, True)
-            if la >= 0:
-                a._end_transmit()
-                a.known_reads += 1
-                ra = a._uid
-            if lb >= 0:
-                b._end_transmit()
-                b.known_reads += 1
-                rb = b._uid
+            # the stage in flight: 0 WUPA, 1..levels the SELECTs, levels + 1
+            # HLTA; -1 when the read is over
+            sa = sb = 0
+            while sa >= 0 or sb >= 0:
+                if sa >= 0:
+                    sa = a._pair_stage(sa)
+                    if sa < 0:
+                        ra = a.pair_reading
+                if sb >= 0:
+                    sb = b._pair_stage(sb)
+                    if sb < 0:
+                        rb = b.pair_reading
         except OSError:
             a._known_left = 0
             b._known_left = 0
@@ -1641,3 +1633,109 @@ class MFRC522:
                 rb = ERR_TIMEOUT
         other.pair_reading = rb
         return ra
+
+    def _pair_stage(self, stage):
+        """read_pair(): wait for this reader's exchange of the stage in
+        flight, check it and start the next one -> the next stage, or -1
+        with the reading in self.pair_reading."""
+        if stage >= _FULL:
+            return self._full_stage(stage)
+        levels = self._levels
+        if stage == 0:
+            st = self._end()
+            if not self._known_atqa(st):
+                if st != _OK or self._n != 2:
+                    self.pair_reading = self.finish(st)  # empty, or an error
+                    return -1
+                # a full read (another ATQA, or its periodic turn): select()
+                # and _full() as stages
+                rf = self._rf
+                self._patqa = rf[1] | (rf[2] << 8)
+                self._same = self._uid is not None
+                self._begin(_ANTICOLL_WRITE[0], 0, False)
+                return _FULL
+            self._known_left -= 1
+        elif stage <= levels:
+            if not self._sak_is_known(self._end(), stage - 1):
+                self.pair_reading = self._reread()
+                return -1
+        else:
+            self._end_transmit()
+            self.known_reads += 1
+            self.pair_reading = self._uid
+            return -1
+        if stage < levels:
+            self._begin(self._level_write(stage), 0, False)
+        else:
+            self._begin(_HLTA_WRITE, 0, True)
+        return stage + 1
+
+    def _pair_fail(self, err):
+        """A full read in read_pair() failed: as select() failing in
+        _full() (HLTA, no known tag) -> -1 with the error as the reading."""
+        self.halt()
+        self._known_left = 0
+        self.pair_reading = err
+        return -1
+
+    def _full_stage(self, stage):
+        """read_pair()'s full read, one exchange at a time: select()'s
+        anticollision and select of each cascade level, then _full()'s HLTA,
+        the same frames and the same checks (stage _FULL + 2 * level: the
+        level's anticollision in flight, + 1 its select; _FULL_HALT: HLTA)."""
+        if stage == _FULL_HALT:
+            self._end_transmit()
+            self._atqa = self._patqa
+            self._known_left = self.full_read_every - 1
+            self.pair_reading = self._uid
+            return -1
+        level = (stage - _FULL) >> 1
+        rf = self._rf
+        memos = self._memo
+        st = self._end()
+        if st == _NO_ANSWER:
+            return self._pair_fail(ERR_PROTOCOL)  # the tag answered WUPA, then went away
+        if st != _OK:
+            return self._pair_fail(st)
+        if not (stage - _FULL) & 1:
+            # the anticollision's answer: 4 UID bytes and BCC
+            if self._n != 5:
+                return self._pair_fail(ERR_PROTOCOL)
+            if rf[1] ^ rf[2] ^ rf[3] ^ rf[4] != rf[5]:
+                return self._pair_fail(ERR_CRC)
+            memo = memos[level]
+            if memo is None or not self._answer_is(memo[0]):
+                ans = bytes(self._mrf[1:6])
+                memo = (ans, _fifo_write(self._with_crc(bytes((_SEL[level], 0x70)) + ans)), None)
+                memos[level] = memo
+            self._begin(memo[1], 0, False)
+            return stage + 1
+        # the select's answer: SAK and CRC_A
+        memo = memos[level]
+        if memo is None:
+            return self._pair_fail(ERR_PROTOCOL)  # (never: its anticollision set it)
+        if self._n != 3:
+            return self._pair_fail(ERR_PROTOCOL)
+        if memo[2] is None or not self._answer_is(memo[2]):
+            self._same = False
+            self._uid = None
+            c = crc_a(self._mrf[1:2])
+            if rf[2] != c & 0xFF or rf[3] != c >> 8:
+                return self._pair_fail(ERR_CRC)
+            memos[level] = (memo[0], memo[1], bytes(self._mrf[1:4]))
+        if rf[1] & SAK_CASCADE:
+            if memo[0][0] != CASCADE_TAG or level == 2:
+                return self._pair_fail(ERR_PROTOCOL)
+            self._begin(_ANTICOLL_WRITE[level + 1], 0, False)
+            return stage + 1
+        self._levels = level + 1
+        if not self._same:
+            uid = bytearray()
+            for k in range(level):
+                done = memos[k]
+                if done is not None:
+                    uid.extend(done[0][1:4])
+            uid.extend(memo[0][0:4])
+            self._uid = bytes(uid)
+        self._begin(_HLTA_WRITE, 0, True)
+        return _FULL_HALT
