@@ -152,6 +152,10 @@ class Board:
         # field stays on. Needs readers with field(on) (mfrc522.MFRC522).
         self.field_lead_us = rfid["field_lead_us"]
         self.overlap = rfid["overlap"]  # overlapped reads (below, _read_pair)
+        if self.overlap:
+            for r in self.readers:
+                if r is not None and getattr(r, "read_pair", None) is None:
+                    self.overlap = 0  # (scripted test readers): never paired
         self._field = [getattr(r, "field", None) if self.field_lead_us else None for r in self.readers]
         self._sharing = False
         for f in self._field:
@@ -707,8 +711,7 @@ class Board:
         rj = self.readers[j]
         if ri is None or rj is None or self.skipped[i] or self.skipped[j]:
             return False
-        tagged = getattr(ri, "tagged", None)
-        if tagged is None or not tagged() or not rj.tagged():
+        if not ri.tagged() or not rj.tagged():
             return False
         hot = self.hot
         if hot and (i in hot or j in hot):

@@ -463,6 +463,16 @@ def sweeps(compiled, k):
     while b.sweeps < t:
         b.step()
     return b.quiet_reads
+def steady(compiled):
+    import gc
+    b = boards[compiled]
+    p = b.pair_reads
+    t = b.sweeps + 4
+    gc.collect()
+    m = gc.mem_free()
+    while b.sweeps < t:
+        b.step()
+    return m - gc.mem_free(), b.pair_reads - p
 def result(compiled):
     b = boards[compiled]
     lit = [k for k in range(8) if b._field_since[k] >= 0]
@@ -525,6 +535,13 @@ def _board_compiled_vs_plain(tmp_path: Path, overlap: int) -> None:
                             board.chips[cell].place(EmulatedCard(tiles[tile]))
                     quiet = s.eval(f"sweeps({mode}, 4)", timeout=180)
                 assert isinstance(quiet, int) and quiet > 100
+                if overlap:  # tiles on cells 1 and 5, read together: no sweep allocates
+                    with board.lock:
+                        board.chips[1].place(EmulatedCard(tiles[0]))
+                        board.chips[5].place(EmulatedCard(tiles[1]))
+                    s.eval(f"sweeps({mode}, 4)", timeout=180)
+                    grew, paired = s.eval(f"steady({mode})", timeout=180)
+                    assert grew <= 64 and paired >= 8, (mode, grew, paired)
                 results[mode] = s.eval(f"result({mode})", timeout=60)
                 with board.lock:
                     logs[mode] = [list(chip.frame_log or []) for chip in board.chips[:8]]
