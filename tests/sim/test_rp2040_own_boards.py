@@ -131,6 +131,7 @@ def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> 
 _COMPILED_VS_PLAIN = """
 from machine import SPI, Pin
 import time
+from mfrc522 import MFRC522, compiled_transfer
 spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
 pins = (17, 18)
 cs = [Pin(p, Pin.OUT, value=1) for p in pins]
@@ -159,14 +160,14 @@ def test_the_compiled_transfer_sends_the_plain_paths_frames(tmp_path: Path) -> N
 
     board.chips[0].place(EmulatedCard(UID7))
     board.chips[1].place(EmulatedCard(bytes.fromhex("11223344")))
-    source = (dp.FIRMWARE_DIR / "mfrc522.py").read_text()
     logs: dict[str, list[list[tuple[bytes, int]]]] = {}
     results = {}
     path = board.start()
     try:
         assert wait_for_prompt(path, timeout=30.0)
         with ReplSession(path, timeout=15) as s:
-            s.exec(source + _COMPILED_VS_PLAIN, timeout=120)
+            s.write_file("mfrc522.py", (dp.FIRMWARE_DIR / "mfrc522.py").read_bytes())
+            s.exec(_COMPILED_VS_PLAIN, timeout=120)
             assert s.eval("fast is not None", timeout=30) is True  # compiled on the rp2 port
             for mode in ("False", "True"):
                 with board.lock:
@@ -188,6 +189,8 @@ def test_the_compiled_transfer_sends_the_plain_paths_frames(tmp_path: Path) -> N
 _DECODED_VS_PLAIN = """
 from machine import SPI, Pin
 import time
+from config import parse, make_selects, select_routes
+from mfrc522 import MFRC522, compiled_transfer
 spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
 cfg = parse({"board": 3, "cells": 3, "leds": 0})
 fast = compiled_transfer()
@@ -228,14 +231,15 @@ def test_the_compiled_transfer_routes_the_decoder_and_switches_fields(tmp_path: 
     uids = [UID7, bytes.fromhex("11223344"), bytes.fromhex("0455667788990a")]
     for chip, uid in zip(board.chips, uids, strict=True):
         chip.place(EmulatedCard(uid))
-    source = (dp.FIRMWARE_DIR / "config.py").read_text() + (dp.FIRMWARE_DIR / "mfrc522.py").read_text()
     logs: dict[str, list[list[tuple[bytes, int]]]] = {}
     results = {}
     path = board.start()
     try:
         assert wait_for_prompt(path, timeout=30.0)
         with ReplSession(path, timeout=15) as s:
-            s.exec(source + _DECODED_VS_PLAIN, timeout=120)
+            for name in ("config.py", "mfrc522.py"):
+                s.write_file(name, (dp.FIRMWARE_DIR / name).read_bytes())
+            s.exec(_DECODED_VS_PLAIN, timeout=120)
             assert s.eval("fast is not None", timeout=30) is True
             for mode in ("False", "True"):
                 with board.lock:
@@ -260,6 +264,8 @@ def test_the_compiled_transfer_routes_the_decoder_and_switches_fields(tmp_path: 
 _PROBE_VS_PLAIN = """
 from machine import SPI, Pin
 import time
+from config import parse, make_selects, select_routes
+from mfrc522 import MFRC522, compiled_transfer
 spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
 cfg = parse({"board": 3, "cells": 4, "leds": 0})
 fast = compiled_transfer()
@@ -303,14 +309,15 @@ def test_the_compiled_probe_decides_empty_and_switches_fields_as_the_plain_path(
     board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
     board.chips[0].place(EmulatedCard(UID7))
     board.chips[3].place(EmulatedCard(bytes.fromhex("11223344")))
-    source = (dp.FIRMWARE_DIR / "config.py").read_text() + (dp.FIRMWARE_DIR / "mfrc522.py").read_text()
     logs: dict[str, list[list[tuple[bytes, int]]]] = {}
     results = {}
     path = board.start()
     try:
         assert wait_for_prompt(path, timeout=30.0)
         with ReplSession(path, timeout=15) as s:
-            s.exec(source + _PROBE_VS_PLAIN, timeout=120)
+            for name in ("config.py", "mfrc522.py"):
+                s.write_file(name, (dp.FIRMWARE_DIR / name).read_bytes())
+            s.exec(_PROBE_VS_PLAIN, timeout=120)
             assert s.eval("fast is not None", timeout=30) is True
             for mode in ("False", "True"):
                 with board.lock:
