@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from tablesense.flash import deploy as dp
 from tablesense.flash.repl import ReplSession
@@ -391,7 +392,7 @@ def test_the_compiled_overlapped_read_sends_the_plain_paths_frames(tmp_path: Pat
     other = bytes.fromhex("0455667788990a")
     changes = [(2, alike), (0, None), (0, UID7), (2, other), (0, alike), (2, None), (2, UID7)]
     logs: dict[str, list[list[tuple[bytes, int]]]] = {}
-    results: dict[str, list[object]] = {}
+    results: dict[str, list[Any]] = {}
     path = board.start()
     try:
         assert wait_for_prompt(path, timeout=30.0)
@@ -407,7 +408,7 @@ def test_the_compiled_overlapped_read_sends_the_plain_paths_frames(tmp_path: Pat
                         chip.frame_log = []
                     board.chips[0].place(EmulatedCard(UID7))
                     board.chips[2].place(EmulatedCard(other))
-                got: list[object] = [s.eval(f"make({mode})", timeout=60)]
+                got: list[Any] = [s.eval(f"make({mode})", timeout=60)]
                 got.append(s.eval(f"reads({mode}, 6)", timeout=180))
                 for cell, uid in changes:
                     with board.lock:
@@ -547,7 +548,9 @@ def _board_compiled_vs_plain(tmp_path: Path, overlap: int) -> None:
                         board.chips[1].place(EmulatedCard(tiles[0]))
                         board.chips[5].place(EmulatedCard(tiles[1]))
                     s.eval(f"sweeps({mode}, 4)", timeout=180)
-                    grew, paired = s.eval(f"steady({mode})", timeout=180)
+                    out = s.eval(f"steady({mode})", timeout=180)
+                    assert isinstance(out, tuple)
+                    grew, paired = out
                     assert grew <= 64 and paired >= 8, (mode, grew, paired)
                 results[mode] = s.eval(f"result({mode})", timeout=60)
                 with board.lock:

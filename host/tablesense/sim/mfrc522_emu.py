@@ -676,7 +676,8 @@ class EmulatedMFRC522:
         if expect_answer:
             self._answer = b"\x00"
             self._answer_err = 0x06
-            self._rx_at = self._tx_end + _FDT_US + 11 * _BIT_US
+            tx_end = self._tx_end if self._tx_end is not None else now
+            self._rx_at = tx_end + _FDT_US + 11 * _BIT_US
             self._air_until = self._rx_at
         else:
             self._rx_at = None
