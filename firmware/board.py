@@ -155,6 +155,11 @@ class Board:
         # on field_lead_us before their read (a tag's power-up). 0: every
         # field stays on. Needs readers with field(on) (mfrc522.MFRC522).
         self.field_lead_us = rfid["field_lead_us"]
+        self.overlap = rfid["overlap"]  # overlapped reads (below, _read_pair)
+        if self.overlap:
+            for r in self.readers:
+                if r is not None and getattr(r, "read_pair", None) is None:
+                    self.overlap = 0  # (scripted test readers): never paired
         self._field = [getattr(r, "field", None) if self.field_lead_us else None for r in self.readers]
         self._sharing = False
         for f in self._field:
@@ -207,6 +212,12 @@ class Board:
         if self._probes is not None and self._sharing:
             self._quiet_setup()
         self.quiet_reads = 0  # reads made by _scan_quiet (tests, diagnostics)
+        # Overlapped reads (rfid.overlap): cell i's known-tag read runs with
+        # cell i + overlap's (MFRC522.read_pair), whose reader the config
+        # says is out of reach of cell i's field; early[j]: cell j was read
+        # so, its own turn only moves the fields on
+        self._early = [False] * n
+        self.pair_reads = 0  # reads made by read_pair (tests, diagnostics)
         self._hot_next = 0  # the hot cell whose turn comes next
         self._hot_turn = False  # the next step reads a hot cell
         self.hot_reads = 0
@@ -363,6 +374,10 @@ class Board:
         lighting ends step i, the read begins step i + ahead): so ahead - 1
         steps must cover the lead."""
         ahead = self.field_lead_us // self._cell_us + 2
+        # overlapped reads (rfid.overlap): cell i + overlap is read with
+        # cell i, so its field comes on overlap cells earlier, and has had
+        # its lead by then as cell i's has
+        ahead += self.overlap
         self._ahead = ahead if ahead < self.cells else self.cells - 1
 
     # --- the step ---------------------------------------------------------------
@@ -638,12 +653,31 @@ class Board:
                 self._scan_hot()
                 return
         i = self.next_cell
+        sharing = self._sharing
+        early = self._early
+        if early[i]:
+            # read with cell i - overlap: only the fields move on, as after
+            # a read (no step timed: nothing was read), and this step goes
+            # on with the next cell
+            while early[i]:
+                early[i] = False
+                if sharing:
+                    if self._lit == 0:
+                        self._lit = 1
+                    self._field_after_read(i)
+                i += 1
+                if i >= n:
+                    self._advance(i)
+                    return
+            self.next_cell = i
         if self._probes is not None:
             k = self._scan_quiet(i)
             if k != i:
                 self._advance(k)
                 return
-        sharing = self._sharing
+        if self.overlap and self._pairable(i):
+            self._read_pair(i, i + self.overlap)
+            return
         if sharing:
             self._field_before_read(i)
         reading = self._read(i)
@@ -667,6 +701,57 @@ class Board:
                     self._size_window()
             self._sweep_start = now
         self.next_cell = i
+
+    def _pairable(self, i):
+        """Whether cell i is read together with cell j = i + overlap: both
+        readers found a tag last time (MFRC522.tagged()), neither
+        reader skipped nor its cell hot, j in this sweep, and j's
+        time-shared field on (the window lights it overlap cells early;
+        _read_pair waits for what is left of its lead, as for cell i's)."""
+        j = i + self.overlap
+        if j >= self.cells:
+            return False
+        ri = self.readers[i]
+        rj = self.readers[j]
+        if ri is None or rj is None or self.skipped[i] or self.skipped[j]:
+            return False
+        if not ri.tagged() or not rj.tagged():
+            return False
+        hot = self.hot
+        if hot and (i in hot or j in hot):
+            return False
+        return not (self._sharing and self._field_since[j] < 0)
+
+    def _read_pair(self, i, j):
+        """Read cells i and j with their airtime overlapped
+        (MFRC522.read_pair), debounce both; j's own turn in the sweep then
+        only moves the fields on (early)."""
+        sharing = self._sharing
+        if sharing:
+            self._field_before_read(i)
+            clock = self.clock
+            left = self.field_lead_us - clock.ticks_diff(clock.ticks_us(), self._field_since[j])
+            if left > 0:
+                # (a board whose sweep is shorter than the lead: cell i waited too)
+                self.field_waits += 1
+                sleep_us = getattr(clock, "sleep_us", None)
+                if sleep_us is not None:
+                    sleep_us(left)
+        rj = self.readers[j]
+        try:
+            a = self.readers[i].read_pair(rj)
+            b = rj.pair_reading
+        except Exception:  # noqa: BLE001 - a reader fault is that cell's error
+            a = b = proto.ERR_TIMEOUT
+        a = self._after_read(i, a)
+        b = self._after_read(j, b)
+        if sharing:
+            self._field_after_read(i)
+        self._early[j] = True
+        self.pair_reads += 2
+        self.observe(i, a)
+        self.observe(j, b)
+        self._advance(i + 1)
 
     def _scan_quiet(self, i):
         """Read the quiet cells from cell i on, up to QUIET_RUN of them (one
@@ -706,6 +791,7 @@ class Board:
         ticks_diff = clock.ticks_diff
         lead = self.field_lead_us
         ahead = self._ahead
+        early = self._early
         end = i + (1 if hot else QUIET_RUN)
         if end > n:
             end = n
@@ -717,7 +803,7 @@ class Board:
             if ticks_diff(now, began) >= QUIET_RUN_US:
                 break
             probe = probes[i]
-            if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i]:
+            if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i] or early[i]:
                 break
             if hot and i in hot:
                 break
@@ -813,9 +899,10 @@ class Board:
         skipped = self.skipped
         readers = self.readers
         hot = self.hot
+        early = self._early
         k = i
         while k < end:
-            if confirmed[k] is not None or candidate[k] is not None or skipped[k] or readers[k]._idle:
+            if confirmed[k] is not None or candidate[k] is not None or skipped[k] or readers[k]._idle or early[k]:
                 break
             if hot and k in hot:
                 break
@@ -885,6 +972,11 @@ class Board:
             reading = r.read_uid() if st is None else r.finish(st)
         except Exception:  # noqa: BLE001 - a reader fault is that cell's error
             reading = proto.ERR_TIMEOUT
+        return self._after_read(i, reading)
+
+    def _after_read(self, i, reading):
+        """A read error's bookkeeping for cell i (a timed-out reader is
+        re-initialised, or skipped) -> the reading."""
         if isinstance(reading, int):
             self.read_errors[i] += 1
             if reading == proto.ERR_TIMEOUT:

@@ -32,6 +32,10 @@ DEFAULT_RFID = {
     "rx_gain_db": 33,
     "field_lead_us": 5000,
     "full_read_every": 8,
+    # cell i's known-tag read overlaps cell i + overlap's (board.py,
+    # MFRC522.read_pair): 0 never; set only where no two readers that far
+    # apart in channel order have fields that reach a common cell
+    "overlap": 0,
 }
 # RFCfgReg.RxGain values (MFRC522 datasheet 9.3.3.6), in dB
 RX_GAINS_DB = (18, 23, 33, 38, 43, 48)
@@ -279,6 +283,7 @@ def parse(raw):
     c.int_("rfid.retry_ms", rfid["retry_ms"], 0, 600000)
     c.int_("rfid.field_lead_us", rfid["field_lead_us"], 0, 100000)
     c.int_("rfid.full_read_every", rfid["full_read_every"], 1, 1000)
+    c.int_("rfid.overlap", rfid["overlap"], 0, MAX_CELLS)
     if rfid["rx_gain_db"] not in RX_GAINS_DB or not _is_int(rfid["rx_gain_db"]):
         c.problems.append(
             "rfid.rx_gain_db = %r is not one of %s (dB)" % (rfid["rx_gain_db"], ", ".join(str(g) for g in RX_GAINS_DB))

@@ -111,6 +111,9 @@ ERR_PROTOCOL = 4
 
 _NO_ANSWER = -1  # internal: the timer expired with no answer
 _OK = 0
+# read_pair()'s stages of a full read (see MFRC522._full_stage)
+_FULL = 100
+_FULL_HALT = 199
 
 _FIFO_SIZE = 64  # datasheet 8.3.1
 
@@ -209,6 +212,10 @@ _SCRIPTS = (
     _transceive_script(False, 7),
 )
 _ONE_TRANSACTION = bytes((0, 0))  # run(): no writes before or after, no poll
+# run() with no FIFO write (an empty fw): the poll alone, an exchange's wait
+# after _begin() (read_pair)
+_POLL_SCRIPT = bytes((0, 0, 4, 0x80 | (ComIrqReg << 1), 0x80 | (ErrorReg << 1), 0x80 | (FIFOLevelReg << 1), 0))
+_NO_WRITE = b""
 # Transmit (HLTA): by (chip idle: 0, running: 1)
 _TX_SCRIPTS = tuple(_script(idle, ((BitFramingReg, 0), (CommandReg, CMD_TRANSMIT))) for idle in (True, False))
 _ANTICOLL_WRITE = tuple(_fifo_write(bytes((sel, 0x20))) for sel in _SEL)
@@ -294,6 +301,9 @@ def run(params, sc, fw, r) -> int:
     while True:
         if phase == 1:
             n = int(len(fw))
+            if n == 0:
+                phase = 2
+                continue
         else:
             n = s[k]
             if n == 0:
@@ -786,6 +796,10 @@ class MFRC522:
         self._known_left = 0
         self.known_reads = 0  # reads answered by the known-tag path (statistics)
         self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
+        self._limit = 0  # the wait limit of the exchange _begin() started (us)
+        self.pair_reading = None  # this reader's reading from another's read_pair()
+        self._patqa = 0  # read_pair()'s full read: the ATQA it answered
+        self._same = False  # read_pair()'s full read: every level repeats so far
         cs.value(1)
 
     # --- register access (datasheet 8.1.2) ---------------------------------
@@ -1419,30 +1433,309 @@ class MFRC522:
                     self.halt()
                     self.known_reads += 1
                     return self._uid
-                # not the known tag (or a garbled answer): park whatever
-                # answered, wake the cell again and read it in full
-                self.halt()
-                st = self._exchange(_WUPA_WRITE, 7)
-                if st == _NO_ANSWER:
-                    return None
-                if st != _OK or self._n != 2:
-                    self._known_left = 0
-                    self.halt()
-                    return st if st != _OK else ERR_PROTOCOL
-                atqa = rf[1] | (rf[2] << 8)
-            uid = self.select()
-            # HLTA in every case: after a good select it parks the tag in
-            # HALT (WUPA wakes it next time); after a failed one it sends a
-            # tag stuck in READY/ACTIVE back to IDLE/HALT, so the next WUPA
-            # is answered instead of silently resetting it (which would read
-            # as an empty cell).
-            self.halt()
-            if isinstance(uid, int):
-                self._known_left = 0
-            else:
-                self._atqa = atqa
-                self._known_left = self.full_read_every - 1
-            return uid
+                return self._reread()
+            return self._full(atqa)
         except OSError:
             self._known_left = 0
             return ERR_TIMEOUT
+
+    def _reread(self):
+        """The known tag did not answer its SELECT (another tag, or a
+        garbled answer): park whatever answered, wake the cell again and
+        read it in full -> what read_uid() returns."""
+        self.halt()
+        st = self._exchange(_WUPA_WRITE, 7)
+        if st == _NO_ANSWER:
+            return None
+        if st != _OK or self._n != 2:
+            self._known_left = 0
+            self.halt()
+            return st if st != _OK else ERR_PROTOCOL
+        rf = self._rf
+        return self._full(rf[1] | (rf[2] << 8))
+
+    def _full(self, atqa):
+        """A full read after a WUPA answered with atqa: anticollision and
+        select, then HLTA -> what read_uid() returns."""
+        uid = self.select()
+        # HLTA in every case: after a good select it parks the tag in
+        # HALT (WUPA wakes it next time); after a failed one it sends a
+        # tag stuck in READY/ACTIVE back to IDLE/HALT, so the next WUPA
+        # is answered instead of silently resetting it (which would read
+        # as an empty cell).
+        self.halt()
+        if isinstance(uid, int):
+            self._known_left = 0
+        else:
+            self._atqa = atqa
+            self._known_left = self.full_read_every - 1
+        return uid
+
+    # --- two readers on the air at once (read_pair) ---------------------------
+
+    def known(self):
+        """Whether this reader's next read, if the ATQA repeats, is a
+        known-tag read (select by the remembered UID)."""
+        return self._known_left > 0 and self._uid is not None
+
+    def tagged(self):
+        """Whether this reader's last read found a tag: its next read is
+        worth overlapping with another's (read_pair)."""
+        return self._uid is not None
+
+    def _begin(self, fifo_write, tx_last_bits, transmit):
+        """The first half of an exchange: its set-up writes, the FIFO write
+        and the start (Transceive and StartSend, or Transmit), the same
+        transactions as _exchange() and _transmit() make before their wait,
+        without the wait; _end() waits. tx_last_bits 0 or 7."""
+        self._n = 0
+        frun = self._frun
+        if transmit:
+            self._limit = _AIR[len(fifo_write) - 1] + _MARGIN_US
+        elif tx_last_bits:
+            self._limit = _AIR_SHORT + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        else:
+            self._limit = _AIR[len(fifo_write) - 1] + self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        if frun is not None:
+            if transmit:
+                sc = _TX_SCRIPTS[0 if self._idle else 1]
+            else:
+                sc = _SCRIPTS[(0 if self._idle else 2) + (1 if tx_last_bits else 0)]
+            self._idle = False
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = 0  # no poll: the script's writes end the call
+            frun(p, sc, fifo_write, self._junk)
+            return
+        self._start(fifo_write, ComIrqReg, 0x7F)
+        if transmit:
+            self.write_reg(BitFramingReg, 0)
+            self.write_reg(CommandReg, CMD_TRANSMIT)
+        else:
+            self.write_reg(CommandReg, CMD_TRANSCEIVE)
+            self.write_reg(BitFramingReg, 0x80 | tx_last_bits)
+
+    def _end(self):
+        """The wait of an exchange _begin() started (a Transceive) -> its
+        status, the answer in self._rf, as _exchange() returns them. The
+        deadline counts from the first poll: a wait begun later than the
+        exchange (the other reader's turn came first) only waits longer."""
+        frun = self._frun
+        if frun is not None:
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_RX | IRQ_IDLE | IRQ_TIMER
+            p[3] = self._limit
+            self.polls = frun(p, _POLL_SCRIPT, _NO_WRITE, self._rsf)
+            return self._outcome(self._rsf[1], False)
+        irq = self._poll_into(self._ws, self._rs, IRQ_RX | IRQ_IDLE | IRQ_TIMER, self._limit)
+        return self._outcome(irq, True)
+
+    def _end_transmit(self):
+        """The wait of a Transmit _begin() started (HLTA): as _transmit()."""
+        frun = self._frun
+        if frun is not None:
+            sh = self._shared
+            if sh is not None:
+                if self._routed:
+                    sh[0] = self._index
+                elif sh[0] != self._index:
+                    self.cs.value(0)
+            p = self._fparams
+            p[2] = IRQ_TX
+            p[3] = self._limit
+            self.polls = frun(p, _POLL_SCRIPT, _NO_WRITE, self._rs)
+            sent = self._rs[1] & IRQ_TX
+        else:
+            sent = self._poll(ComIrqReg, IRQ_TX, self._limit) & IRQ_TX
+        if sent:
+            self._idle = True
+        else:
+            self._stop()
+
+    def _known_atqa(self, st):
+        """After a WUPA whose status is st: whether its answer is the known
+        tag's ATQA (the known-tag path goes on; finish()'s own test)."""
+        if st != _OK or self._n != 2 or self._known_left <= 0 or self._uid is None:
+            return False
+        rf = self._rf
+        return rf[1] | (rf[2] << 8) == self._atqa
+
+    def _sak_is_known(self, st, level):
+        """After a SELECT of the remembered level: the SAK repeats, byte
+        for byte (_select_known()'s test)."""
+        if st != _OK or self._n != 3:
+            return False
+        memo = self._memo[level]
+        if memo is None or memo[2] is None:
+            return False  # (never after known(): every level's SAK is kept)
+        sak = memo[2]
+        rf = self._rf
+        return rf[1] == sak[0] and rf[2] == sak[1] and rf[3] == sak[2]
+
+    def _level_write(self, level):
+        """The remembered SELECT frame of a cascade level (known() holds
+        every level's; without one the read is abandoned as an I/O fault)."""
+        memo = self._memo[level]
+        if memo is None:
+            raise OSError(5)
+        return memo[1]
+
+    def read_pair(self, other):
+        """read_uid() of this reader and of other (another reader of the
+        bus whose field can reach none of this one's cells) with their
+        airtime overlapped -> this reader's reading; other's is left in
+        other.pair_reading. The frames each reader sends, and what each
+        returns, are those of its own read_uid(). Each reader's exchanges
+        (WUPA; the SELECT of each cascade level, or on a full read the
+        anticollision and SELECT of each; HLTA) follow one another as in
+        read_uid(), and the two readers take turns: a reader's answer is
+        collected and checked and its next frame started, then the other's,
+        so one reader's SPI work runs while the other's frame or its tag's
+        answer is on the air. A known-tag read that fails (a SAK that
+        differs, a garbled answer), an empty cell and an error finish
+        right there, alone, as read_uid() would, while the other's answer
+        waits in its FIFO."""
+        a = self
+        b = other
+        ra = rb = None
+        try:
+            a._begin(_WUPA_WRITE, 7, False)
+            b._begin(_WUPA_WRITE, 7, False)
+            # the stage in flight: 0 WUPA, 1..levels the SELECTs, levels + 1
+            # HLTA; -1 when the read is over
+            sa = sb = 0
+            while sa >= 0 or sb >= 0:
+                if sa >= 0:
+                    sa = a._pair_stage(sa)
+                    if sa < 0:
+                        ra = a.pair_reading
+                if sb >= 0:
+                    sb = b._pair_stage(sb)
+                    if sb < 0:
+                        rb = b.pair_reading
+        except OSError:
+            a._known_left = 0
+            b._known_left = 0
+            if ra is None:
+                ra = ERR_TIMEOUT
+            if rb is None:
+                rb = ERR_TIMEOUT
+        other.pair_reading = rb
+        return ra
+
+    def _pair_stage(self, stage):
+        """read_pair(): wait for this reader's exchange of the stage in
+        flight, check it and start the next one -> the next stage, or -1
+        with the reading in self.pair_reading."""
+        if stage >= _FULL:
+            return self._full_stage(stage)
+        levels = self._levels
+        if stage == 0:
+            st = self._end()
+            if not self._known_atqa(st):
+                if st != _OK or self._n != 2:
+                    self.pair_reading = self.finish(st)  # empty, or an error
+                    return -1
+                # a full read (another ATQA, or its periodic turn): select()
+                # and _full() as stages
+                rf = self._rf
+                self._patqa = rf[1] | (rf[2] << 8)
+                self._same = self._uid is not None
+                self._begin(_ANTICOLL_WRITE[0], 0, False)
+                return _FULL
+            self._known_left -= 1
+        elif stage <= levels:
+            if not self._sak_is_known(self._end(), stage - 1):
+                self.pair_reading = self._reread()
+                return -1
+        else:
+            self._end_transmit()
+            self.known_reads += 1
+            self.pair_reading = self._uid
+            return -1
+        if stage < levels:
+            self._begin(self._level_write(stage), 0, False)
+        else:
+            self._begin(_HLTA_WRITE, 0, True)
+        return stage + 1
+
+    def _pair_fail(self, err):
+        """A full read in read_pair() failed: as select() failing in
+        _full() (HLTA, no known tag) -> -1 with the error as the reading."""
+        self.halt()
+        self._known_left = 0
+        self.pair_reading = err
+        return -1
+
+    def _full_stage(self, stage):
+        """read_pair()'s full read, one exchange at a time: select()'s
+        anticollision and select of each cascade level, then _full()'s HLTA,
+        the same frames and the same checks (stage _FULL + 2 * level: the
+        level's anticollision in flight, + 1 its select; _FULL_HALT: HLTA)."""
+        if stage == _FULL_HALT:
+            self._end_transmit()
+            self._atqa = self._patqa
+            self._known_left = self.full_read_every - 1
+            self.pair_reading = self._uid
+            return -1
+        level = (stage - _FULL) >> 1
+        rf = self._rf
+        memos = self._memo
+        st = self._end()
+        if st == _NO_ANSWER:
+            return self._pair_fail(ERR_PROTOCOL)  # the tag answered WUPA, then went away
+        if st != _OK:
+            return self._pair_fail(st)
+        if not (stage - _FULL) & 1:
+            # the anticollision's answer: 4 UID bytes and BCC
+            if self._n != 5:
+                return self._pair_fail(ERR_PROTOCOL)
+            if rf[1] ^ rf[2] ^ rf[3] ^ rf[4] != rf[5]:
+                return self._pair_fail(ERR_CRC)
+            memo = memos[level]
+            if memo is None or not self._answer_is(memo[0]):
+                ans = bytes(self._mrf[1:6])
+                memo = (ans, _fifo_write(self._with_crc(bytes((_SEL[level], 0x70)) + ans)), None)
+                memos[level] = memo
+            self._begin(memo[1], 0, False)
+            return stage + 1
+        # the select's answer: SAK and CRC_A
+        memo = memos[level]
+        if memo is None:
+            return self._pair_fail(ERR_PROTOCOL)  # (never: its anticollision set it)
+        if self._n != 3:
+            return self._pair_fail(ERR_PROTOCOL)
+        if memo[2] is None or not self._answer_is(memo[2]):
+            self._same = False
+            self._uid = None
+            c = crc_a(self._mrf[1:2])
+            if rf[2] != c & 0xFF or rf[3] != c >> 8:
+                return self._pair_fail(ERR_CRC)
+            memos[level] = (memo[0], memo[1], bytes(self._mrf[1:4]))
+        if rf[1] & SAK_CASCADE:
+            if memo[0][0] != CASCADE_TAG or level == 2:
+                return self._pair_fail(ERR_PROTOCOL)
+            self._begin(_ANTICOLL_WRITE[level + 1], 0, False)
+            return stage + 1
+        self._levels = level + 1
+        if not self._same:
+            uid = bytearray()
+            for k in range(level):
+                done = memos[k]
+                if done is not None:
+                    uid.extend(done[0][1:4])
+            uid.extend(memo[0][0:4])
+            self._uid = bytes(uid)
+        self._begin(_HLTA_WRITE, 0, True)
+        return _FULL_HALT

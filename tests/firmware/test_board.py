@@ -668,7 +668,32 @@ def test_the_board_lay_lift_swap_test_catches_a_broken_presence_check() -> None:
         _board_lay_lift_swap(_PresenceOnly)
 
 
-def _board_lay_lift_swap(cls: type[MFRC522]) -> None:
+def test_no_lay_lift_or_swap_is_missed_with_overlapped_known_tag_reads() -> None:
+    """The same on the overlapped path (rfid.overlap: cell i's known-tag
+    read runs with cell i + 8's, MFRC522.read_pair)."""
+    _board_lay_lift_swap(MFRC522, overlap=8)
+
+
+class _PairPresenceOnly(MFRC522):
+    """Broken on the overlapped path only: read_pair takes the known tag as
+    present whatever its SELECT got (the ATQA alone decides). With the
+    periodic full anticollision out of the way (full_read_every 1000), so
+    that only the known-tag path can see a swap."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, full_read_every=1000, **kwargs)
+
+    def _sak_is_known(self, st: int, level: int) -> bool:
+        return True
+
+
+def test_the_lay_lift_swap_test_catches_a_broken_overlapped_read() -> None:
+    _board_lay_lift_swap(_PairPresenceOnly)  # (not overlapped: read_pair unused, nothing missed)
+    with pytest.raises(AssertionError):
+        _board_lay_lift_swap(_PairPresenceOnly, overlap=8)
+
+
+def _board_lay_lift_swap(cls: type[MFRC522], overlap: int = 0) -> None:
     """The whole board (real driver, chip models, time-shared fields with a
     tag's 5 ms power-up, known-tag reads, the host's hot cells changing as
     a game's would): tiles are laid, lifted, swapped for another tile of
@@ -694,7 +719,8 @@ def _board_lay_lift_swap(cls: type[MFRC522]) -> None:
         chips.append(chip)
         drivers.append(cls(bus, pin))  # the defaults: timeout, full_read_every
     t = Loopback()
-    board = Board(base_config(cells=n), drivers, None, t, BusClock(bus), b"\x01" * 8)
+    cfg = base_config(cells=n, rfid={"overlap": overlap})
+    board = Board(cfg, drivers, None, t, BusClock(bus), b"\x01" * 8)
     world: list[bytes | None] = [None] * n
 
     def lay(cell: int, uid: bytes | None) -> None:
@@ -765,6 +791,8 @@ def _board_lay_lift_swap(cls: type[MFRC522]) -> None:
     assert sum(d.known_reads for d in drivers) > 100  # the known-tag path served reads
     assert board.hot_reads > 0
     assert board.quiet_reads > 1000  # and empty cells were read by the probe
+    if overlap:
+        assert board.pair_reads > 100  # and tags were read two at a time
 
 
 

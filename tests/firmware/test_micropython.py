@@ -492,6 +492,82 @@ def test_quiet_cells_read_the_same_on_micropython() -> None:
     assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == quiet[1]
 
 
+PAIRS = QUIET.replace(
+    '"cs": {"kind": "gpio", "pins": list(range(pin0, pin0 + 8))}}',
+    '"cs": {"kind": "gpio", "pins": list(range(pin0, pin0 + 8))}, "rfid": {"overlap": 4}}',
+).replace("b.quiet_reads\n", "b.pair_reads\n").replace("got = [world(False), world(True)]", "got = [world(True)]")
+
+
+def test_overlapped_reads_read_the_same_on_micropython() -> None:
+    """The overlapped path (rfid.overlap 4: MFRC522.read_pair, the board's
+    pairing) on the WebAssembly port against CPython: tiles laid, lifted and
+    swapped (same ATQA too) on cells four apart, two sweeps apart: the same
+    frames to the host, the same frames on each reader's air, the same SPI
+    transactions and the same number of overlapped reads."""
+    import random
+
+    need(wasm_available(), "node and npm package @micropython/micropython-webassembly-pyscript")
+    assert "b.pair_reads" in PAIRS and '"overlap": 4' in PAIRS
+    rng = random.Random(2626)
+    tiles = ["04a1b2c3d4e5f6", "04a1b2c3d4e5f7", "11223344", None]
+    seq = [(rng.choice((0, 1, 4, 5)), rng.choice(tiles)) for _ in range(14)]
+    out = run_micropython(PAIRS.replace("SEQ", repr(seq)), timeout=300.0)
+    assert "CRASH" not in out and "Traceback" not in out, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
+    (mpy,) = json.loads(line[len("RESULT "):])
+    from tablesense.firmware import board as fw_board
+    from tablesense.firmware import mfrc522 as drv
+    from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedSPIBus
+
+    bus = EmulatedSPIBus()
+    chips = []
+    readers = []
+    for i in range(8):
+        pin, chip = bus.add_reader(20 + i, power_up_us=5000.0)
+        chip.frame_log = []
+        chips.append(chip)
+        readers.append(drv.MFRC522(bus, pin))
+
+    class Clock:
+        def ticks_us(self) -> int:
+            return bus.ticks_us()
+
+        def ticks_ms(self) -> int:
+            return bus.ticks_us() // 1000
+
+        def ticks_diff(self, a: int, b: int) -> int:
+            return bus.ticks_diff(a, b)
+
+        def sleep_us(self, us: int) -> None:
+            bus.advance(us)
+
+    class Sink:
+        out: list[bytes] = []
+
+        def read(self) -> bytes:
+            return b""
+
+        def write(self, frame: bytes) -> None:
+            self.out.append(bytes(frame))
+
+    cfg = {"format": "tablesense.board/1", "board": 7, "cells": 8, "leds": 0,
+           "cs": {"kind": "gpio", "pins": list(range(20, 28))}, "rfid": {"overlap": 4}}
+    sink = Sink()
+    b = fw_board.Board(cfg, readers, None, sink, Clock(), b"\x01" * 8)
+    for cell, uid in seq:
+        if uid is None:
+            chips[cell].remove()
+        else:
+            chips[cell].place(EmulatedCard(bytes.fromhex(uid)))
+        target = b.sweeps + 2
+        while b.sweeps < target:
+            b.step()
+    assert b.pair_reads > 10
+    assert [f.hex() for f in sink.out] == mpy[0]
+    assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == mpy[1]
+    assert [bus.transfers, b.pair_reads] == mpy[2:]
+
+
 def test_diag_times_whole_sweeps_of_the_board_on_micropython() -> None:
     """diag's REPL measurement (tablesense.diag.runtime) counts sweeps by the
     board's own counter: a step may read several quiet cells, so a count of

@@ -209,3 +209,90 @@ def test_the_reach_is_the_last_answering_point_of_the_whole_scan(build: dict[str
     for _ in range(100):
         angle, d = rng.uniform(0.0, 2 * math.pi), far + rng.uniform(0.0, 50.0)
         assert model.coupling(d * math.cos(angle), d * math.sin(angle)) < 1.0
+
+
+class OneBus:
+    """One emulated reader per cell, all on one SPI bus (one board's, where
+    two readers can be on the air at once), each with the firmware's driver."""
+
+    def __init__(self, geometry: TableGeometry, cells: list[str] | None = None) -> None:
+        self.bus = EmulatedSPIBus()
+        self.chips: dict[str, EmulatedMFRC522] = {}
+        self.readers: dict[str, drv.MFRC522] = {}
+        for k, cid in enumerate(cells or list(geometry.cells)):
+            pin, chip = self.bus.add_reader(10 + k)
+            chip.frame_log = []
+            self.chips[cid] = chip
+            self.readers[cid] = drv.MFRC522(self.bus, pin)
+        self.space = Space(geometry, self.chips)
+        for r in self.readers.values():
+            assert r.init()
+
+    def lay(self, cell: str, uid: bytes) -> None:
+        self.chips[cell].place(EmulatedCard(uid))
+
+    def pair(self, a: str, b: str) -> tuple[object, object]:
+        ra = self.readers[a].read_pair(self.readers[b])
+        return ra, self.readers[b].pair_reading
+
+    def frames(self) -> dict[str, list[tuple[bytes, int]]]:
+        return {cid: list(chip.frame_log or []) for cid, chip in self.chips.items()}
+
+
+def test_overlapped_exchanges_of_readers_reaching_a_common_cell_garble() -> None:
+    """Packed too tight, slot-1's and slot-3's fields both reach slot-2: the
+    two readers on the air at once garble each other's answers (a CRC
+    error, never an empty cell); read one after the other they read their
+    own tags."""
+    tight = OneBus(table(15.0))
+    assert "slot-3" in tight.space.interferes["slot-1"]
+    tight.lay("slot-1", UID_A)
+    tight.lay("slot-3", UID_B)
+    assert tight.readers["slot-1"].read_uid() == UID_A
+    assert tight.readers["slot-3"].read_uid() == UID_B
+    assert tight.readers["slot-1"].known() and tight.readers["slot-3"].known()
+    ra, rb = tight.pair("slot-1", "slot-3")
+    assert ra == drv.ERR_CRC and rb == drv.ERR_CRC, (ra, rb)
+    assert tight.chips["slot-1"].garbled > 0 and tight.chips["slot-3"].garbled > 0
+    # the garbled reads left both tags readable: the next reads, one at a time
+    assert tight.readers["slot-1"].read_uid() == UID_A
+    assert tight.readers["slot-3"].read_uid() == UID_B
+
+
+def _pair_against_sequential(geometry: TableGeometry, a: str, b: str) -> None:
+    """Cells a and b overlapped read exactly as read one after the other:
+    the same readings, the same frames on each reader's air, nothing garbled."""
+    both = OneBus(geometry, [a, b])
+    alone = OneBus(geometry, [a, b])
+    assert b not in both.space.interferes.get(a, [])
+    for bench in (both, alone):
+        bench.lay(a, UID_A)
+        bench.lay(b, UID_B)
+    for _ in range(20):
+        got = both.pair(a, b) if both.readers[a].known() and both.readers[b].known() else (
+            both.readers[a].read_uid(), both.readers[b].read_uid())
+        want = (alone.readers[a].read_uid(), alone.readers[b].read_uid())
+        assert got == want == (UID_A, UID_B)
+    assert both.frames() == alone.frames()
+    assert both.readers[a].known_reads == alone.readers[a].known_reads > 10
+    assert both.chips[a].garbled == both.chips[b].garbled == 0
+
+
+def test_distant_readers_of_a_tight_layout_overlap_as_if_read_one_at_a_time() -> None:
+    """slot-1 and slot-4 of the tight row: their fields reach no common cell."""
+    _pair_against_sequential(table(15.0), "slot-1", "slot-4")
+
+
+@pytest.mark.parametrize("path", shipped_tables(), ids=lambda p: p.stem)
+def test_at_a_shipped_layouts_pitch_overlapped_readers_read_as_one_at_a_time(path: Any) -> None:
+    """No two readers of a shipped layout reach a common cell; the first
+    board's channels 0 and cells // 2 (the pair rfid.overlap makes) read
+    overlapped exactly as one after the other."""
+    g = TableGeometry.load(path)
+    space = Space(g, {cid: EmulatedMFRC522() for cid in g.cells})
+    assert space.interferes == {}
+    board = min(c.board for c in g.cells.values())
+    of_board = sorted((c for c in g.cells.values() if c.board == board), key=lambda c: c.channel)
+    first = of_board[0]
+    partner = next(c for c in of_board if c.channel >= first.channel + len(of_board) // 2)
+    _pair_against_sequential(g, first.id, partner.id)

@@ -334,6 +334,8 @@ class EmulatedMFRC522:
         self._crc_at = None
         self._soft_reset_until = None
         self._transmit_only = False
+        self._air_until = None  # the end of this chip's exchange on the air (tx, answer or listening)
+        self.garbled = 0  # exchanges garbled by an interfering reader (statistics for tests)
         for c in self._reached() if hasattr(self, "cards") else []:
             c.power(False, self._now(), source=self)
 
@@ -529,6 +531,7 @@ class EmulatedMFRC522:
         if field_was != self._field_on():
             self._power_cards(self._field_on())
         if cmd == 0x00:  # Idle: cancel whatever runs
+            self._air_until = None
             self._tx_end = None
             self._rx_at = None
             self._answer = None
@@ -563,6 +566,8 @@ class EmulatedMFRC522:
         if r[_TX_MODE] & 0x80:  # TxCRCEn: the chip appends CRC_A
             frame = frame + _crc_bytes(frame)
         self._transmit_only = not expect_answer
+        if self._interfered(now, frame, expect_answer):
+            return
         if not expect_answer:
             # Transmit: the tags hear the frame (HLTA), nobody is listened to
             self._answer = None
@@ -622,6 +627,62 @@ class EmulatedMFRC522:
             self._rx_at = None
             if timeout is not None:
                 self._timer_at = self._tx_end + timeout
+        if self._rx_at is not None:
+            self._air_until = self._rx_at
+        elif self._timer_at is not None:
+            self._air_until = self._timer_at
+
+    def _interfered(self, now, frame, expect_answer):
+        """Two readers on the air at once. When a reader whose field reaches
+        a cell this chip's field reaches (the space model's ``interfering``;
+        none without a space) has an exchange in flight -- its frame, its
+        tag's answer or its wait for one -- the two garble each other: this
+        frame reaches no tag intact (a tag in READY or ACTIVE drops back, as
+        after any corrupted frame) and this chip receives noise instead of
+        an answer; the other chip's answer (or, while it only listens, the
+        noise of this frame) arrives with ParityErr and CRCErr. The driver
+        sees ERR_CRC. Readers out of each other's reach are independent.
+        Only chips on the same bus are compared (their clocks are the same
+        clock). -> True when this exchange was garbled (set up here)."""
+        space = self.space
+        if space is None:
+            self._air_until = self._tx_end
+            return False
+        hit = False
+        for other in space.interfering(self):
+            until = other._air_until
+            if other.bus is not self.bus or until is None or until <= now:
+                continue
+            hit = True
+            other.garbled += 1
+            if other._rx_at is not None:
+                other._answer_err |= 0x06
+            elif other._timer_at is not None and not other._transmit_only:
+                # it listens: this frame's modulation is what it receives
+                other._answer = b"\x00"
+                other._answer_err = 0x06
+                other._rx_at = max(now, other._tx_end or now) + len(frame) * 9 * _BIT_US
+                other._timer_at = None
+                other._air_until = other._rx_at
+        if not hit:
+            self._air_until = self._tx_end
+            return False
+        self.garbled += 1
+        for c in self.tags_in_field():
+            if c.state in (READY, ACTIVE):
+                c._fallback()
+        self._answer = None
+        self._timer_at = None
+        if expect_answer:
+            self._answer = b"\x00"
+            self._answer_err = 0x06
+            tx_end = self._tx_end if self._tx_end is not None else now
+            self._rx_at = tx_end + _FDT_US + 11 * _BIT_US
+            self._air_until = self._rx_at
+        else:
+            self._rx_at = None
+            self._air_until = self._tx_end
+        return True
 
     # --- SPI slave -----------------------------------------------------------
 

@@ -68,6 +68,18 @@ class Space:
         for reader, near in self.coupled.items():
             for n in near:
                 self.heard_at[n].append(reader)
+        #: a reader's cell -> the other readers whose field reaches a cell
+        #: its own field reaches (a tag there hears both): two exchanges of
+        #: theirs in flight at once garble each other (``EmulatedMFRC522``);
+        #: readers not in it are independent, however they overlap
+        self.interferes: dict[CellId, list[CellId]] = {}
+        for c in cells:
+            others = sorted({r for cell, readers in self.heard_at.items() if c.id in readers for r in readers} - {c.id})
+            if others:
+                self.interferes[c.id] = others
+        self._interfering: dict[int, list[EmulatedMFRC522]] = {
+            id(self._chips[c]): [self._chips[o] for o in others] for c, others in self.interferes.items()
+        }
         for chip in chips.values():
             chip.space = self
 
@@ -96,6 +108,11 @@ class Space:
             if len(cards) == 1:
                 reached.append(cards[0])
         return reached
+
+    def interfering(self, chip: EmulatedMFRC522) -> list[EmulatedMFRC522]:
+        """The chips whose exchanges garble ``chip``'s when both are in
+        flight at once (their fields reach a common cell)."""
+        return self._interfering.get(id(chip), [])
 
     def cross_reads(self) -> list[tuple[CellId, CellId]]:
         """(reader's cell, neighbour cell) pairs where a tag on the neighbour
