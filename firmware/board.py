@@ -756,8 +756,9 @@ class Board:
     def _scan_quiet(self, i):
         """Read the quiet cells from cell i on, up to QUIET_RUN of them (one
         while cells are hot: a hot read comes between every two), none begun
-        QUIET_RUN_US or more after the first, and never past the sweep's end -> the cell after the last one read (i: cell i
-        is not quiet, the usual path reads it).
+        QUIET_RUN_US or more after the first, and never past the sweep's
+        end -> the cell after the last one read (i: cell i is not quiet,
+        the usual path reads it).
 
         A quiet cell was reported empty and read empty last time, its reader
         is not skipped, it is not hot, and its time-shared field has had its
