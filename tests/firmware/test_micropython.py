@@ -440,54 +440,7 @@ def test_quiet_cells_read_the_same_on_micropython() -> None:
     assert quiet[:3] == plain[:3]
     assert len(quiet[0]) > 5 and sum(len(f) for f in quiet[1]) > 100
     # CPython: the same script's board, the same results
-    from tablesense.firmware import board as fw_board
-    from tablesense.firmware import mfrc522 as drv
-    from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedMFRC522, EmulatedSPIBus
-
-    bus = EmulatedSPIBus()
-    chips = []
-    readers = []
-    for i in range(8):
-        pin, chip = bus.add_reader(10 + i, power_up_us=5000.0)
-        chip.frame_log = []
-        chips.append(chip)
-        readers.append(drv.MFRC522(bus, pin))
-    assert isinstance(chips[0], EmulatedMFRC522)
-
-    class Clock:
-        def ticks_us(self) -> int:
-            return bus.ticks_us()
-
-        def ticks_ms(self) -> int:
-            return bus.ticks_us() // 1000
-
-        def ticks_diff(self, a: int, b: int) -> int:
-            return bus.ticks_diff(a, b)
-
-        def sleep_us(self, us: int) -> None:
-            bus.advance(us)
-
-    class Sink:
-        out: list[bytes] = []
-
-        def read(self) -> bytes:
-            return b""
-
-        def write(self, frame: bytes) -> None:
-            self.out.append(bytes(frame))
-
-    cfg = {"format": "tablesense.board/1", "board": 7, "cells": 8, "leds": 0,
-           "cs": {"kind": "gpio", "pins": list(range(10, 18))}}
-    sink = Sink()
-    b = fw_board.Board(cfg, readers, None, sink, Clock(), b"\x01" * 8)
-    for cell, uid in seq:
-        if uid is None:
-            chips[cell].remove()
-        else:
-            chips[cell].place(EmulatedCard(bytes.fromhex(uid)))
-        target = b.sweeps + 2
-        while b.sweeps < target:
-            b.step()
+    _board, sink, chips, _bus = _cpython_board(seq, 10)
     assert [f.hex() for f in sink.out] == quiet[0]
     assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == quiet[1]
 
@@ -515,18 +468,32 @@ def test_overlapped_reads_read_the_same_on_micropython() -> None:
     assert "CRASH" not in out and "Traceback" not in out, out
     line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
     (mpy,) = json.loads(line[len("RESULT "):])
+    b, sink, chips, bus = _cpython_board(seq, 20, rfid={"overlap": 4})
+    assert b.pair_reads > 10
+    assert [f.hex() for f in sink.out] == mpy[0]
+    assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == mpy[1]
+    assert [bus.transfers, b.pair_reads] == mpy[2:]
+
+
+def _cpython_board(seq: list[tuple[int, str | None]], pin0: int, rfid: dict[str, int] | None = None
+                   ) -> tuple[Any, Any, list[Any], Any]:
+    """The QUIET/PAIRS scripts' world on CPython: an 8-cell board on emulated
+    readers (chip selects pin0..pin0 + 7, a tag's 5 ms power-up), each change
+    of ``seq`` (cell, UID hex or None) followed by two sweeps -> the board,
+    what it sent (``.out``), the chips and their bus."""
     from tablesense.firmware import board as fw_board
     from tablesense.firmware import mfrc522 as drv
-    from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedSPIBus
+    from tablesense.sim.mfrc522_emu import EmulatedCard, EmulatedMFRC522, EmulatedSPIBus
 
     bus = EmulatedSPIBus()
     chips = []
     readers = []
     for i in range(8):
-        pin, chip = bus.add_reader(20 + i, power_up_us=5000.0)
+        pin, chip = bus.add_reader(pin0 + i, power_up_us=5000.0)
         chip.frame_log = []
         chips.append(chip)
         readers.append(drv.MFRC522(bus, pin))
+    assert isinstance(chips[0], EmulatedMFRC522)
 
     class Clock:
         def ticks_us(self) -> int:
@@ -542,7 +509,8 @@ def test_overlapped_reads_read_the_same_on_micropython() -> None:
             bus.advance(us)
 
     class Sink:
-        out: list[bytes] = []
+        def __init__(self) -> None:
+            self.out: list[bytes] = []
 
         def read(self) -> bytes:
             return b""
@@ -550,8 +518,10 @@ def test_overlapped_reads_read_the_same_on_micropython() -> None:
         def write(self, frame: bytes) -> None:
             self.out.append(bytes(frame))
 
-    cfg = {"format": "tablesense.board/1", "board": 7, "cells": 8, "leds": 0,
-           "cs": {"kind": "gpio", "pins": list(range(20, 28))}, "rfid": {"overlap": 4}}
+    cfg: dict[str, Any] = {"format": "tablesense.board/1", "board": 7, "cells": 8, "leds": 0,
+                           "cs": {"kind": "gpio", "pins": list(range(pin0, pin0 + 8))}}
+    if rfid is not None:
+        cfg["rfid"] = rfid
     sink = Sink()
     b = fw_board.Board(cfg, readers, None, sink, Clock(), b"\x01" * 8)
     for cell, uid in seq:
@@ -562,10 +532,7 @@ def test_overlapped_reads_read_the_same_on_micropython() -> None:
         target = b.sweeps + 2
         while b.sweeps < target:
             b.step()
-    assert b.pair_reads > 10
-    assert [f.hex() for f in sink.out] == mpy[0]
-    assert [[[f.hex(), n] for f, n in c.frame_log or []] for c in chips] == mpy[1]
-    assert [bus.transfers, b.pair_reads] == mpy[2:]
+    return b, sink, chips, bus
 
 
 def test_diag_times_whole_sweeps_of_the_board_on_micropython() -> None:

@@ -141,6 +141,36 @@ def test_sim_boards_rp2040_with_a_table_serves_the_table_top(tmp_path: Path) -> 
     assert proc.returncode == 0, "".join(lines)
 
 
+def _both_paths(board: Rp2040Board, modules: tuple[str, ...], script: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Boot ``board``, load ``modules``, run ``script`` (it defines ``fast``,
+    the compiled transfer, and ``run(compiled)``) and call ``run(False)``,
+    then ``run(True)`` -> each one's result and the frames every chip heard
+    during it, by "False"/"True". The board is stopped after; its core must
+    still answer (a wrong register address stops the emulated core) and
+    rp2040js must have logged no invalid access."""
+    logs: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    path = board.start()
+    try:
+        assert wait_for_prompt(path, timeout=30.0)
+        with ReplSession(path, timeout=15) as s:
+            _load(s, *modules)
+            s.exec(script, timeout=120)
+            assert s.eval("fast is not None", timeout=30) is True  # compiled on the rp2 port
+            for mode in ("False", "True"):
+                with board.lock:
+                    for chip in board.chips:
+                        chip.frame_log = []
+                results[mode] = s.eval(f"run({mode})", timeout=180)
+                with board.lock:
+                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
+            assert s.eval("1 + 1", timeout=30) == 2  # the core still runs
+    finally:
+        board.stop()
+    assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    return results, logs
+
+
 _COMPILED_VS_PLAIN = """
 from machine import SPI, Pin
 import time
@@ -173,24 +203,7 @@ def test_the_compiled_transfer_sends_the_plain_paths_frames(tmp_path: Path) -> N
 
     board.chips[0].place(EmulatedCard(UID7))
     board.chips[1].place(EmulatedCard(bytes.fromhex("11223344")))
-    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
-    results = {}
-    path = board.start()
-    try:
-        assert wait_for_prompt(path, timeout=30.0)
-        with ReplSession(path, timeout=15) as s:
-            _load(s, "mfrc522")
-            s.exec(_COMPILED_VS_PLAIN, timeout=120)
-            assert s.eval("fast is not None", timeout=30) is True  # compiled on the rp2 port
-            for mode in ("False", "True"):
-                with board.lock:
-                    for chip in board.chips:
-                        chip.frame_log = []
-                results[mode] = s.eval(f"run({mode})", timeout=120)
-                with board.lock:
-                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
-    finally:
-        board.stop()
+    results, logs = _both_paths(board, ("mfrc522",), _COMPILED_VS_PLAIN)
     (plain, plain_us), (compiled, compiled_us) = results["False"], results["True"]
     assert plain == compiled
     assert plain[:2] == [True, True] and plain[2:4] == [UID7, bytes.fromhex("11223344")]
@@ -244,26 +257,7 @@ def test_the_compiled_transfer_routes_the_decoder_and_switches_fields(tmp_path: 
     uids = [UID7, bytes.fromhex("11223344"), bytes.fromhex("0455667788990a")]
     for chip, uid in zip(board.chips, uids, strict=True):
         chip.place(EmulatedCard(uid))
-    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
-    results = {}
-    path = board.start()
-    try:
-        assert wait_for_prompt(path, timeout=30.0)
-        with ReplSession(path, timeout=15) as s:
-            _load(s, "config", "mfrc522")
-            s.exec(_DECODED_VS_PLAIN, timeout=120)
-            assert s.eval("fast is not None", timeout=30) is True
-            for mode in ("False", "True"):
-                with board.lock:
-                    for chip in board.chips:
-                        chip.frame_log = []
-                results[mode] = s.eval(f"run({mode})", timeout=120)
-                with board.lock:
-                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
-            assert s.eval("1 + 1", timeout=30) == 2  # the core still runs
-    finally:
-        board.stop()
-    assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    results, logs = _both_paths(board, ("config", "mfrc522"), _DECODED_VS_PLAIN)
     (plain, plain_us), (compiled, compiled_us) = results["False"], results["True"]
     assert plain == compiled
     assert plain[:3] == [True, True, True]
@@ -321,26 +315,7 @@ def test_the_compiled_probe_decides_empty_and_switches_fields_as_the_plain_path(
     board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
     board.chips[0].place(EmulatedCard(UID7))
     board.chips[3].place(EmulatedCard(bytes.fromhex("11223344")))
-    logs: dict[str, list[list[tuple[bytes, int]]]] = {}
-    results = {}
-    path = board.start()
-    try:
-        assert wait_for_prompt(path, timeout=30.0)
-        with ReplSession(path, timeout=15) as s:
-            _load(s, "config", "mfrc522")
-            s.exec(_PROBE_VS_PLAIN, timeout=120)
-            assert s.eval("fast is not None", timeout=30) is True
-            for mode in ("False", "True"):
-                with board.lock:
-                    for chip in board.chips:
-                        chip.frame_log = []
-                results[mode] = s.eval(f"run({mode})", timeout=180)
-                with board.lock:
-                    logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
-            assert s.eval("1 + 1", timeout=30) == 2
-    finally:
-        board.stop()
-    assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    results, logs = _both_paths(board, ("config", "mfrc522"), _PROBE_VS_PLAIN)
     (plain, plain_us), (compiled, compiled_us) = results["False"], results["True"]
     assert compiled == plain
     reads = plain[4::2]
