@@ -354,38 +354,61 @@ def place_to_report_ms(board: Any, path: str, cells: int, placements: int, seed:
     return out
 
 
-def booted_sweep_ms(path: str, settle: int = 4, sweeps: int = 12, timeout: float = 300.0) -> tuple[float, float]:
-    """The running firmware's own sweep, from its STATS: the mean over
-    ``sweeps`` sweeps (board uptime over sweeps done: everything the booted
-    loop does between two reads is in it, the host's STATS requests too) and
-    the last sweep's ``sweep_us``, after ``settle`` sweeps (the events of
-    what changed), with a few STATS requests in between (waits doubling
-    from 0.5 s of wall time), so at least ``sweeps`` sweeps. What the REPL-stepped figures of diag cannot show: the
-    heap as the booted program leaves it, input polling, collections."""
+def booted_sweep_ms(path: str, settle: int = 4, sweeps: int = 40, timeout: float = 300.0) -> tuple[float, float]:
+    """The running firmware's own sweep, from its STATS: the mean over at
+    least ``sweeps`` sweeps (board uptime over sweeps done: everything the
+    booted loop does between two reads -- input polling, every eighth read
+    a full anticollision, its collections) and the last sweep's
+    ``sweep_us``, after ``settle`` sweeps (the events of what changed).
+    One STATS request begins the timed sweeps and one ends them, nothing
+    in between: a request costs the board a few ms (its frames, then a
+    collection; ``host_request_ms``), and requests timed in wall seconds
+    land on more or fewer sweeps as the machine's load slows the emulator,
+    so they would time the load, not the sweep. The wait for the last one
+    is sized from the emulator's pace while settling. What the
+    REPL-stepped figures of diag cannot show: the heap as the booted
+    program leaves it, input polling, collections."""
     from tablesense.flash.client import BoardClient
 
     deadline = default_timer() + timeout
     with BoardClient(path, timeout=5.0) as client:
         client.hello()
         first, _ = client.stats_request()
+        began = default_timer()
         start = first
         while start["sweeps"] - first["sweeps"] < settle and default_timer() < deadline:
             client.poll_events(0.5)
             start, _ = client.stats_request()
-        # Few requests while it is timed: each is frame traffic, after which
-        # the board collects its heap (~4.4 ms, main.py), so a request every
-        # 0.5 s of wall time (about one a sweep while the emulator runs slow
-        # on a busy machine) would time the requests, not the sweep.
+        pace = (default_timer() - began) / max(1, start["sweeps"] - first["sweeps"])  # wall s a sweep
         end = start
-        wait = 0.5
         while end["sweeps"] - start["sweeps"] < sweeps and default_timer() < deadline:
-            client.poll_events(wait)
+            left = sweeps - (end["sweeps"] - start["sweeps"])
+            client.poll_events(min(max(0.5, 1.1 * left * pace), max(0.0, deadline - default_timer())))
             end, _ = client.stats_request()
-            wait = min(wait * 2, 8.0)
     done = end["sweeps"] - start["sweeps"]
     if done <= 0:
         return float("nan"), float("nan")
     return (end["uptime_ms"] - start["uptime_ms"]) / done, end["sweep_us"] / 1000
+
+
+def host_request_ms(path: str, sweep_ms: float, requests: int = 10) -> float:
+    """What one host request costs the running firmware, in its own time:
+    ``requests`` STATS requests back to back, the board's uptime over them
+    less the sweeps it made meanwhile at ``sweep_ms`` each, per request
+    (its frames in and out, and the collection at the sweep's end that
+    frame traffic asks for, main.py). A table's host sends a PING after
+    0.1 s without a frame from the board."""
+    from tablesense.flash.client import BoardClient
+
+    with BoardClient(path, timeout=5.0) as client:
+        client.hello()
+        client.poll_events(1.0)
+        start, _ = client.stats_request()
+        end = start
+        for _ in range(requests):
+            end, _ = client.stats_request()
+    busy = end["uptime_ms"] - start["uptime_ms"] - (end["sweeps"] - start["sweeps"]) * sweep_ms
+    return busy / requests
 
 
 def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
@@ -436,6 +459,7 @@ def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
                 for i in range(0, 16, 2):
                     board.chips[i].place(Card(bytes([0x04, i, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6])))
             booted["half"] = booted_sweep_ms(path)
+            request = host_request_ms(path, booted["half"][0])
             with board.lock:
                 for i in range(0, 16, 2):
                     board.chips[i].remove()
@@ -453,11 +477,13 @@ def emulated_rp2040(placements: int = 40) -> dict[Any, Any] | None:
         return None
     print(f"  {empty.machine}, MicroPython {empty.micropython}; gc.mem_free() after boot "
           f"{(empty.mem_free_boot or 0) / 1024:.0f} KiB")
-    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot, "booted": booted}
+    out: dict[Any, Any] = {"mem_free_boot": empty.mem_free_boot, "booted": booted, "request": request}
     for name, label in (("empty", "all empty"), ("half", "half NTAG"), ("dead", "one reader dead")):
         mean, last = booted[name]
-        print(f"  booted firmware, 16 cells, {label:15s}: {mean:6.1f} ms a sweep (mean over 12, STATS), "
+        print(f"  booted firmware, 16 cells, {label:15s}: {mean:6.1f} ms a sweep (mean over 40, STATS), "
               f"last sweep_us {last:.1f} ms")
+    print(f"  a host request (STATS) costs the booted board {request:.1f} ms of its time "
+          f"(its frames, then a collection); a table's host pings after 0.1 s of silence")
     print(f"  stepped from the REPL (diag), 16 cells: all empty {empty.sweeps[1]['sweep_ms']:.1f} ms, "
           f"one reader dead {dead.sweeps[0]['sweep_ms']:.1f} ms, half NTAG {half.sweeps[1]['sweep_ms']:.1f} ms")
     if reports:
@@ -563,6 +589,7 @@ def main() -> None:
     dead16 = f"{emu['booted']['dead'][0]:.1f}" if emu else "nan"
     stepped16 = f"{emu[16][0]:.1f}" if emu else "nan"
     place = f"{emu['place_p95']:.1f}" if emu and "place_p95" in emu else "nan"
+    request = f"{emu['request']:.1f}" if emu else "nan"
     mem_kb = f"{min(emu[n][2] for n in (8, 16, 32)) / 1024:.0f}" if emu else "nan"
     print(
         f"empty_cell_ms={empty / 1000:.2f} ntag_cell_ms={tag7 / 1000:.2f} "
@@ -571,7 +598,7 @@ def main() -> None:
         f"step_us_mpy_wasm={mp_step:.1f} step_us_cpython={cp_step:.1f} spi_call_us_mpy_wasm={mp_call:.1f} "
         f"cell_event_bytes={ours['tag7']} dgt_bytes=5 certabo_scan_bytes={certabo} "
         f"floor16_half_known_ms={floor_known:.1f} floor16_empty_own_timer_ms={floor_empty_own:.1f} "
-        f"sweep16_empty_stepped_ms={stepped16}"
+        f"sweep16_empty_stepped_ms={stepped16} host_request_ms={request}"
     )
     print(
         f"sweep16_empty_emulated_ms={emu16_empty} sweep16_emulated_ms={emu16} sweep16_dead_reader_ms={dead16} "

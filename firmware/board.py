@@ -40,16 +40,16 @@ _BREAK_FIRST = (0x0D, 0x03)
 # away mid-frame must not glue its half frame to the next host's bytes).
 STALE_FRAME_MS = 500
 MAX_READS_PER_STEP = 16
-# Quiet cells (reported empty, read empty) read in one step (_scan_quiet):
-# 8 empty cells are ~4 ms on an RP2040, the longest the host's next frame
-# then waits for the step's input poll.
-QUIET_RUN = 8
-# ... and never for longer than this: on a slower interpreter (the WebAssembly
-# port, a starved virtual board, a slow clone) 8 cells could hold the host's
-# next frame for tens of ms; the run stops at the first cell past it.
-QUIET_RUN_US = 4000
-# The same with the compiled quiet run (rp2 port): 16 cells in ~7 ms on
-# rp2040js, about one known-tag read's step
+# A step goes on to the sweep's next cells (runs of quiet cells, pairs of
+# tags read together, cells read early) until this long has passed since it
+# began, or the sweep ends, or a cell was read alone (_scan_next): the host's
+# next frame waits at most this and one more read for the step's input poll
+# (a pair of known tags ~4 ms on rp2040js). A quiet run of the plain path
+# (the WebAssembly port, CPython, a starved virtual board, where an empty
+# cell can take ms) begins no cell past it either.
+STEP_US = 4000
+# The compiled quiet run (rp2 port) reads up to 16 cells in one call, ~7 ms
+# on rp2040js, without looking at the clock
 QUIET_RUN_COMPILED = 16
 
 LOG_INFO = 1
@@ -220,6 +220,7 @@ class Board:
         self.pair_reads = 0  # reads made by read_pair (tests, diagnostics)
         self._hot_next = 0  # the hot cell whose turn comes next
         self._hot_turn = False  # the next step reads a hot cell
+        self._step_began = 0  # ticks_us when this step began (_scan_one)
         self.hot_reads = 0
 
         self.decoder = proto.FrameDecoder()
@@ -643,15 +644,35 @@ class Board:
         self.observe(c, self._read(c))
 
     def _scan_one(self):
-        n = self.cells
-        if n == 0:
+        """The step's reads: while cells are hot, one hot read or one turn
+        of the sweep's order (they take turns); otherwise the sweep's next
+        cells, until STEP_US have passed, the sweep ends or a cell was read
+        alone (_scan_next)."""
+        if self.cells == 0:
             return
+        clock = self.clock
+        began = clock.ticks_us()
+        self._step_began = began
         if self.hot:
             turn = self._hot_turn
             self._hot_turn = not turn
             if turn:
                 self._scan_hot()
+            else:
+                self._scan_next()
+            return
+        while self._scan_next():
+            if self.next_cell == 0 or self.hot or clock.ticks_diff(clock.ticks_us(), began) >= STEP_US:
                 return
+
+    def _scan_next(self):
+        """Read the sweep's next cell (or run of cells) and move on ->
+        whether the step may go on: after the paths of a table at rest (a
+        run of quiet cells, a pair of tags read together, cells read early)
+        it may; after a cell read alone (a change, or a reader or board
+        without those paths: one cell a step, as the tests' scripted
+        readers expect) it may not."""
+        n = self.cells
         i = self.next_cell
         sharing = self._sharing
         early = self._early
@@ -668,16 +689,17 @@ class Board:
                 i += 1
                 if i >= n:
                     self._advance(i)
-                    return
+                    return True
             self.next_cell = i
-        if self._probes is not None:
+        if self._probes is not None and self.confirmed[i] is None:
+            # (a cell reported with a tag or an error is never quiet)
             k = self._scan_quiet(i)
             if k != i:
                 self._advance(k)
-                return
+                return True
         if self.overlap and self._pairable(i):
             self._read_pair(i, i + self.overlap)
-            return
+            return True
         if sharing:
             self._field_before_read(i)
         reading = self._read(i)
@@ -685,6 +707,7 @@ class Board:
             self._field_after_read(i)
         self.observe(i, reading)
         self._advance(i + 1)
+        return False
 
     def _advance(self, i):
         """The sweep's next cell is i (the sweep ends at the board's last)."""
@@ -743,22 +766,37 @@ class Board:
             b = rj.pair_reading
         except Exception:  # noqa: BLE001 - a reader fault is that cell's error
             a = b = proto.ERR_TIMEOUT
-        a = self._after_read(i, a)
-        b = self._after_read(j, b)
+        if isinstance(a, int):
+            a = self._after_read(i, a)
+        if isinstance(b, int):
+            b = self._after_read(j, b)
         if sharing:
             self._field_after_read(i)
         self._early[j] = True
         self.pair_reads += 2
-        self.observe(i, a)
-        self.observe(j, b)
+        # observe()'s steady case written out (the same tags, reported:
+        # the pairs of a table at rest, ~0.1 ms of calls a pair on rp2040js)
+        confirmed = self.confirmed
+        candidate = self.candidate
+        if a is candidate[i] and a is confirmed[i]:
+            self.last_read[i] = a
+            self.agree[i] += 1
+            self.disagree[i] = 0
+        else:
+            self.observe(i, a)
+        if b is candidate[j] and b is confirmed[j]:
+            self.last_read[j] = b
+            self.agree[j] += 1
+            self.disagree[j] = 0
+        else:
+            self.observe(j, b)
         self._advance(i + 1)
 
     def _scan_quiet(self, i):
-        """Read the quiet cells from cell i on, up to QUIET_RUN of them (one
-        while cells are hot: a hot read comes between every two), none begun
-        QUIET_RUN_US or more after the first, and never past the sweep's
-        end -> the cell after the last one read (i: cell i is not quiet,
-        the usual path reads it).
+        """Read the quiet cells from cell i on (one while cells are hot: a
+        hot read comes between every two), none begun STEP_US or more after
+        the step began, and never past the sweep's end -> the cell after the
+        last one read (i: cell i is not quiet, the usual path reads it).
 
         A quiet cell was reported empty and read empty last time, its reader
         is not skipped, it is not hot, and its time-shared field has had its
@@ -793,15 +831,13 @@ class Board:
         lead = self.field_lead_us
         ahead = self._ahead
         early = self._early
-        end = i + (1 if hot else QUIET_RUN)
-        if end > n:
-            end = n
+        end = i + 1 if hot else n
         if sharing and (n < 2 or self._lit != ahead):
             return i  # the window of lit fields is being resized
         now = ticks_us()
-        began = now
+        began = self._step_began  # (bounded by the step's time, not the run's)
         while i < end:
-            if ticks_diff(now, began) >= QUIET_RUN_US:
+            if ticks_diff(now, began) >= STEP_US:
                 break
             probe = probes[i]
             if probe is None or confirmed[i] is not None or candidate[i] is not None or skipped[i] or early[i]:
@@ -892,6 +928,10 @@ class Board:
         """_scan_quiet's loop as one compiled call (rp2 port): the quiet
         cells from i on, up to end, read by quiet() with the same frames and
         field switches as probe() -> the cell after the last one read.
+        Cells read early (with the cell `overlap` before them) among them
+        are passed over as _scan_next passes them: their field off and the
+        next one on, no read (a half-tagged table with overlapped reads
+        would otherwise read its empty cells one call each).
         What probe()'s loop does besides for a quiet cell is left out here:
         last_read is None and disagree 0 already (what made the cell
         quiet), and agree counts nothing while the cell stays empty."""
@@ -901,16 +941,24 @@ class Board:
         readers = self.readers
         hot = self.hot
         early = self._early
+        p = self._qp
+        quiet = self._quiet
+        if p is None or quiet is None:
+            return i
         k = i
+        passed = 0  # cells read early (with cell - overlap): the run passes over them
         while k < end:
+            if early[k] and k > i:
+                p[19 + 4 * k] |= 2
+                passed += 1
+                k += 1
+                continue
             if confirmed[k] is not None or candidate[k] is not None or skipped[k] or readers[k]._idle or early[k]:
                 break
             if hot and k in hot:
                 break
             k += 1
-        p = self._qp
-        quiet = self._quiet
-        if k == i or p is None or quiet is None:
+        if k == i:
             return i
         p[1] = i
         p[2] = k
@@ -921,11 +969,19 @@ class Board:
         p[8] = self._quickest_us
         quiet(p, self._field_since, self._qscript, self._qbuf)
         c = p[1]
+        done = c - i  # cells read, and cells passed over
+        if passed:
+            for e in range(i + 1, k):
+                if early[e]:
+                    p[19 + 4 * e] &= 1
+                    if e < c:
+                        early[e] = False  # (one the run stopped at keeps its own turn)
+                        done -= 1
         if p[7] >= 0:
             self._read_start = p[7]
         self._quickest_us = p[8]
         self.fields_on -= p[9]
-        self.quiet_reads += c - i
+        self.quiet_reads += done
         routed = p[11]
         if routed >= 0:
             r = readers[routed]

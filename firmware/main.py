@@ -211,6 +211,10 @@ def build(cfg, transport=None):
     buffers = mfrc522.Buffers()  # one set for the bus: the readers take turns
     gpios = select_gpios(cfg)
     fast = mfrc522.compiled_transfer() if gpios is not None else None
+    if fast is not None and rfid["overlap"]:
+        # compiled now, before main() collects the heap, not at the first
+        # pair in the middle of a sweep (its garbage would slow every call)
+        mfrc522.compiled_pair()
     routes = config.select_routes(cfg)
 
     def compiled(ch):

@@ -439,7 +439,9 @@ def quiet(P, S, sc, r) -> int:
     # poll in r[0:4], its answer in r[4:], as run() leaves them), [11] out:
     # the last cell whose address went on the decoder (-1: none); from [16]
     # four words a cell: its chip-select mask, the decoder address pins to
-    # set and to clear, 1 when its field must not be lit (a skipped reader).
+    # set and to clear, flags: 1 when its field must not be lit (a skipped
+    # reader), 2 when it was read early (with the cell `overlap` before it,
+    # board.py _read_pair): no WUPA, only its field off and the next on.
     # S (array 'i'): per cell the ticks_us its field came on, -1 when off.
     # A cell is read only if its field has had its lead (else the run stops).
     # sc: the WUPA's transactions (each: its length, then its bytes), a 0,
@@ -467,22 +469,24 @@ def quiet(P, S, sc, r) -> int:
     answered = 0
     routed = -1
     while c < end:
-        now = timer[0] & 0x3FFFFFFF
         lit = s[c]
         if lit < 0:
             break
-        d = (now - lit) & 0x3FFFFFFF
-        if d >= 0x20000000:
-            d = d - 0x20000000 - 0x20000000
-        if d < lead:
-            break
-        if last >= 0:
-            d = (now - last) & 0x3FFFFFFF
+        early = p[19 + 4 * c] & 2
+        if not early:
+            now = timer[0] & 0x3FFFFFFF
+            d = (now - lit) & 0x3FFFFFFF
             if d >= 0x20000000:
                 d = d - 0x20000000 - 0x20000000
-            if d > 0 and (quick == 0 or d < quick):
-                quick = d
-        last = now
+            if d < lead:
+                break
+            if last >= 0:
+                d = (now - last) & 0x3FFFFFFF
+                if d >= 0x20000000:
+                    d = d - 0x20000000 - 0x20000000
+                if d > 0 and (quick == 0 or d < quick):
+                    quick = d
+            last = now
         j = c + ahead
         if j >= n:
             j -= n
@@ -497,7 +501,7 @@ def quiet(P, S, sc, r) -> int:
         polling = 0
         start = 0
         t = 0
-        while True:
+        while not early:
             m = sb[k]
             if m == 0:
                 polling = 1
@@ -530,8 +534,8 @@ def quiet(P, S, sc, r) -> int:
                 k += m + 1
         irq = rb[1]
         err = rb[2]
-        q = 0
-        if irq & 0x31 and err != 0xFF:
+        q = early
+        if not early and irq & 0x31 and err != 0xFF:
             if not (irq & 0x30):
                 q = 1
             elif not (err & 0x1F) and (rb[3] & 0x7F) == 0 and irq & 1:
@@ -565,7 +569,7 @@ def quiet(P, S, sc, r) -> int:
         # nobody answered: this field off (TxControlReg 0x80), then cell
         # j's on (0x83) when it is off and may be lit
         light = 0
-        if s[j] < 0 and not p[19 + 4 * j]:
+        if s[j] < 0 and not (p[19 + 4 * j] & 1):
             light = 1
         w = 0
         while w <= light:
@@ -609,6 +613,211 @@ def quiet(P, S, sc, r) -> int:
     p[10] = answered
     p[11] = routed
     return c
+"""
+
+
+# The pair (rp2 port only, compiled like run()): read_pair()'s known-tag
+# reads of two readers as one call. Each reader's read is a program of
+# exchanges (_PairProgram: WUPA, the SELECT of each cascade level, HLTA),
+# each the transactions _begin() makes, the wait _end() makes, and the
+# answer the known-tag path expects (the ATQA; a level's SAK and CRC). The
+# two take turns exactly as read_pair()'s loop does: A's WUPA begun, B's,
+# then A's exchange waited for, checked and A's next begun, then B's, and
+# so on. The first answer that is not the one expected (or that is an
+# error) stops the call right after its wait, its poll and answer in r as
+# _end() leaves them: read_pair() goes on from there in Python.
+_COMPILED_PAIR_SRC = """
+@micropython.viper
+def pair(Q, pa, pb, r) -> int:
+    # Q (array 'i'): [0] SPI base; [1] out: 0 both reads done, 1 A's
+    # answer was not the expected one (its wait done, its poll and answer
+    # in r), 2 B's so; [2] out: the last reader routed (0 A, 1 B); from [8]
+    # eight words a reader (A, then B): its chip-select mask, the decoder
+    # address pins to set and to clear, 1 when its chip is idle (the first
+    # exchange's leading Idle write is left out, as _begin() leaves it),
+    # out: the exchange in flight (0 WUPA, 1.. the SELECTs, then HLTA; -1
+    # done), out: the polls of its last wait.
+    # pa, pb: the programs (see _PairProgram): per exchange its
+    # transactions (each: its length, then its bytes), a 0, the wait's IRQ
+    # mask, its limit in us (2 bytes, low first), the answer's length and
+    # its bytes (0: a Transmit, HLTA).
+    q = ptr32(Q)
+    dr = ptr32(q[0] + 8)
+    sr = ptr32(q[0] + 12)
+    sio = uint(0xD) << 28
+    gpio_set = ptr32(sio + 0x14)
+    gpio_clr = ptr32(sio + 0x18)
+    timer = ptr32((uint(0x4005) << 16) + 0x4028)
+    ga = ptr8(pa)
+    gb = ptr8(pb)
+    rb = ptr8(r)
+    wait_a = 0  # where the wait of the exchange in flight is, in the program
+    wait_b = 0
+    x = 0
+    begins = 2  # the two WUPAs first
+    out = 0
+    routed = 0
+    while True:
+        g = ga
+        base = 8
+        if x:
+            g = gb
+            base = 16
+        cs = q[base]
+        aset = q[base + 1]
+        aclr = q[base + 2]
+        if begins:
+            k = 0
+            if q[base + 3]:
+                k = g[0] + 1  # (idle: no Idle write)
+            q[base + 4] = 0
+        else:
+            stage = q[base + 4]
+            if stage < 0:
+                x ^= 1
+                if q[8 + 4] < 0 and q[16 + 4] < 0:
+                    break
+                continue
+            w = wait_a
+            if x:
+                w = wait_b
+            mask = g[w]
+            limit = g[w + 1] | (g[w + 2] << 8)
+            want = g[w + 3]
+            if aset | aclr:
+                gpio_clr[0] = aclr
+                gpio_set[0] = aset
+            routed = x
+            polls = 0
+            start = timer[0]
+            while True:
+                t = timer[0]
+                polls += 1
+                while sr[0] & 4:
+                    v = dr[0]
+                gpio_clr[0] = cs
+                i = 0
+                while i < 4:
+                    while not (sr[0] & 2):
+                        pass
+                    if i == 0:
+                        dr[0] = 0x88
+                    elif i == 1:
+                        dr[0] = 0x8C
+                    elif i == 2:
+                        dr[0] = 0x94
+                    else:
+                        dr[0] = 0
+                    while not (sr[0] & 4):
+                        pass
+                    rb[i] = dr[0]
+                    i += 1
+                while sr[0] & 16:
+                    pass
+                gpio_set[0] = cs
+                if rb[1] & mask or uint(t - start) >= uint(limit):
+                    break
+            q[base + 5] = polls
+            irq = rb[1]
+            err = rb[2]
+            if mask & 0x20:
+                n = rb[3] & 0x7F
+                good = 0
+                if irq & 0x30 and err != 0xFF and not (err & 0x1F) and n:
+                    # the answer, read as run() reads it
+                    if n > 64:
+                        n = 64
+                    while sr[0] & 4:
+                        v = dr[0]
+                    gpio_clr[0] = cs
+                    i = 0
+                    while i <= n:
+                        while not (sr[0] & 2):
+                            pass
+                        if i < n:
+                            dr[0] = 0x92
+                        else:
+                            dr[0] = 0
+                        while not (sr[0] & 4):
+                            pass
+                        rb[4 + i] = dr[0]
+                        i += 1
+                    while sr[0] & 16:
+                        pass
+                    gpio_set[0] = cs
+                    if n == want:
+                        good = 1
+                        i = 0
+                        while i < n:
+                            if rb[5 + i] != g[w + 4 + i]:
+                                good = 0
+                            i += 1
+                if not good:
+                    out = x + 1
+                    break
+                k = w + 4 + want
+                q[base + 4] = stage + 1
+            else:
+                # HLTA sent, or not: then Idle (_end_transmit()'s _stop())
+                if not (irq & 0x40):
+                    while sr[0] & 4:
+                        v = dr[0]
+                    gpio_clr[0] = cs
+                    i = 0
+                    while i < 2:
+                        while not (sr[0] & 2):
+                            pass
+                        if i == 0:
+                            dr[0] = 0x02
+                        else:
+                            dr[0] = 0
+                        while not (sr[0] & 4):
+                            pass
+                        v = dr[0]
+                        i += 1
+                    while sr[0] & 16:
+                        pass
+                    gpio_set[0] = cs
+                q[base + 4] = -1
+                x ^= 1
+                if q[8 + 4] < 0 and q[16 + 4] < 0:
+                    break
+                continue
+        # begin the exchange whose transactions start at k
+        if aset | aclr:
+            gpio_clr[0] = aclr
+            gpio_set[0] = aset
+        routed = x
+        while True:
+            m = g[k]
+            if m == 0:
+                break
+            while sr[0] & 4:
+                v = dr[0]
+            gpio_clr[0] = cs
+            i = 0
+            while i < m:
+                while not (sr[0] & 2):
+                    pass
+                dr[0] = g[k + 1 + i]
+                while not (sr[0] & 4):
+                    pass
+                v = dr[0]
+                i += 1
+            while sr[0] & 16:
+                pass
+            gpio_set[0] = cs
+            k += m + 1
+        if x:
+            wait_b = k + 1
+        else:
+            wait_a = k + 1
+        if begins:
+            begins -= 1
+        x ^= 1
+    q[1] = out
+    q[2] = routed
+    return out
 """
 
 
@@ -670,6 +879,61 @@ def compiled_quiet():
                 fn = None
         _compiled_quiet.append(fn)
     return _compiled_quiet[0]
+
+
+_compiled_pair = []  # [the compiled pair() or None], once per boot
+
+
+def compiled_pair():
+    """The compiled pair() on the rp2 port (where run() compiles too),
+    None on any other port or when the board cannot compile it."""
+    if not _compiled_pair:
+        fn = None
+        if compiled_transfer() is not None:
+            try:
+                import micropython
+
+                scope = {"micropython": micropython}
+                exec(_COMPILED_PAIR_SRC, scope)
+                fn = scope["pair"]
+            except Exception:  # noqa: BLE001 - read_pair() then takes turns in Python
+                fn = None
+        _compiled_pair.append(fn)
+    return _compiled_pair[0]
+
+
+def _script_part(out, k, script, j):
+    """Copy the transactions of script from j up to its next 0 into out at
+    k -> (k, j) past them (j past the 0)."""
+    while script[j]:
+        m = script[j] + 1
+        out[k : k + m] = script[j : j + m]
+        k += m
+        j += m
+    return k, j + 1
+
+
+def _pair_exchange(out, k, script, fifo_write, mask, limit, answer):
+    """One exchange of a pair() program into out at k: the transactions
+    _begin() makes (script's first part, the FIFO write, its second
+    part), a 0, the wait's IRQ mask and limit, the answer expected ->
+    the offset past it."""
+    k, j = _script_part(out, k, script, 0)
+    m = len(fifo_write)
+    out[k] = m
+    out[k + 1 : k + 1 + m] = fifo_write
+    k, j = _script_part(out, k + 1 + m, script, j)
+    out[k] = 0
+    out[k + 1] = mask
+    out[k + 2] = limit & 0xFF
+    out[k + 3] = limit >> 8
+    m = len(answer)
+    out[k + 4] = m
+    out[k + 5 : k + 5 + m] = answer
+    return k + 5 + m
+
+
+_PAIR_PROGRAM_SIZE = 256  # a 10-byte UID's full read: ~240 bytes
 
 
 def _default_clock(spi):
@@ -798,6 +1062,13 @@ class MFRC522:
         self.polls = 0  # IRQ polls in the last exchange (for the benchmark)
         self._limit = 0  # the wait limit of the exchange _begin() started (us)
         self.pair_reading = None  # this reader's reading from another's read_pair()
+        # the compiled pair(): this reader's program (_pair_program), what it
+        # was made from (memo of each level, ATQA, levels), its parameters
+        self._kprog = [None, None]  # type: list[bytearray | None]  # by full read: 0 known-tag, 1 full
+        self._kfor = [[None, None, None, -1, -1], [None, None, None, -1, -1]]
+        self._kq = None
+        self._polled = False  # pair() stopped after this reader's wait: _end() has its result
+        self._pair_left = 0  # the stage pair() left this reader at
         self._patqa = 0  # read_pair()'s full read: the ATQA it answered
         self._same = False  # read_pair()'s full read: every level repeats so far
         cs.value(1)
@@ -1524,7 +1795,12 @@ class MFRC522:
         """The wait of an exchange _begin() started (a Transceive) -> its
         status, the answer in self._rf, as _exchange() returns them. The
         deadline counts from the first poll: a wait begun later than the
-        exchange (the other reader's turn came first) only waits longer."""
+        exchange (the other reader's turn came first) only waits longer.
+        After the compiled pair() stopped at this reader's answer, the wait
+        is done and its poll and answer are in the transfer buffer."""
+        if self._polled:
+            self._polled = False
+            return self._outcome(self._rsf[1], False)
         frun = self._frun
         if frun is not None:
             sh = self._shared
@@ -1610,11 +1886,26 @@ class MFRC522:
         b = other
         ra = rb = None
         try:
-            a._begin(_WUPA_WRITE, 7, False)
-            b._begin(_WUPA_WRITE, 7, False)
             # the stage in flight: 0 WUPA, 1..levels the SELECTs, levels + 1
             # HLTA; -1 when the read is over
-            sa = sb = 0
+            stopped = a._pair_compiled(b)
+            if stopped < 0:
+                a._begin(_WUPA_WRITE, 7, False)
+                b._begin(_WUPA_WRITE, 7, False)
+                sa = sb = 0
+            else:
+                # (compiled: both known-tag reads, as far as they went)
+                sa = a._pair_left
+                sb = b._pair_left
+                if sa < 0:
+                    ra = a.pair_reading
+                if sb < 0:
+                    rb = b.pair_reading
+                if stopped == 2:
+                    # B's answer stopped it: B's turn goes on, then A's
+                    sb = b._pair_stage(sb)
+                    if sb < 0:
+                        rb = b.pair_reading
             while sa >= 0 or sb >= 0:
                 if sa >= 0:
                     sa = a._pair_stage(sa)
@@ -1633,6 +1924,163 @@ class MFRC522:
                 rb = ERR_TIMEOUT
         other.pair_reading = rb
         return ra
+
+    def _pair_program(self, full):
+        """This reader's read of the tag it knows as a program of the
+        compiled pair() -> a bytearray, made again only when the remembered
+        tag changed; None when a level's SAK is not known. full 0: the
+        known-tag read (WUPA expecting the known ATQA, each level's
+        remembered SELECT expecting its SAK, HLTA); 1: the full read
+        (read_pair()'s _full_stage turns) of that same tag: WUPA, then per
+        level the anticollision expecting the remembered answer and the
+        SELECT expecting the SAK, then HLTA -- the periodic full read of a
+        tag that stayed put, every full_read_every-th read."""
+        memo = self._memo
+        levels = self._levels
+        kf = self._kfor[full]
+        if (
+            kf[0] is memo[0]
+            and kf[1] is memo[1]
+            and kf[2] is memo[2]
+            and kf[3] == self._atqa
+            and kf[4] == levels
+        ):
+            return self._kprog[full]
+        for level in range(levels):
+            m = memo[level]
+            if m is None or m[2] is None:
+                return None
+        out = self._kprog[full]
+        if out is None:
+            out = bytearray(_PAIR_PROGRAM_SIZE)
+            self._kprog[full] = out
+        extra = self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        atqa = self._atqa
+        answer = IRQ_RX | IRQ_IDLE | IRQ_TIMER
+        k = _pair_exchange(
+            out, 0, _SCRIPTS[3], _WUPA_WRITE, answer, _AIR_SHORT + extra, bytes((atqa & 0xFF, atqa >> 8))
+        )
+        for level in range(levels):
+            m = memo[level]
+            if m is None or m[2] is None:
+                return None  # (never: checked above)
+            if full:
+                w = _ANTICOLL_WRITE[level]
+                k = _pair_exchange(out, k, _SCRIPTS[2], w, answer, _AIR[len(w) - 1] + extra, m[0])
+            k = _pair_exchange(out, k, _SCRIPTS[2], m[1], answer, _AIR[len(m[1]) - 1] + extra, m[2])
+        _pair_exchange(
+            out, k, _TX_SCRIPTS[1], _HLTA_WRITE, IRQ_TX, _AIR[len(_HLTA_WRITE) - 1] + _MARGIN_US, b""
+        )
+        kf[0] = memo[0]
+        kf[1] = memo[1]
+        kf[2] = memo[2]
+        kf[3] = atqa
+        kf[4] = levels
+        return out
+
+    def _pair_compiled(self, other):
+        """read_pair()'s turns as one compiled pair() call, when both reads
+        are known-tag reads of compiled readers of one bus and one transfer
+        buffer -> -1 when it cannot (read_pair() takes the turns in
+        Python), else 0 (both reads done), 1 or 2 (A's or B's answer was
+        not the expected one: read_pair() goes on from each reader's
+        _pair_left stage, that reader's wait already done)."""
+        a = self
+        b = other
+        if (
+            a._frun is None
+            or b._frun is None
+            or a._spi_base != b._spi_base
+            or a._rsf is not b._rsf
+            or a._uid is None
+            or b._uid is None
+        ):
+            return -1
+        if (not a._routed and a._shared is not None) or (not b._routed and b._shared is not None):
+            return -1  # (a decoder routed by Python)
+        fn = compiled_pair()
+        if fn is None:
+            return -1
+        fa = 0 if a._known_left > 0 else 1  # (a known-tag read: known(), the UID is there)
+        fb = 0 if b._known_left > 0 else 1
+        pa = a._pair_program(fa)
+        pb = b._pair_program(fb)
+        if pa is None or pb is None:
+            return -1
+        q = a._kq
+        if q is None:
+            from array import array
+
+            q = array("i", [0] * 24)
+            a._kq = q
+        q[0] = a._spi_base
+        ka = a._fparams
+        kb = b._fparams
+        q[8] = ka[1]
+        q[9] = ka[4]
+        q[10] = ka[5]
+        q[11] = 1 if a._idle else 0
+        q[16] = kb[1]
+        q[17] = kb[4]
+        q[18] = kb[5]
+        q[19] = 1 if b._idle else 0
+        a._idle = b._idle = False
+        a._n = b._n = 0
+        stopped = fn(q, pa, pb, a._rsf)
+        last = b if q[2] else a
+        sh = last._shared
+        if sh is not None:
+            sh[0] = last._index
+        a._paired(q[12], q[13], stopped == 1, fa)
+        b._paired(q[20], q[21], stopped == 2, fb)
+        return stopped
+
+    def _paired(self, exchange, polls, polled, full):
+        """After the compiled pair(): this reader's state as read_pair()'s
+        Python turns would have left it with the program's exchange in
+        flight (-1: done), and the stage read_pair() goes on from."""
+        self.polls = polls
+        self._polled = polled
+        if exchange < 0:
+            self._idle = True
+            self.pair_reading = self._uid
+            if full:
+                self._known_left = self.full_read_every - 1  # (_FULL_HALT; the ATQA is the same)
+            else:
+                self._known_left -= 1
+                self.known_reads += 1
+            self._pair_left = -1
+            return
+        extra = self.timeout_us + _LONGEST_ANSWER_US + _MARGIN_US
+        levels = self._levels
+        if exchange == 0:
+            self._limit = _AIR_SHORT + extra
+            self._pair_left = 0
+            return
+        if not full:
+            # (its WUPA found the known ATQA)
+            self._known_left -= 1
+            self._pair_left = exchange
+            if exchange <= levels:
+                self._limit = _AIR[len(self._memo[exchange - 1][1]) - 1] + extra
+            else:
+                self._limit = _AIR[len(_HLTA_WRITE) - 1] + _MARGIN_US
+            return
+        # the full read's stages (_pair_stage(0) began them: the same ATQA,
+        # every level the same so far)
+        self._patqa = self._atqa
+        self._same = True
+        if exchange > 2 * levels:
+            self._pair_left = _FULL_HALT
+            self._limit = _AIR[len(_HLTA_WRITE) - 1] + _MARGIN_US
+            return
+        level = (exchange - 1) >> 1
+        if exchange & 1:
+            self._pair_left = _FULL + 2 * level
+            self._limit = _AIR[len(_ANTICOLL_WRITE[level]) - 1] + extra
+        else:
+            self._pair_left = _FULL + 2 * level + 1
+            self._limit = _AIR[len(self._memo[level][1]) - 1] + extra
 
     def _pair_stage(self, stage):
         """read_pair(): wait for this reader's exchange of the stage in

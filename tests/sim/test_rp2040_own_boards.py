@@ -352,22 +352,37 @@ def reads(compiled, n):
     got = []
     t = time.ticks_us()
     for _ in range(n):
-        if a.known() and b.known():
+        if a.tagged() and b.tagged():
             got.append(("pair", a.read_pair(b), b.pair_reading))
         else:
             got.append(("one", a.read_uid(), b.read_uid()))
     return got, time.ticks_diff(time.ticks_us(), t), a.known_reads + b.known_reads
+import mfrc522
+stops = [0, 0, 0]
+def count_pairs():
+    # how each compiled pair() call ended: both reads done, A's or B's
+    # answer not the expected one (read_pair() went on in Python)
+    f = mfrc522.compiled_pair()
+    def counted(q, pa, pb, r):
+        v = f(q, pa, pb, r)
+        stops[v] += 1
+        return v
+    mfrc522._compiled_pair[0] = counted
+    return f is not None
 """
 
 
 def test_the_compiled_overlapped_read_sends_the_plain_paths_frames(tmp_path: Path) -> None:
     """read_pair() -- two readers' known-tag reads overlapped, exchange by
-    exchange -- on the compiled path (run() starting an exchange without
-    its wait, then waiting with an empty FIFO write) against the plain
+    exchange -- on the compiled path (both reads in one pair() call: the
+    known-tag read, or every fourth read the full read of the same tag;
+    it hands over to the Python turns at the first answer that is not the
+    expected one) against the plain
     path, behind a 74HC138 with shared transfer buffers: the same readings
     and the same frames on the air, reader for reader, through tags
     lifted, laid back and swapped for one with the same ATQA (the known
-    path then falls back to a full read mid-pair)."""
+    path then falls back to a full read mid-pair). pair() handed over at
+    A's answer and at B's."""
     need(available() is None, f"emulated RP2040 boards: {available()}")
     from tablesense.sim.mfrc522_emu import EmulatedCard
 
@@ -375,7 +390,13 @@ def test_the_compiled_overlapped_read_sends_the_plain_paths_frames(tmp_path: Pat
     board = Rp2040Board(None, 3, config=cfg, state_dir=tmp_path, fresh=True)
     alike = bytes.fromhex("04a1b2c3d4e5f7")  # UID7's ATQA and first cascade level
     other = bytes.fromhex("0455667788990a")
-    changes = [(2, alike), (0, None), (0, UID7), (2, other), (0, alike), (2, None), (2, UID7)]
+    changes: list[tuple[int, bytes | None, int | None]] = [
+        (2, alike, None), (0, None, None), (0, UID7, None), (2, other, None), (0, alike, None), (2, None, None),
+        (2, UID7, None),
+        # another ATQA (a 4-byte UID), then the same UID with another SAK:
+        # the known-tag path's checks of the answers themselves
+        (2, bytes.fromhex("11223344"), None), (2, UID7, None), (0, UID7, 0x20), (0, UID7, None),
+    ]
     logs: dict[str, list[list[tuple[bytes, int]]]] = {}
     results: dict[str, list[Any]] = {}
     path = board.start()
@@ -385,6 +406,7 @@ def test_the_compiled_overlapped_read_sends_the_plain_paths_frames(tmp_path: Pat
             _load(s, "config", "mfrc522")
             s.exec(_PAIR_VS_PLAIN, timeout=120)
             assert s.eval("fast is not None", timeout=30) is True
+            assert s.eval("count_pairs()", timeout=30) is True
             for mode in ("False", "True"):
                 with board.lock:
                     for chip in board.chips:
@@ -394,20 +416,21 @@ def test_the_compiled_overlapped_read_sends_the_plain_paths_frames(tmp_path: Pat
                     board.chips[2].place(EmulatedCard(other))
                 got: list[Any] = [s.eval(f"make({mode})", timeout=60)]
                 got.append(s.eval(f"reads({mode}, 6)", timeout=180))
-                for cell, uid in changes:
+                for cell, uid, sak in changes:
                     with board.lock:
                         if uid is None:
                             board.chips[cell].remove()
                         else:
-                            board.chips[cell].place(EmulatedCard(uid))
+                            board.chips[cell].place(EmulatedCard(uid, sak))
                     got.append(s.eval(f"reads({mode}, 3)", timeout=180))
                 results[mode] = got
                 with board.lock:
                     logs[mode] = [list(chip.frame_log or []) for chip in board.chips]
-            assert s.eval("1 + 1", timeout=30) == 2
+            stops = s.eval("stops", timeout=30)
     finally:
         board.stop()
     assert not [ln for ln in board.log_lines if "invalid" in ln.lower()], board.log_lines
+    assert isinstance(stops, list) and stops[0] > 5 and stops[1] and stops[2], stops
     plain, compiled = results["False"], results["True"]
     assert plain[0] == compiled[0] == [True] * 4
     strip = [(r[0], r[2]) for r in plain[1:]]  # (readings, known reads) without the times
@@ -559,3 +582,67 @@ def _board_compiled_vs_plain(tmp_path: Path, overlap: int) -> None:
         assert plain[4] == compiled[4] == 0
     print(f"8-cell sweep at the end (overlap {overlap}): plain {plain[3]} us, compiled {compiled[3]} us, "
           f"{plain[4]} reads overlapped")
+
+
+_KILLED_HOST = r"""
+import sys, threading, time
+from pathlib import Path
+from tablesense.flash.repl import ReplSession
+from tablesense.sim.rp2040.board import Rp2040Board, wait_for_prompt
+board = Rp2040Board(None, 3, config={"board": 3, "cells": 2, "leds": 0}, state_dir=Path(sys.argv[1]), fresh=True)
+path = board.start()
+assert wait_for_prompt(path, timeout=60.0)
+s = ReplSession(path, timeout=15)
+s.open()
+spin = ("from machine import SPI, Pin\n"
+        "spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4))\n"
+        "b = bytearray(2)\n"
+        "while True:\n"
+        "    spi.write_readinto(b'\\x80\\x00', b)\n")
+threading.Thread(target=lambda: s.exec(spin, timeout=600), daemon=True).start()
+start = board.bus.now_us
+deadline = time.monotonic() + 60
+while board.bus.now_us == start and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(board._proc.pid if board.bus.now_us != start else -1, flush=True)
+time.sleep(600)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether the process lives (a zombie waiting for its reaper does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def test_an_emulator_whose_host_is_killed_ends(tmp_path: Path) -> None:
+    """The Python side of an emulated board killed (SIGKILL: no stop(), the
+    pipes just close) while the firmware is in the middle of SPI traffic:
+    the emulator ends too, instead of spinning on the closed pipe with a
+    host core busy for ever (a killed benchmark left one running for 38
+    minutes of CPU)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    need(available() is None, f"emulated RP2040 boards: {available()}")
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_HOST, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    pid = -1
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line and int(line) > 0, f"the board never moved a byte on its SPI bus ({line!r})"
+        pid = int(line)
+        assert _running(pid)
+        proc.kill()
+        proc.wait(timeout=30)
+        wait_until(lambda: not _running(pid), timeout=30, what="the emulator to end after its host was killed")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        if pid > 0 and _running(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -225,7 +225,10 @@ const ask = (buf) => {
     try {
       const n = fs.readSync(IN_FD, one, 0, 1, null);
       if (n === 1) return one[0];
-      if (n === 0) finish(0); // Python went away
+      // Python went away: end here, not after this loop (it would spin on
+      // the closed pipe for ever, a host core busy: a killed benchmark left
+      // one such emulator behind)
+      if (n === 0) finish(0, true);
     } catch (e) {
       if (e.code !== 'EAGAIN') throw e;
     }
@@ -428,8 +431,8 @@ process.stdin.on('end', () => finish(0));
 
 // --- resets and the end ----------------------------------------------------------------------
 let finished = false;
-function finish(code) {
-  if (finished) return;
+function finish(code, now = false) {
+  if (finished && !now) return;
   finished = true;
   simulator.stop();
   try {
@@ -438,6 +441,7 @@ function finish(code) {
   } catch {
     /* already closed */
   }
+  if (now) process.exit(code);
   process.stdout.write('', () => process.exit(code));
 }
 mcu.peripherals[0x40058].onWatchdogTrigger = () => {
