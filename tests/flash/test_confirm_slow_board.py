@@ -30,6 +30,7 @@ class SlowBoard:
 
     def __init__(self, port: str) -> None:
         self.port = port
+        self.stats = type("Stats", (), {"rtt_ms": [90.0]})()  # HELLO's round trip (an emulated board's)
 
     def __enter__(self) -> SlowBoard:
         return self
@@ -82,3 +83,21 @@ def test_a_board_hashing_its_files_slower_than_the_first_wait_is_heard(tmp_path:
     monkeypatch.setattr(dp.time, "sleep", lambda s: None)
     assert dp.confirm(str(port), PAYLOAD, timeout=20, client_factory=SlowBoard) == IDENT  # type: ignore[arg-type]
     assert SlowBoard.waits[-1] >= 3.0
+
+
+def test_an_unchanged_board_hashing_for_a_second_is_found_up_to_date(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A redeploy of what the board runs: HELLO at once, FILES after 1.2 s
+    (an emulated board hashing its ~60 KB of files): found up to date over
+    the protocol. With FILES waited for as long as HELLO (1 s) it was
+    missed twice and the deploy took the raw REPL (~12 s on rp2040js)."""
+    port = tmp_path / "ttyACM0"
+    port.write_text("")
+    monkeypatch.setattr(SlowBoard, "answers_after", 0.0)
+    monkeypatch.setattr(SlowBoard, "files_after", 1.2)
+
+    def no_repl(port: str) -> object:
+        raise AssertionError("the raw REPL was taken for an unchanged board")
+
+    result = dp.deploy(str(port), PAYLOAD, client_factory=SlowBoard, session_factory=no_repl)  # type: ignore[arg-type]
+    assert result.action == "up-to-date"

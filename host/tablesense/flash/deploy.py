@@ -343,8 +343,11 @@ def deploy(
                 # (rp2040js, ~0.1-0.4x real time) in up to a few hundred
                 ident = c.hello(timeout=HELLO_TIMEOUT, retries=1)
                 # hashing its files takes the board longer than HELLO: ten of
-                # its round trips, at least HELLO's wait, at most 8 s
-                files = c.files(timeout=min(8.0, max(HELLO_TIMEOUT, c.stats.rtt_ms[-1] / 100.0)))
+                # its round trips, at least three HELLO waits (an emulated
+                # board hashes the ~60 KB in ~1 s: with one wait, an
+                # unchanged redeploy missed it by a little, twice, and took
+                # the raw REPL's ~12 s), at most 8 s
+                files = c.files(timeout=min(8.0, max(3 * HELLO_TIMEOUT, c.stats.rtt_ms[-1] / 100.0)))
             if _matches(payload, ident, files):
                 result = DeployResult(port, "up-to-date", identity=ident,
                                       unchanged=sorted(f.name for f in payload.files(True)))
