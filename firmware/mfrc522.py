@@ -1881,7 +1881,9 @@ class MFRC522:
         answer is on the air. A known-tag read that fails (a SAK that
         differs, a garbled answer), an empty cell and an error finish
         right there, alone, as read_uid() would, while the other's answer
-        waits in its FIFO."""
+        waits in its FIFO. On the rp2 port the turns of two reads of the
+        tags the readers know run as one compiled call (_pair_compiled),
+        up to the first answer that is not the expected one."""
         a = self
         b = other
         ra = rb = None
@@ -1894,7 +1896,7 @@ class MFRC522:
                 b._begin(_WUPA_WRITE, 7, False)
                 sa = sb = 0
             else:
-                # (compiled: both known-tag reads, as far as they went)
+                # (compiled: both reads, as far as pair() took them)
                 sa = a._pair_left
                 sb = b._pair_left
                 if sa < 0:
@@ -1918,6 +1920,7 @@ class MFRC522:
         except OSError:
             a._known_left = 0
             b._known_left = 0
+            a._polled = b._polled = False  # (a wait pair() did is not the next read's)
             if ra is None:
                 ra = ERR_TIMEOUT
             if rb is None:
