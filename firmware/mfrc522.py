@@ -625,7 +625,9 @@ def quiet(P, S, sc, r) -> int:
 # then A's exchange waited for, checked and A's next begun, then B's, and
 # so on. The first answer that is not the one expected (or that is an
 # error) stops the call right after its wait, its poll and answer in r as
-# _end() leaves them: read_pair() goes on from there in Python.
+# _end() leaves them: read_pair() goes on from there in Python. Its SPI
+# loops are written out as run()'s and quiet()'s are: a call from one viper
+# function to another is a Python call, the cost these functions save.
 _COMPILED_PAIR_SRC = """
 @micropython.viper
 def pair(Q, pa, pb, r) -> int:
