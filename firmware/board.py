@@ -662,7 +662,7 @@ class Board:
                 self._scan_next()
             return
         while self._scan_next():
-            if self.next_cell == 0 or self.hot or clock.ticks_diff(clock.ticks_us(), began) >= STEP_US:
+            if self.next_cell == 0 or clock.ticks_diff(clock.ticks_us(), began) >= STEP_US:
                 return
 
     def _scan_next(self):

@@ -616,9 +616,10 @@ def quiet(P, S, sc, r) -> int:
 """
 
 
-# The pair (rp2 port only, compiled like run()): read_pair()'s known-tag
-# reads of two readers as one call. Each reader's read is a program of
-# exchanges (_PairProgram: WUPA, the SELECT of each cascade level, HLTA),
+# The pair (rp2 port only, compiled like run()): read_pair()'s reads of two
+# readers' remembered tags as one call. Each reader's read is a program of
+# exchanges (_pair_program(): WUPA, the SELECT of each cascade level -- with
+# its anticollision first on a periodic full read -- then HLTA),
 # each the transactions _begin() makes, the wait _end() makes, and the
 # answer the known-tag path expects (the ATQA; a level's SAK and CRC). The
 # two take turns exactly as read_pair()'s loop does: A's WUPA begun, B's,
@@ -639,7 +640,7 @@ def pair(Q, pa, pb, r) -> int:
     # exchange's leading Idle write is left out, as _begin() leaves it),
     # out: the exchange in flight (0 WUPA, 1.. the SELECTs, then HLTA; -1
     # done), out: the polls of its last wait.
-    # pa, pb: the programs (see _PairProgram): per exchange its
+    # pa, pb: the programs (see _pair_program()): per exchange its
     # transactions (each: its length, then its bytes), a 0, the wait's IRQ
     # mask, its limit in us (2 bytes, low first), the answer's length and
     # its bytes (0: a Transmit, HLTA).
@@ -862,46 +863,42 @@ def compiled_transfer():
     return _compiled[0]
 
 
-_compiled_quiet = []  # [the compiled quiet() or None], once per boot
-
-
-def compiled_quiet():
-    """The compiled quiet() on the rp2 port (where run() compiles too),
-    None on any other port or when the board cannot compile it."""
-    if not _compiled_quiet:
+def _compile_beside_run(cache, source, name):
+    """The viper function `name` of source, compiled once per boot into
+    cache (a one-item list) where run() compiles (the rp2 port) -> it, or
+    None on any other port or when the board cannot compile it (its caller
+    then takes the plain path)."""
+    if not cache:
         fn = None
         if compiled_transfer() is not None:
             try:
                 import micropython
 
                 scope = {"micropython": micropython}
-                exec(_COMPILED_QUIET_SRC, scope)
-                fn = scope["quiet"]
-            except Exception:  # noqa: BLE001 - the board then reads cell by cell
+                exec(source, scope)
+                fn = scope[name]
+            except Exception:  # noqa: BLE001 - no native code: the plain path
                 fn = None
-        _compiled_quiet.append(fn)
-    return _compiled_quiet[0]
+        cache.append(fn)
+    return cache[0]
+
+
+_compiled_quiet = []  # [the compiled quiet() or None], once per boot
+
+
+def compiled_quiet():
+    """The compiled quiet() (the board then reads quiet cells one by one
+    without it)."""
+    return _compile_beside_run(_compiled_quiet, _COMPILED_QUIET_SRC, "quiet")
 
 
 _compiled_pair = []  # [the compiled pair() or None], once per boot
 
 
 def compiled_pair():
-    """The compiled pair() on the rp2 port (where run() compiles too),
-    None on any other port or when the board cannot compile it."""
-    if not _compiled_pair:
-        fn = None
-        if compiled_transfer() is not None:
-            try:
-                import micropython
-
-                scope = {"micropython": micropython}
-                exec(_COMPILED_PAIR_SRC, scope)
-                fn = scope["pair"]
-            except Exception:  # noqa: BLE001 - read_pair() then takes turns in Python
-                fn = None
-        _compiled_pair.append(fn)
-    return _compiled_pair[0]
+    """The compiled pair() (read_pair() then takes its turns in Python
+    without it)."""
+    return _compile_beside_run(_compiled_pair, _COMPILED_PAIR_SRC, "pair")
 
 
 def _script_part(out, k, script, j):
