@@ -180,6 +180,7 @@ class Board:
         self.max_fields_on = 0
         self.field_waits = 0  # reads that waited for their field's lead
         self._ahead = 0
+        self._keep = False  # every field stays on (_size_window)
         self._size_window()
 
         self.confirmed = [-1] * n  # the reported state (proto cell state values)
@@ -348,7 +349,7 @@ class Board:
         lit = self._lit - 1
         ahead = self._ahead
         try:
-            if n > 1 and since[i] >= 0 and not (self.hot and i in self.hot):
+            if n > 1 and since[i] >= 0 and not self._keep and not (self.hot and i in self.hot):
                 fields[i](False)  # (the decoder still holds its address: no routing)
                 since[i] = -1
                 self.fields_on -= 1
@@ -379,7 +380,15 @@ class Board:
         # cell i, so its field comes on overlap cells earlier, and has had
         # its lead by then as cell i's has
         ahead += self.overlap
-        self._ahead = ahead if ahead < self.cells else self.cells - 1
+        n = self.cells
+        self._ahead = ahead if ahead < n else n - 1
+        # a window of every other cell keeps every field on: switching the
+        # read cell's off would only light it again a step later, and the
+        # cell read early with a pair (rfid.overlap) would then wait out
+        # its lead at the next sweep's pair, having had only the few cells
+        # after its own turn (2.5 ms a 16-cell sweep with overlap 8 on
+        # rp2040js)
+        self._keep = n > 1 and ahead >= n - 1
 
     # --- the step ---------------------------------------------------------------
 
@@ -832,6 +841,7 @@ class Board:
         ticks_diff = clock.ticks_diff
         lead = self.field_lead_us
         ahead = self._ahead
+        keep = self._keep
         early = self._early
         end = i + 1 if hot else n
         if sharing and (n < 2 or self._lit != ahead):
@@ -860,9 +870,12 @@ class Board:
                 j = i + ahead
                 if j >= n:
                     j -= n
-                if since[j] < 0 and self._field[j] is not None and not skipped[j]:
-                    on = self.readers[j]
-                st = probe(True, on)
+                if keep:
+                    st = probe(False, None)
+                else:
+                    if since[j] < 0 and self._field[j] is not None and not skipped[j]:
+                        on = self.readers[j]
+                    st = probe(True, on)
             else:
                 st = probe(False, None)
             if st is not None:
@@ -873,7 +886,7 @@ class Board:
                 self.observe(i, reading)
                 return i + 1
             now = ticks_us()
-            if sharing:
+            if sharing and not keep:
                 since[i] = -1
                 if on is None:
                     self.fields_on -= 1

@@ -461,6 +461,7 @@ def quiet(P, S, sc, r) -> int:
     end = p[2]
     n = p[3]
     ahead = p[4]
+    keep = ahead == n - 1
     lead = p[5]
     limit = p[6]
     last = p[7]
@@ -567,7 +568,12 @@ def quiet(P, S, sc, r) -> int:
                 gpio_set[0] = cs_mask
             break
         # nobody answered: this field off (TxControlReg 0x80), then cell
-        # j's on (0x83) when it is off and may be lit
+        # j's on (0x83) when it is off and may be lit; neither when the
+        # window is every other cell (ahead n - 1: every field stays on,
+        # board.py _size_window)
+        if keep:
+            c += 1
+            continue
         light = 0
         if s[j] < 0 and not (p[19 + 4 * j] & 1):
             light = 1
@@ -1066,6 +1072,7 @@ class MFRC522:
         self._kprog = [None, None]  # type: list[bytearray | None]  # by full read: 0 known-tag, 1 full
         self._kfor = [[None, None, None, -1, -1], [None, None, None, -1, -1]]
         self._kq = None
+        self._kq_with = None  # the reader _kq's fixed words were filled for
         self._polled = False  # pair() stopped after this reader's wait: _end() has its result
         self._pair_left = 0  # the stage pair() left this reader at
         self._patqa = 0  # read_pair()'s full read: the ATQA it answered
@@ -1989,42 +1996,46 @@ class MFRC522:
         _pair_left stage, that reader's wait already done)."""
         a = self
         b = other
-        if (
-            a._frun is None
-            or b._frun is None
-            or a._spi_base != b._spi_base
-            or a._rsf is not b._rsf
-            or a._uid is None
-            or b._uid is None
-        ):
+        if a._uid is None or b._uid is None:
             return -1
-        if (not a._routed and a._shared is not None) or (not b._routed and b._shared is not None):
-            return -1  # (a decoder routed by Python)
         fn = compiled_pair()
         if fn is None:
             return -1
+        q = a._kq
+        if a._kq_with is not b:
+            # what does not change between two reads of this pair (set up
+            # once: a board pairs each reader with one other, every sweep)
+            if (
+                a._frun is None
+                or b._frun is None
+                or a._spi_base != b._spi_base
+                or a._rsf is not b._rsf
+            ):
+                return -1
+            if (not a._routed and a._shared is not None) or (not b._routed and b._shared is not None):
+                return -1  # (a decoder routed by Python)
+            if q is None:
+                from array import array
+
+                q = array("i", [0] * 24)
+                a._kq = q
+            q[0] = a._spi_base
+            ka = a._fparams
+            kb = b._fparams
+            q[8] = ka[1]
+            q[9] = ka[4]
+            q[10] = ka[5]
+            q[16] = kb[1]
+            q[17] = kb[4]
+            q[18] = kb[5]
+            a._kq_with = b
         fa = 0 if a._known_left > 0 else 1  # (a known-tag read: known(), the UID is there)
         fb = 0 if b._known_left > 0 else 1
         pa = a._pair_program(fa)
         pb = b._pair_program(fb)
         if pa is None or pb is None:
             return -1
-        q = a._kq
-        if q is None:
-            from array import array
-
-            q = array("i", [0] * 24)
-            a._kq = q
-        q[0] = a._spi_base
-        ka = a._fparams
-        kb = b._fparams
-        q[8] = ka[1]
-        q[9] = ka[4]
-        q[10] = ka[5]
         q[11] = 1 if a._idle else 0
-        q[16] = kb[1]
-        q[17] = kb[4]
-        q[18] = kb[5]
         q[19] = 1 if b._idle else 0
         a._idle = b._idle = False
         a._n = b._n = 0

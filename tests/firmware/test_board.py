@@ -545,6 +545,34 @@ def test_field_lead_zero_keeps_every_field_on() -> None:
     assert board.max_fields_on == 0  # nothing switched by the board
 
 
+def test_a_window_of_every_other_cell_keeps_every_field_on_and_never_waits() -> None:
+    """A window as wide as the board (here overlap 8 on 16 cells: the lead's
+    worth of cells plus 8 is more than 15) keeps every field on once lit:
+    switching a read cell's field off would light it again a step later,
+    and the cell read early with a pair, switched off at its own turn,
+    then had only the few quiet cells after it to power its tag before the
+    next sweep's pair read it: a wait of the rest of its lead every sweep."""
+    n = 16
+    bus, chips, drivers = emulated_readers(n, power_up_us=5000.0)  # ISO 14443-3: up to 5 ms
+    for i in range(0, n, 2):
+        chips[i].place(EmulatedCard(bytes([0x04, i, 2, 3, 4, 5, 6])))
+    t = Loopback()
+    board = Board(base_config(cells=n, rfid={"overlap": 8}), drivers, None, t, BusClock(bus), b"\x01" * 8)
+    while board.sweeps < 4:
+        board.step()
+    assert dict(cell_events(t.frames)) == {i: (bytes([0x04, i, 2, 3, 4, 5, 6]) if i % 2 == 0 else None)
+                                            for i in range(n)}
+    assert board._ahead == n - 1
+    waits = board.field_waits
+    switched = [c.field for c in chips]
+    while board.sweeps < 12:  # steady sweeps, one of them the tags' periodic full read
+        board.step()
+        assert all(c.field for c in chips) and board.fields_on == n
+    assert all(switched)
+    assert board.field_waits == waits
+    assert board.pair_reads > 30 and board.quiet_reads > 30  # the paths a table at rest takes
+
+
 def test_a_dead_reader_is_skipped_until_its_retry_time() -> None:
     """MISO pulled low (an RP2040 pad's reset state) or high: a reader that
     fails init and then times out costs no SPI until its retry time, and
