@@ -617,7 +617,7 @@ class Board:
         """Take the host's HOT list: cells outside the board are an error
         (ProtocolError -> NAK bad payload); a hot cell's field is switched
         on and stays on while it is hot, one that cools down goes back to
-        the time sharing."""
+        the time sharing (and stays on when every field does: _keep)."""
         for c in cells:
             if c >= self.cells:
                 raise proto.ProtocolError("hot cell %d, the board has %d" % (c, self.cells))
@@ -626,7 +626,8 @@ class Board:
             if c not in hot:
                 hot.append(c)
         for c in self.hot:
-            if c not in hot and self._field[c] is not None and self._field_since[c] >= 0 and self.cells > 1:
+            cooled = c not in hot and self._field[c] is not None and self._field_since[c] >= 0
+            if cooled and self.cells > 1 and not self._keep:
                 self._set_field(c, False)
         for c in hot:
             if self._field[c] is not None and self._field_since[c] < 0 and not self.skipped[c]:

@@ -571,6 +571,13 @@ def test_a_window_of_every_other_cell_keeps_every_field_on_and_never_waits() -> 
     assert all(switched)
     assert board.field_waits == waits
     assert board.pair_reads > 30 and board.quiet_reads > 30  # the paths a table at rest takes
+    # hot cells that cool down keep their field too (within the sweep: the
+    # hot reads' slower steps then size the next sweep's window smaller)
+    for seq, hot in enumerate(([3, 8], [])):
+        t.send(proto.HOT, seq + 1, proto.encode_hot(hot))
+        board.step()
+        assert board.hot == hot and board._keep
+        assert all(c.field for c in chips)
 
 
 def test_a_dead_reader_is_skipped_until_its_retry_time() -> None:
