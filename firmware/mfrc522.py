@@ -2002,7 +2002,7 @@ class MFRC522:
         if fn is None:
             return -1
         q = a._kq
-        if a._kq_with is not b:
+        if q is None or a._kq_with is not b:
             # what does not change between two reads of this pair (set up
             # once: a board pairs each reader with one other, every sweep)
             if (

@@ -831,15 +831,15 @@ def _board_lay_lift_swap(cls: type[MFRC522], overlap: int = 0) -> None:
 
 
 
-def _quiet_run_world(quiet: bool, hot: list[int]) -> tuple[Any, ...]:
-    """A 12-cell board (real driver, chip models with a tag's power-up,
+def _quiet_run_world(quiet: bool, hot: list[int], n: int = 12) -> tuple[Any, ...]:
+    """An n-cell board (real driver, chip models with a tag's power-up,
     time-shared fields) through lays, lifts and swaps, each two sweeps
     apart; quiet=False turns the quiet-cell reads off (every cell read by
-    the step-per-cell path) -> what went over the air and to the host."""
+    the step-per-cell path) -> what went over the air and to the host,
+    and which windows of lit fields the board used (_keep: every field on)."""
     import random
 
     rng = random.Random(77)
-    n = 12
     bus = EmulatedSPIBus()
     chips: list[EmulatedMFRC522] = []
     drivers = []
@@ -859,6 +859,7 @@ def _quiet_run_world(quiet: bool, hot: list[int]) -> tuple[Any, ...]:
         assert board.hot == hot
     tiles = [bytes.fromhex("04a1b2c3d4e5f6"), bytes.fromhex("04a1b2c3d4e5f7"), bytes.fromhex("11223344")]
     trace = []
+    windows = set()
     for _ in range(40):
         cell = rng.randrange(n)
         uid = rng.choice([*tiles, None])
@@ -870,28 +871,37 @@ def _quiet_run_world(quiet: bool, hot: list[int]) -> tuple[Any, ...]:
         while board.sweeps < target:
             board.step()
         trace.append((list(board.confirmed), board.fields_on, [c.field for c in chips], bus.now_us))
+        windows.add(board._keep)
     if quiet:
         assert board.quiet_reads > 300
-    return cell_events(t.frames), [c.frame_log for c in chips], bus.transfers, trace, board.field_waits
+    return cell_events(t.frames), [c.frame_log for c in chips], bus.transfers, trace, board.field_waits, windows
 
 
-@pytest.mark.parametrize("hot", [[], [2, 7]], ids=["no-hot", "hot"])
-def test_quiet_cells_read_in_one_call_give_the_same_frames_and_events(hot: list[int]) -> None:
+@pytest.mark.parametrize(
+    ("hot", "n", "keep"),
+    [([], 12, {True}), ([2, 7], 12, {False}), ([], 20, {False})],
+    ids=["no-hot", "hot", "no-hot-20-cells"],
+)
+def test_quiet_cells_read_in_one_call_give_the_same_frames_and_events(hot: list[int], n: int, keep: set[bool]) -> None:
     """The quiet-cell path (probe(): WUPA, the decision and both field
     switches in one reader call, several cells a step) sends the very
     frames, SPI transactions and field switches of the step-per-cell path
     and reports the same events at the same (bus) time: compared over the
     same lays, lifts and swaps, each two sweeps apart (the step count
-    differs: a step reads quiet cells for up to STEP_US)."""
-    plain = _quiet_run_world(False, hot)
-    quiet = _quiet_run_world(True, hot)
-    events, frames, transfers, trace, waits = quiet
+    differs: a step reads quiet cells for up to STEP_US). On 12 cells at
+    rest the window of lit fields is the whole board (every field kept
+    on); hot cells' slower steps make it smaller, and on 20 cells it is
+    smaller too (the fields switched after every read)."""
+    plain = _quiet_run_world(False, hot, n)
+    quiet = _quiet_run_world(True, hot, n)
+    events, frames, transfers, trace, waits, windows = quiet
     assert len(events) > 20 and sum(len(f or []) for f in frames) > 1000
     assert events == plain[0]
     assert frames == plain[1]
     assert transfers == plain[2]
     assert trace == plain[3]
     assert waits == plain[4]
+    assert windows == plain[5] == keep
 
 
 @pytest.mark.parametrize("overhead_us", [12.0, 400.0], ids=["rp2040-like", "slow-interpreter"])

@@ -454,7 +454,11 @@ from board import Board
 spi = SPI(0, baudrate=4000000, sck=Pin(2), mosi=Pin(3), miso=Pin(4, Pin.IN, Pin.PULL_UP))
 # debounce empty 1: a lift is confirmed by the next sweep, so two sweeps a
 # change see it reported (the emulated core is most of this test's time)
-raw = {"board": 3, "cells": 8, "leds": 0, "debounce": {"empty": 1, "error": 1}, "rfid": {"overlap": OVERLAP}}
+# the fields' lead (filled in): with overlap 4 the window of lit fields covers the
+# board (every field stays on), with overlap 0 and 0.8 ms it does not (the
+# fields are switched cell by cell; the chip models power a tag at once)
+raw = {"board": 3, "cells": 8, "leds": 0, "debounce": {"empty": 1, "error": 1},
+       "rfid": {"overlap": OVERLAP, "field_lead_us": LEAD}}
 cfg = parse(raw)
 fast = compiled_transfer()
 class Sink:
@@ -493,7 +497,7 @@ def steady(compiled):
 def result(compiled):
     b = boards[compiled]
     lit = [k for k in range(8) if b._field_since[k] >= 0]
-    return [f.hex() for f in b.transport.out], b.fields_on, lit, b.sweep_us, b.pair_reads
+    return [f.hex() for f in b.transport.out], b.fields_on, lit, b.sweep_us, b.pair_reads, b._keep
 """
 
 
@@ -535,7 +539,8 @@ def _board_compiled_vs_plain(tmp_path: Path, overlap: int) -> None:
         assert wait_for_prompt(path, timeout=30.0)
         with ReplSession(path, timeout=15) as s:
             _load(s, "config", "proto", "mfrc522", "board")
-            s.exec(_BOARD_QUIET_VS_PLAIN.replace("OVERLAP", str(overlap)), timeout=180)
+            lead = 5000 if overlap else 800
+            s.exec(_BOARD_QUIET_VS_PLAIN.replace("OVERLAP", str(overlap)).replace("LEAD", str(lead)), timeout=180)
             for mode in ("False", "True"):
                 with board.lock:
                     for chip in board.chips:
@@ -578,8 +583,10 @@ def _board_compiled_vs_plain(tmp_path: Path, overlap: int) -> None:
     assert compiled[3] < plain[3]
     if overlap:
         assert plain[4] > 20 and compiled[4] > 20, (plain[4], compiled[4])
+        assert compiled[5]  # every field kept on: quiet() switches none
     else:
         assert plain[4] == compiled[4] == 0
+        assert not plain[5] and not compiled[5]  # quiet() switched the fields, cell by cell
     print(f"8-cell sweep at the end (overlap {overlap}): plain {plain[3]} us, compiled {compiled[3]} us, "
           f"{plain[4]} reads overlapped")
 
