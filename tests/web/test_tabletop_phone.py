@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tabletop import play_hand, rack, sit_demo, wait
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from test_tabletop import play_hand, rack, sit_demo, view, wait
 
 from tablesense.table.geometry import TableGeometry
 from testsupport import wait_until
@@ -83,9 +84,26 @@ def drop_on_the_line(demo: dict[str, Any], cell: str, tile: str, target: str, ar
     start = centre(box_of(page, f'[data-cell="{cell}"] [data-piece]'))
     finger.touch("touchStart", *start)
     finger.touch("touchMove", start[0], start[1] - 4)
-    # as soon as the tile is lifted: its ends glow green, and their next cells on the map
-    page.wait_for_selector(f'#line [data-target="{side}"].state-legal', timeout=3000)
-    page.wait_for_selector(f'[data-cell="{target}"].legal', timeout=3000)
+    # as soon as the tile is lifted: its ends glow green, and their next cells
+    # on the map (drawn by the page itself, no round trip; the bound allows for
+    # a renderer starved by a loaded machine, as when two CPU hogs run beside)
+    try:
+        page.wait_for_selector(f'#line [data-target="{side}"].state-legal', timeout=10_000)
+        page.wait_for_selector(f'[data-cell="{target}"].legal', timeout=10_000)
+    except PlaywrightTimeout:
+        page.screenshot(path=str(artifacts / "tabletop-phone-no-green-end.png"))
+        seen = page.evaluate(
+            """(cell) => {
+                const line = document.querySelector('#line');
+                const piece = document.querySelector(`[data-cell="${cell}"] [data-piece]`);
+                return {line: line && line.dataset.key, lifted: line && line.dataset.lifted,
+                        piece: piece && piece.getAttribute('class'),
+                        ghost: document.querySelectorAll('.ghost').length};
+            }""",
+            cell,
+        )
+        raise AssertionError(f"lifting {tile} from {cell} lit no green {side} end for {target}: "
+                             f"the page {seen}; the referee {view(demo)}") from None
     aim = box_of(page, f'#line [data-target="{side}"]')
     if tile[0] == tile[2]:  # a double's place is drawn crosswise
         assert aim["height"] > aim["width"], aim
