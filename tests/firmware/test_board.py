@@ -564,11 +564,11 @@ def test_a_window_of_every_other_cell_keeps_every_field_on_and_never_waits() -> 
                                             for i in range(n)}
     assert board._ahead == n - 1
     waits = board.field_waits
-    switched = [c.field for c in chips]
+    lit_after_start = [c.field for c in chips]
     while board.sweeps < 12:  # steady sweeps, one of them the tags' periodic full read
         board.step()
         assert all(c.field for c in chips) and board.fields_on == n
-    assert all(switched)
+    assert all(lit_after_start)
     assert board.field_waits == waits
     assert board.pair_reads > 30 and board.quiet_reads > 30  # the paths a table at rest takes
     # hot cells that cool down keep their field too (within the sweep: the
